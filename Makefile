@@ -1,0 +1,33 @@
+# Two entry points: `make run` (default experiment) and `make test` (whole suite).
+# Both create .venv with pinned dependencies (requirements.lock) and install the core
+# and every plugin under plugins/ in editable mode.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+UV_VERSION := 0.13.9
+PLUGINS := $(wildcard plugins/*/pyproject.toml)
+STAMP  := $(VENV)/.plcore-installed
+
+.PHONY: run test install clean bench
+
+run: $(STAMP)
+	$(PY) -m plcore
+
+test: $(STAMP)
+	$(PY) -m pytest -n 2 -q
+
+install: $(STAMP)
+
+$(STAMP): requirements.lock pyproject.toml $(PLUGINS)
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install -q "uv==$(UV_VERSION)"
+	$(VENV)/bin/uv pip install --python $(PY) -q -r requirements.lock
+	$(VENV)/bin/uv pip install --python $(PY) -q --no-deps -e . $(foreach p,$(PLUGINS),-e $(dir $(p)))
+	$(VENV)/bin/uv pip check --python $(PY)
+	touch $@
+
+bench: $(STAMP)
+	$(PY) benchmarks/plknn.py
+
+clean:
+	rm -rf $(VENV)

@@ -1,0 +1,212 @@
+"""Interfaces every plcore component implements (DESIGN.md section 2).
+
+Each base class is a template: the public methods validate their input once, with the
+same checks and messages everywhere, then call a private step that implementers write.
+
+=================  ===============================  ====================================
+kind               implement                        you get
+=================  ===============================  ====================================
+``Learner``        ``_fit(X, S)``, ``_scores(X)``   ``fit``, ``predict``, ``score``
+``Reducer``        ``_fit(X, S)``, ``_transform``   ``fit``, ``transform``, ``fit_transform``
+``Clusterer``      ``_fit(X, S)`` setting labels_   ``fit``, ``fit_predict``
+``BagGenerator``   ``_generate(y, q, rng, X, S)``   ``generate``
+=================  ===============================  ====================================
+
+``S`` reaching a private step is a validated candidate matrix: a boolean ndarray for
+dense input or a CSR matrix of ones for sparse input (``S.shape == (n, q)``). ``y`` in a
+public signature may be 1-D labels (singleton candidate sets) or that candidate matrix.
+"""
+
+from __future__ import annotations
+
+from abc import ABCMeta, abstractmethod
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, ClusterMixin, TransformerMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from plcore.data import candidates_from_target, check_candidates, check_features
+from plcore.exceptions import DataValidationError
+
+__all__ = ["BaseLearner", "BaseReducer", "BaseClusterer", "BaseBagGenerator", "KINDS"]
+
+
+def _validate_X(estimator, X, *, reset: bool):
+    """Shared X validation: dense float64, finite (rows named), feature count tracked."""
+    X = validate_data(estimator, X, reset=reset, dtype=np.float64, ensure_all_finite=False,
+                      accept_sparse=False)
+    return check_features(X)
+
+
+class _PLLFitMixin:
+    """``fit(X, y)`` for estimators that learn from candidate sets."""
+
+    def _validate_fit(self, X, y):
+        X = _validate_X(self, X, reset=True)
+        S, classes, _ = candidates_from_target(y, n_samples=X.shape[0])
+        self.classes_ = classes
+        return X, S
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags
+
+
+class BaseLearner(_PLLFitMixin, ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
+    """A partial-label classifier.
+
+    ``fit(X, y)`` takes 1-D labels or an ``(n, q)`` candidate matrix and returns self;
+    ``predict(X)`` returns labels from ``classes_``. Implement ``_fit(X, S)`` and
+    ``_scores(X)`` (an ``(n, q)`` array whose argmax is the prediction). Learners that
+    disambiguate their training data set ``confidences_`` (rows on candidates, sum 1).
+    """
+
+    _plcore_kind = "learner"
+
+    def fit(self, X, y):
+        """Fit on features ``X`` and labels / candidate matrix ``y``; return self."""
+        X, S = self._validate_fit(X, y)
+        self._fit(X, S)
+        return self
+
+    def predict(self, X):
+        """Predicted labels, one per row of ``X``, taken from ``classes_``."""
+        check_is_fitted(self)
+        scores = self._scores(self._validate_predict(X))
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def _validate_predict(self, X):
+        return _validate_X(self, X, reset=False)
+
+    @abstractmethod
+    def _fit(self, X, S):
+        """Learn from validated ``X`` (n, d) and candidate matrix ``S`` (n, q)."""
+
+    @abstractmethod
+    def _scores(self, X):
+        """Return an (n, q) score array for validated ``X``; argmax = prediction."""
+
+
+class BaseReducer(_PLLFitMixin, TransformerMixin, BaseEstimator, metaclass=ABCMeta):
+    """A supervised dimensionality reducer / feature selector for partial labels.
+
+    Implement ``_fit(X, S)`` (setting ``n_components_`` and ``confidences_``) and
+    ``_transform(X)``. Works as the first step of ``make_pipeline(reducer, learner)``.
+    """
+
+    _plcore_kind = "reducer"
+
+    def fit(self, X, y):
+        """Fit on ``X`` and labels / candidate matrix ``y``; return self."""
+        X, S = self._validate_fit(X, y)
+        self._fit(X, S)
+        return self
+
+    def transform(self, X):
+        """Reduced features, one row per row of ``X`` in the same order."""
+        check_is_fitted(self)
+        return self._transform(_validate_X(self, X, reset=False))
+
+    @abstractmethod
+    def _fit(self, X, S):
+        """Learn the reduction from validated ``X`` and ``S``."""
+
+    @abstractmethod
+    def _transform(self, X):
+        """Map validated ``X`` (n, d) to (n, n_components_)."""
+
+
+class BaseClusterer(ClusterMixin, BaseEstimator, metaclass=ABCMeta):
+    """A clusterer guided by partial labels.
+
+    ``fit(X, y=None)``: ``y`` is an ``(n, q)`` candidate matrix in which unlabelled rows
+    are all ones, or 1-D labels, or None (nothing labelled). Sets ``labels_`` for every
+    row. Implement ``_fit(X, S)``; ``S`` is None when ``y`` is None.
+    """
+
+    _plcore_kind = "clusterer"
+
+    def fit(self, X, y=None):
+        """Cluster all rows of ``X`` using candidate sets ``y``; return self."""
+        X = _validate_X(self, X, reset=True)
+        S = None
+        if y is not None:
+            S, classes, _ = candidates_from_target(y, n_samples=X.shape[0])
+            self.classes_ = classes
+        self._fit(X, S)
+        return self
+
+    @abstractmethod
+    def _fit(self, X, S):
+        """Set ``self.labels_`` (n,) from validated ``X`` and ``S`` (or None)."""
+
+
+class BaseBagGenerator(BaseEstimator, metaclass=ABCMeta):
+    """Turns exact labels into candidate sets (controlled synthetic PLL, DESIGN.md section 6).
+
+    ``generate(y, X=None, random_state=None)`` returns a boolean ``(n, q)`` candidate
+    matrix; ``random_state`` given to ``generate`` overrides the constructor's. Implement
+    ``_generate(y, n_classes, rng, X, S)``.
+    """
+
+    _plcore_kind = "bags"
+    _requires_X = False
+
+    def generate(self, y, X=None, random_state=None, *, n_classes=None, S=None):
+        """Candidate sets for exact labels ``y`` (ints ``0..q-1``).
+
+        Parameters
+        ----------
+        y : array-like of shape (n,)
+            True labels.
+        X : array-like of shape (n, d), optional
+            Features (needed by instance-dependent generators).
+        random_state : int, RandomState or None
+            Overrides ``self.random_state`` when given.
+        n_classes : int, optional
+            Number of classes q (default ``max(y) + 1``).
+        S : array-like of shape (n, q), optional
+            Existing candidate sets, for generators that corrupt real PLL data.
+        """
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] == 0:
+            raise DataValidationError(f"y must be a non-empty 1-D label array, got shape {y.shape}")
+        if not np.issubdtype(y.dtype, np.integer):
+            if np.issubdtype(y.dtype, np.floating) and np.all(np.mod(y, 1) == 0):
+                y = y.astype(np.int64)
+            else:
+                raise DataValidationError(f"y must hold integer labels 0..q-1, got dtype {y.dtype}")
+        if np.any(y < 0):
+            raise DataValidationError("y must hold labels 0..q-1; negative labels found")
+        q = int(y.max()) + 1 if n_classes is None else int(n_classes)
+        if q < 2:
+            raise DataValidationError(f"need at least 2 classes (q >= 2), got q={q}")
+        if y.max() >= q:
+            raise DataValidationError(f"labels reach {int(y.max())} but n_classes={q}")
+        if X is not None:
+            X = check_features(X)
+            if X.shape[0] != y.shape[0]:
+                raise DataValidationError(f"X has {X.shape[0]} rows but y has {y.shape[0]}")
+        elif self._requires_X:
+            raise DataValidationError(f"{type(self).__name__} needs the features X")
+        if S is not None:
+            S = check_candidates(S, n_samples=y.shape[0])
+            if S.shape[1] != q:
+                raise DataValidationError(f"S has {S.shape[1]} columns but n_classes={q}")
+        seed = self.random_state if random_state is None else random_state
+        rng = check_random_state(seed)
+        return self._generate(y, q, rng, X=X, S=S)
+
+    @abstractmethod
+    def _generate(self, y, n_classes, rng, X=None, S=None):
+        """Return a boolean (n, n_classes) candidate matrix."""
+
+
+KINDS = {
+    "learner": BaseLearner,
+    "reducer": BaseReducer,
+    "clusterer": BaseClusterer,
+    "bags": BaseBagGenerator,
+}

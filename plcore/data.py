@@ -1,0 +1,327 @@
+"""Partial-label data: the :class:`PLDataset` container and input validation.
+
+Conventions (DESIGN.md section 2):
+
+* ``X`` is an ``(n, d)`` float64 feature matrix.
+* ``S`` is the ``(n, q)`` 0/1 candidate matrix (dense or scipy sparse); row ``i``
+  is the candidate set of example ``i``.
+* ``y_true`` holds optional ground-truth labels ``0 .. q-1`` used only for evaluation.
+
+Every public entry point validates through :func:`check_partial_labels` (or the
+smaller helpers it is built from), so the same bad input always produces the same
+message, naming the problem and the first offending rows/columns. Rows are never
+dropped or reordered.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import column_or_1d
+
+from plcore.exceptions import DataValidationError
+
+__all__ = [
+    "PLDataset",
+    "check_features",
+    "check_candidates",
+    "check_partial_labels",
+    "candidates_from_target",
+    "labels_to_candidates",
+]
+
+_MAX_LISTED = 10
+
+
+def _first(indices, limit=_MAX_LISTED) -> str:
+    """Format the first offending indices as ``[i, j, ...] (N in total)``."""
+    indices = np.asarray(indices).ravel()
+    shown = ", ".join(str(int(i)) for i in indices[:limit])
+    more = f", ... ({indices.size} in total)" if indices.size > limit else ""
+    return f"[{shown}{more}]"
+
+
+def check_features(X, *, name: str = "X") -> np.ndarray:
+    """Return ``X`` as a 2-D float64 array; reject NaN/inf naming the rows and columns."""
+    X = np.asarray(X, dtype=np.float64) if not sp.issparse(X) else X
+    if sp.issparse(X):
+        raise DataValidationError(
+            f"{name} is a scipy sparse matrix; plcore expects dense features (call .toarray())"
+        )
+    if X.ndim != 2:
+        raise DataValidationError(f"{name} must be 2-D (n_samples, n_features), got shape {X.shape}")
+    if X.shape[0] == 0:
+        raise DataValidationError(f"{name} has 0 samples (shape {X.shape}); at least 1 is required")
+    finite = np.isfinite(X)
+    if not finite.all():
+        rows, cols = np.nonzero(~finite)
+        raise DataValidationError(
+            f"{name} contains NaN or inf values at rows {_first(np.unique(rows))}, "
+            f"columns {_first(np.unique(cols))}"
+        )
+    return X
+
+
+def check_candidates(S, *, n_samples: int | None = None, allow_empty_rows: bool = False):
+    """Validate an ``(n, q)`` 0/1 candidate matrix.
+
+    Returns a CSR matrix (float64 ones) for sparse input and a boolean array for dense
+    input. Raises :class:`~plcore.exceptions.DataValidationError` on non-binary values,
+    ``q < 2``, a row-count mismatch or (unless ``allow_empty_rows``) empty candidate rows.
+    """
+    if sp.issparse(S):
+        S = sp.csr_matrix(S, dtype=np.float64, copy=True)
+        S.sum_duplicates()
+        S.eliminate_zeros()
+        bad = np.nonzero(S.data != 1.0)[0]
+        if bad.size:
+            rows = np.repeat(np.arange(S.shape[0]), np.diff(S.indptr))[bad]
+            raise DataValidationError(
+                "candidate matrix must be binary (0/1); non-binary values in rows "
+                f"{_first(np.unique(rows))}"
+            )
+        row_sizes = np.diff(S.indptr)
+    else:
+        S = np.asarray(S)
+        if S.ndim != 2:
+            raise DataValidationError(f"candidate matrix must be 2-D (n, q), got shape {S.shape}")
+        if S.dtype != bool:
+            if not np.issubdtype(S.dtype, np.number):
+                raise DataValidationError(
+                    f"candidate matrix must be numeric or boolean 0/1, got dtype {S.dtype}"
+                )
+            nonbinary = ~((S == 0) | (S == 1))
+            if nonbinary.any():
+                rows, cols = np.nonzero(nonbinary)
+                raise DataValidationError(
+                    "candidate matrix must be binary (0/1); non-binary values in rows "
+                    f"{_first(np.unique(rows))}, columns {_first(np.unique(cols))}"
+                )
+            S = S.astype(bool)
+        row_sizes = S.sum(axis=1)
+    n, q = S.shape
+    if q < 2:
+        raise DataValidationError(
+            f"partial-label learning needs at least 2 classes (q >= 2), got q={q} class column"
+        )
+    if n_samples is not None and n != n_samples:
+        raise DataValidationError(
+            f"X has {n_samples} rows but the candidate matrix has {n} rows; they must match"
+        )
+    if not allow_empty_rows:
+        empty = np.nonzero(np.asarray(row_sizes).ravel() == 0)[0]
+        if empty.size:
+            raise DataValidationError(
+                f"candidate matrix has empty rows (no candidate label) at rows {_first(empty)}"
+            )
+    return S
+
+
+def labels_to_candidates(y, classes=None):
+    """Encode 1-D exact labels as singleton candidate sets.
+
+    Returns ``(S, classes)`` with ``S`` a boolean ``(n, q)`` array whose columns follow
+    ``classes`` (sorted unique labels when not given).
+    """
+    y = np.asarray(y)
+    if classes is None:
+        classes, codes = np.unique(y, return_inverse=True)
+    else:
+        classes = np.asarray(classes)
+        codes = np.searchsorted(classes, y)
+        codes = np.clip(codes, 0, len(classes) - 1)
+        unknown = np.nonzero(classes[codes] != y)[0]
+        if unknown.size:
+            raise DataValidationError(f"labels not among classes {list(classes)} at rows {_first(unknown)}")
+    S = np.zeros((y.shape[0], len(classes)), dtype=bool)
+    S[np.arange(y.shape[0]), codes] = True
+    return S, classes
+
+
+def candidates_from_target(y, *, n_samples: int | None = None):
+    """Interpret the ``y`` argument of ``fit``: 1-D labels or an ``(n, q)`` candidate matrix.
+
+    Returns ``(S, classes, is_exact)``; ``classes`` are the sorted labels for 1-D input and
+    ``arange(q)`` for a candidate matrix. An ``(n, 1)`` array is read as labels (with
+    scikit-learn's ``DataConversionWarning``).
+    """
+    if y is None:
+        raise DataValidationError(
+            "this estimator requires y to be passed, but the target y is None: give 1-D labels "
+            "or an (n_samples, n_classes) candidate matrix"
+        )
+    if not sp.issparse(y):
+        y_arr = np.asarray(y)
+        if y_arr.ndim == 2 and y_arr.shape[1] == 1:
+            y_arr = column_or_1d(y_arr, warn=True)
+        if y_arr.ndim == 1:
+            if n_samples is not None and y_arr.shape[0] != n_samples:
+                raise DataValidationError(
+                    f"X has {n_samples} rows but y has {y_arr.shape[0]} labels; they must match"
+                )
+            check_classification_targets(y_arr)
+            S, classes = labels_to_candidates(y_arr)
+            if len(classes) < 2:
+                raise DataValidationError(
+                    "partial-label learning needs at least 2 classes (q >= 2); "
+                    f"y holds only 1 class: {classes[0]!r}"
+                )
+            return S, classes, True
+        y = y_arr
+    S = check_candidates(y, n_samples=n_samples)
+    return S, np.arange(S.shape[1]), False
+
+
+def _check_true_labels(y_true, S, n_samples, require_inside):
+    y_true = np.asarray(y_true)
+    if y_true.ndim != 1 or y_true.shape[0] != n_samples:
+        raise DataValidationError(
+            f"y_true must be 1-D with one label per row of X ({n_samples}), got shape {y_true.shape}"
+        )
+    if not np.issubdtype(y_true.dtype, np.integer):
+        if np.issubdtype(y_true.dtype, np.floating) and np.all(np.mod(y_true, 1) == 0):
+            y_true = y_true.astype(np.int64)
+        else:
+            raise DataValidationError(f"y_true must hold integer labels 0..q-1, got dtype {y_true.dtype}")
+    if S is not None:
+        q = S.shape[1]
+        out = np.nonzero((y_true < 0) | (y_true >= q))[0]
+        if out.size:
+            raise DataValidationError(f"y_true has labels outside 0..{q - 1} at rows {_first(out)}")
+        if require_inside:
+            rows = np.arange(n_samples)
+            inside = np.asarray(S[rows, y_true]).ravel().astype(bool)
+            bad = np.nonzero(~inside)[0]
+            if bad.size:
+                raise DataValidationError(
+                    f"true label is outside its candidate set at rows {_first(bad)}"
+                )
+    elif np.any(y_true < 0):
+        raise DataValidationError(f"y_true has negative labels at rows {_first(np.nonzero(y_true < 0)[0])}")
+    return y_true
+
+
+def check_partial_labels(X, S=None, y_true=None, *, require_true_in_candidates=False,
+                         allow_empty_rows=False):
+    """Validate one partial-label data set; the single check used everywhere.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        Features; NaN/inf are rejected.
+    S : array-like or sparse matrix of shape (n, q), optional
+        Candidate matrix; must be 0/1 with no empty rows and ``q >= 2``.
+    y_true : array-like of shape (n,), optional
+        Ground-truth labels in ``0 .. q-1``.
+    require_true_in_candidates : bool
+        If True, every true label must be one of its candidates.
+    allow_empty_rows : bool
+        Accept empty candidate rows (e.g. after a noisy bag generator).
+
+    Returns
+    -------
+    X, S, y_true : validated (and possibly converted) arrays; rows unchanged.
+    """
+    X = check_features(X)
+    if S is not None:
+        S = check_candidates(S, n_samples=X.shape[0], allow_empty_rows=allow_empty_rows)
+    if y_true is not None:
+        y_true = _check_true_labels(y_true, S, X.shape[0], require_true_in_candidates)
+    return X, S, y_true
+
+
+@dataclass
+class PLDataset:
+    """A partial-label data set: features, candidate sets, optional truth.
+
+    ``S`` may be ``None`` for an exactly labelled data set (UCI, scikit-learn) whose
+    candidate sets a bag generator will create. ``meta`` carries loader details
+    (source path, predefined splits, ...).
+    """
+
+    X: np.ndarray
+    S: Any = None
+    y_true: np.ndarray | None = None
+    classes: np.ndarray | None = None
+    name: str = "unnamed"
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.X, self.S, self.y_true = check_partial_labels(
+            self.X, self.S, self.y_true, allow_empty_rows=True
+        )
+        if self.classes is None:
+            if self.S is not None:
+                q = self.S.shape[1]
+            elif self.y_true is not None:
+                q = int(self.y_true.max()) + 1
+            else:
+                q = 0
+            self.classes = np.arange(q)
+        self.classes = np.asarray(self.classes)
+
+    @property
+    def n_samples(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def n_features(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+    @property
+    def is_partial(self) -> bool:
+        """True when the data set carries candidate sets."""
+        return self.S is not None
+
+    def validate(self, *, require_true_in_candidates: bool = False) -> "PLDataset":
+        """Run the full checks (no empty candidate rows); return self."""
+        check_partial_labels(
+            self.X, self.S, self.y_true,
+            require_true_in_candidates=require_true_in_candidates,
+        )
+        return self
+
+    def with_candidates(self, S, name: str | None = None) -> "PLDataset":
+        """Return a copy carrying candidate matrix ``S`` (e.g. from a bag generator)."""
+        return PLDataset(self.X, S, self.y_true, self.classes, name or self.name, dict(self.meta))
+
+    def subset(self, index) -> "PLDataset":
+        """Rows ``index`` (integer or boolean array), in the given order."""
+        index = np.asarray(index)
+        S = None if self.S is None else self.S[index]
+        y = None if self.y_true is None else self.y_true[index]
+        meta = {k: v for k, v in self.meta.items() if k != "splits"}
+        return PLDataset(self.X[index], S, y, self.classes, self.name, meta)
+
+    def average_candidates(self) -> float:
+        """Mean candidate-set size (``nan`` without candidate sets)."""
+        if self.S is None:
+            return float("nan")
+        return float(np.asarray(self.S.sum(axis=1)).mean())
+
+    def fingerprint(self) -> str:
+        """Short SHA-256 of the features, candidates and labels (for run tags)."""
+        h = hashlib.sha256()
+        h.update(np.ascontiguousarray(self.X).tobytes())
+        if self.S is not None:
+            dense = self.S.toarray() if sp.issparse(self.S) else self.S
+            h.update(np.ascontiguousarray(dense, dtype=np.uint8).tobytes())
+        if self.y_true is not None:
+            h.update(np.ascontiguousarray(self.y_true, dtype=np.int64).tobytes())
+        return h.hexdigest()[:16]
+
+    def __repr__(self) -> str:
+        avg = self.average_candidates()
+        return (
+            f"PLDataset(name={self.name!r}, n={self.n_samples}, d={self.n_features}, "
+            f"q={self.n_classes}, avg_candidates={avg:.2f})"
+        )

@@ -1,0 +1,120 @@
+"""PL-KNN: partial-label k-nearest neighbours (Hüllermeier & Beringer, 2006).
+
+The score of class ``l`` for a query ``x`` is the weighted vote of its ``k`` nearest
+training examples ``j``,
+
+    score_l(x) = sum_j w_j * S[j, l],     w_j = 1 - d_j / sum_{j'} d_{j'},
+
+(DESIGN.md "PL-KNN"); weights are uniform when all ``k`` distances are ~0 (or ``k = 1``).
+The prediction is the argmax; ``predict_proba`` is the vote normalised to sum to one.
+Votes are one sparse (n_query x n_train, k entries a row) by candidate-matrix product.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.neighbors import NearestNeighbors
+from sklearn.utils.validation import check_is_fitted
+
+from plcore.base import BaseLearner
+from plcore.exceptions import DataValidationError
+
+_WEIGHTS = ("linear", "uniform")
+
+
+def neighbour_weights(distances: np.ndarray, weights: str = "linear") -> np.ndarray:
+    """Vote weights ``w_j = 1 - d_j / sum(d)`` per row; uniform where that is degenerate."""
+    distances = np.asarray(distances, dtype=np.float64)
+    k = distances.shape[1]
+    w = np.ones_like(distances)
+    if weights == "uniform" or k == 1:
+        return w
+    total = distances.sum(axis=1, keepdims=True)
+    ok = total[:, 0] > 1e-12 * max(1.0, float(np.max(total, initial=0.0)))
+    w[ok] = 1.0 - distances[ok] / total[ok]
+    return w
+
+
+def weighted_votes(distances, indices, S, weights="linear") -> np.ndarray:
+    """Dense (n_query, q) votes ``sum_j w_j S_j`` over the neighbours given by ``indices``."""
+    n_query, k = indices.shape
+    w = neighbour_weights(distances, weights)
+    W = sp.csr_matrix(
+        (w.ravel(), indices.ravel(), np.arange(0, n_query * k + 1, k)),
+        shape=(n_query, S.shape[0]),
+    )
+    votes = W @ (S if sp.issparse(S) else S.astype(np.float64))
+    return votes.toarray() if sp.issparse(votes) else np.asarray(votes)
+
+
+class PlKnnLearner(BaseLearner):
+    """Partial-label k-nearest neighbours (PL-KNN).
+
+    Parameters
+    ----------
+    k : int, default=10
+        Number of neighbours (capped at the training-set size).
+    weights : {"linear", "uniform"}, default="linear"
+        ``"linear"``: ``w_j = 1 - d_j / sum of the k distances`` (Hüllermeier & Beringer);
+        ``"uniform"``: every neighbour votes 1.
+    metric : str, default="euclidean"
+        Any metric accepted by :class:`sklearn.neighbors.NearestNeighbors`.
+    n_jobs : int, optional
+        Parallel jobs of the neighbour search.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (q,)
+    confidences_ : ndarray of shape (n_train, q)
+        Leave-one-out votes of each training example's neighbours restricted to its
+        own candidate set and normalised to sum to 1 (uniform over the candidates when
+        no neighbour votes for any of them): the disambiguated training labels.
+    n_features_in_ : int
+    """
+
+    def __init__(self, k=10, weights="linear", metric="euclidean", n_jobs=None):
+        self.k = k
+        self.weights = weights
+        self.metric = metric
+        self.n_jobs = n_jobs
+
+    def _check_params(self):
+        if not isinstance(self.k, numbers.Integral) or isinstance(self.k, bool) or self.k < 1:
+            raise DataValidationError(f"k must be a positive integer, got {self.k!r}")
+        if self.weights not in _WEIGHTS:
+            raise DataValidationError(f"weights must be one of {_WEIGHTS}, got {self.weights!r}")
+
+    def _fit(self, X, S):
+        self._check_params()
+        self.n_neighbors_ = min(int(self.k), X.shape[0])
+        self._S = S.tocsr() if sp.issparse(S) else S
+        self._nn = NearestNeighbors(n_neighbors=self.n_neighbors_, metric=self.metric,
+                                    n_jobs=self.n_jobs).fit(X)
+        self.confidences_ = self._loo_confidences()
+
+    def _loo_confidences(self):
+        S = self._S
+        n = S.shape[0]
+        S_dense = S.toarray().astype(bool) if sp.issparse(S) else S
+        k = min(self.n_neighbors_, n - 1)
+        if k >= 1:
+            dist, ind = self._nn.kneighbors(None, n_neighbors=k)
+            conf = weighted_votes(dist, ind, S, self.weights) * S_dense
+        else:
+            conf = np.zeros(S_dense.shape)
+        empty = conf.sum(axis=1) <= 0
+        conf[empty] = S_dense[empty]
+        return conf / conf.sum(axis=1, keepdims=True)
+
+    def _scores(self, X):
+        dist, ind = self._nn.kneighbors(X)
+        return weighted_votes(dist, ind, self._S, self.weights)
+
+    def predict_proba(self, X):
+        """Normalised weighted votes, shape (n, q), columns in ``classes_`` order."""
+        check_is_fitted(self)
+        votes = self._scores(self._validate_predict(X))
+        return votes / votes.sum(axis=1, keepdims=True)
