@@ -1,0 +1,382 @@
+"""Public conformance suite: checks every plcore component must pass.
+
+Use it from a plugin's tests in a few lines::
+
+    from plcore.testing import parametrize_with_checks
+
+    @parametrize_with_checks([MyLearner(k=3), MyReducer()])
+    def test_conformance(estimator, check):
+        check(estimator)
+
+Checks are chosen by the component's kind (``BaseLearner``, ``BaseReducer``,
+``BaseClusterer``, ``BaseBagGenerator``):
+
+* scikit-learn's own estimator checks (learners, reducers, clusterers): a learner
+  fitted with 1-D labels is an ordinary classifier;
+* partial-label checks: the candidate matrix is accepted dense and sparse with the same
+  result; predictions lie in ``classes_``; ``confidences_`` rows lie on the candidates
+  and sum to 1; reducers keep rows (and their order) and compose in
+  ``make_pipeline(reducer, learner)``; the same ``random_state`` gives the same output;
+  ``clone`` and pickle keep behaviour; bad input raises ``ValueError``; a learner learns
+  on easy, well-separated data.
+
+``check_component(estimator)`` runs every check at once and raises the first failure.
+Known failures are declared with ``expected_failed_checks={"check_name": "reason"}``
+(they become ``xfail`` marks, as in scikit-learn).
+"""
+
+from __future__ import annotations
+
+import pickle
+from functools import partial
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.datasets import make_blobs
+from sklearn.pipeline import make_pipeline
+
+from plcore.base import BaseBagGenerator, BaseClusterer, BaseLearner, BaseReducer
+
+__all__ = [
+    "parametrize_with_checks",
+    "yield_pll_checks",
+    "all_checks",
+    "check_component",
+    "make_pl_data",
+]
+
+
+# ----------------------------------------------------------------------------- data
+def make_pl_data(n_samples=90, n_features=4, n_classes=3, r=1, random_state=0, cluster_std=0.6):
+    """Small well-separated blobs with uniform bags of ``r`` false positives.
+
+    Returns ``X, S, y`` (S boolean (n, q), y the true labels).
+    """
+    rng = np.random.RandomState(random_state)
+    centers = rng.uniform(-10, 10, size=(n_classes, n_features))
+    X, y = make_blobs(n_samples=n_samples, centers=centers, cluster_std=cluster_std,
+                      random_state=random_state)
+    S = np.zeros((n_samples, n_classes), dtype=bool)
+    S[np.arange(n_samples), y] = True
+    for i in range(n_samples):
+        others = np.setdiff1d(np.arange(n_classes), [y[i]])
+        S[i, rng.choice(others, size=r, replace=False)] = True
+    return X, S, y
+
+
+def _set_seed(estimator, seed=0):
+    est = clone(estimator)
+    if "random_state" in est.get_params():
+        est.set_params(random_state=seed)
+    return est
+
+
+def _output(estimator, X):
+    """What an estimator 'does' after fit, for comparisons."""
+    if isinstance(estimator, BaseLearner):
+        return np.asarray(estimator.predict(X))
+    if isinstance(estimator, BaseReducer):
+        return np.asarray(estimator.transform(X))
+    if isinstance(estimator, BaseClusterer):
+        return np.asarray(estimator.labels_)
+    raise TypeError(type(estimator))
+
+
+def _fit(estimator, X, S):
+    if isinstance(estimator, BaseClusterer):
+        # rows 0,3,6,... keep their candidate sets, the rest are unlabelled (all ones)
+        was_sparse, dtype = sp.issparse(S), S.dtype
+        S = np.array(S.toarray() if was_sparse else S, dtype=bool, copy=True)
+        S[np.arange(S.shape[0]) % 3 != 0] = True
+        S = sp.csr_matrix(S.astype(dtype)) if was_sparse else S.astype(dtype)
+    return estimator.fit(X, S)
+
+
+def _assert_close(a, b, msg):
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.shape == b.shape, f"{msg}: shapes differ {a.shape} vs {b.shape}"
+    if np.issubdtype(a.dtype, np.floating):
+        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9, err_msg=msg)
+    else:
+        assert np.array_equal(a, b), f"{msg}: outputs differ"
+
+
+# ----------------------------------------------------------------------------- checks
+def check_candidate_matrix_dense_and_sparse(name, estimator):
+    """Dense bool, dense int and scipy sparse candidate matrices give the same result."""
+    X, S, _ = make_pl_data()
+    outs = []
+    for S_form in (S, S.astype(np.int64), sp.csr_matrix(S.astype(np.float64))):
+        est = _fit(_set_seed(estimator), X, S_form)
+        outs.append(_output(est, X))
+    _assert_close(outs[0], outs[1], f"{name}: dense int and dense bool candidate matrices differ")
+    _assert_close(outs[0], outs[2], f"{name}: sparse and dense candidate matrices differ")
+
+
+def check_predictions_in_classes(name, estimator):
+    """Predictions come from ``classes_``, also for string labels and candidate matrices."""
+    X, S, y = make_pl_data()
+    est = _set_seed(estimator).fit(X, S)
+    assert np.array_equal(est.classes_, np.arange(S.shape[1])), (
+        f"{name}: classes_ must be arange(q) for a candidate matrix, got {est.classes_}")
+    pred = est.predict(X)
+    assert pred.shape == (X.shape[0],), f"{name}: predict must return shape (n,), got {pred.shape}"
+    assert np.isin(pred, est.classes_).all(), f"{name}: predictions outside classes_"
+    labels = np.array(["c", "a", "b"])[y]
+    est = _set_seed(estimator).fit(X, labels)
+    assert list(est.classes_) == ["a", "b", "c"], f"{name}: classes_ must be the sorted labels"
+    assert np.isin(est.predict(X), est.classes_).all(), f"{name}: string predictions outside classes_"
+
+
+def check_scores_shape(name, estimator):
+    """``predict_proba`` rows are distributions; scores have one column per class."""
+    X, S, _ = make_pl_data()
+    est = _set_seed(estimator).fit(X, S)
+    q = S.shape[1]
+    if hasattr(est, "predict_proba"):
+        P = est.predict_proba(X)
+        assert P.shape == (X.shape[0], q), f"{name}: predict_proba shape {P.shape} != {(X.shape[0], q)}"
+        assert np.all(P >= -1e-12), f"{name}: negative probabilities"
+        np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-8,
+                                   err_msg=f"{name}: predict_proba rows must sum to 1")
+        assert np.array_equal(est.classes_[np.argmax(P, axis=1)], est.predict(X)), (
+            f"{name}: predict must equal the argmax of predict_proba")
+    if hasattr(est, "decision_function"):
+        D = np.asarray(est.decision_function(X))
+        assert D.shape[0] == X.shape[0], f"{name}: decision_function has {D.shape[0]} rows"
+
+
+def check_confidences(name, estimator):
+    """``confidences_``: shape (n, q), non-negative, zero off the candidates, rows sum to 1."""
+    X, S, _ = make_pl_data(r=2, n_classes=4)
+    est = _fit(_set_seed(estimator), X, S)
+    conf = getattr(est, "confidences_", None)
+    if conf is None:
+        assert not isinstance(est, BaseReducer), f"{name}: reducers must set confidences_"
+        return
+    conf = conf.toarray() if sp.issparse(conf) else np.asarray(conf, dtype=float)
+    assert conf.shape == S.shape, f"{name}: confidences_ shape {conf.shape} != {S.shape}"
+    assert np.all(np.isfinite(conf)), f"{name}: confidences_ has NaN/inf"
+    assert np.all(conf >= -1e-12), f"{name}: negative confidences_"
+    off = np.abs(conf[~S]).max(initial=0.0)
+    assert off <= 1e-10, f"{name}: confidences_ put mass {off:g} outside the candidate sets"
+    np.testing.assert_allclose(conf.sum(axis=1), 1.0, atol=1e-8,
+                               err_msg=f"{name}: confidences_ rows must sum to 1")
+
+
+def check_learns_on_separable_data(name, estimator):
+    """On well-separated blobs with one false positive per bag, test accuracy >= 0.8."""
+    X, S, y = make_pl_data(n_samples=150, n_classes=3, r=1, random_state=1)
+    est = _set_seed(estimator).fit(X[:100], S[:100])
+    acc = float(np.mean(est.predict(X[100:]) == y[100:]))
+    chance = 1.0 / S.shape[1]
+    assert acc >= 0.8, f"{name}: accuracy {acc:.2f} on easy separable data (chance {chance:.2f})"
+
+
+def check_reducer_keeps_rows(name, estimator):
+    """``transform`` keeps the number and order of rows; n_components_ = output width."""
+    X, S, _ = make_pl_data()
+    est = _set_seed(estimator).fit(X, S)
+    Z = np.asarray(est.transform(X))
+    assert Z.ndim == 2 and Z.shape[0] == X.shape[0], f"{name}: transform changed the rows: {Z.shape}"
+    assert Z.shape[1] == est.n_components_, (
+        f"{name}: transform gives {Z.shape[1]} columns but n_components_={est.n_components_}")
+    perm = np.random.RandomState(0).permutation(X.shape[0])
+    _assert_close(est.transform(X[perm]), Z[perm], f"{name}: transform reorders or mixes rows")
+
+
+def check_reducer_in_pipeline(name, estimator):
+    """``make_pipeline(reducer, PL-KNN).fit(X, S)`` works and predicts within classes_."""
+    from plcore.learners import PlKnnLearner
+
+    X, S, _ = make_pl_data()
+    pipe = make_pipeline(_set_seed(estimator), PlKnnLearner(k=3)).fit(X, S)
+    pred = pipe.predict(X)
+    assert pred.shape == (X.shape[0],) and np.isin(pred, np.arange(S.shape[1])).all(), (
+        f"{name}: pipeline predictions malformed")
+
+
+def check_clusterer_labels(name, estimator):
+    """``labels_`` has one entry per row; ``fit_predict`` equals it; y=None is accepted."""
+    X, S, _ = make_pl_data()
+    est = _fit(_set_seed(estimator), X, S)
+    assert np.asarray(est.labels_).shape == (X.shape[0],), f"{name}: labels_ must have shape (n,)"
+    S_part = np.array(S, copy=True)
+    S_part[np.arange(S.shape[0]) % 3 != 0] = True
+    fp = _set_seed(estimator).fit_predict(X, S_part)
+    _assert_close(fp, est.labels_, f"{name}: fit_predict differs from labels_")
+
+
+def check_deterministic_under_seed(name, estimator):
+    """Two fits with the same ``random_state`` give the same output."""
+    X, S, y = make_pl_data(n_classes=5)
+    if isinstance(estimator, BaseBagGenerator):
+        a = _set_seed(estimator, 3).generate(y, X, n_classes=5)
+        b = _set_seed(estimator, 3).generate(y, X, n_classes=5)
+        assert np.array_equal(a, b), f"{name}: same random_state gave different bags"
+        return
+    a = _output(_fit(_set_seed(estimator, 3), X, S), X)
+    b = _output(_fit(_set_seed(estimator, 3), X, S), X)
+    _assert_close(a, b, f"{name}: same random_state gave different results")
+
+
+def check_clone_and_pickle(name, estimator):
+    """A clone behaves like the original; a pickled fitted estimator gives the same output."""
+    X, S, y = make_pl_data(n_classes=5)
+    if isinstance(estimator, BaseBagGenerator):
+        gen = _set_seed(estimator, 5)
+        out = gen.generate(y, X, n_classes=5)
+        assert np.array_equal(clone(gen).generate(y, X, n_classes=5), out), (
+            f"{name}: clone changes the bags")
+        restored = pickle.loads(pickle.dumps(gen))
+        assert np.array_equal(restored.generate(y, X, n_classes=5), out), (
+            f"{name}: pickling changes the bags")
+        return
+    est = _fit(_set_seed(estimator), X, S)
+    out = _output(est, X)
+    _assert_close(_output(_fit(clone(est), X, S), X), out, f"{name}: clone changes behaviour")
+    restored = pickle.loads(pickle.dumps(est))
+    _assert_close(_output(restored, X), out, f"{name}: pickling changes behaviour")
+
+
+def _expect_value_error(name, what, fn):
+    try:
+        fn()
+    except ValueError:
+        return
+    except Exception as err:  # noqa: BLE001 - any other exception type is the failure
+        raise AssertionError(f"{name}: {what} raised {type(err).__name__} instead of ValueError") from err
+    raise AssertionError(f"{name}: {what} was accepted; it must raise ValueError")
+
+
+def check_bad_input_raises(name, estimator):
+    """Empty candidate rows, X/S row mismatch, NaN/inf, q < 2 and non-binary S raise ValueError."""
+    X, S, y = make_pl_data()
+    if isinstance(estimator, BaseBagGenerator):
+        gen = _set_seed(estimator)
+        _expect_value_error(name, "negative labels", lambda: gen.generate(y - 5, X))
+        _expect_value_error(name, "X/y row mismatch", lambda: gen.generate(y, X[:-1]))
+        _expect_value_error(name, "2-D y", lambda: gen.generate(S.astype(int), X))
+        return
+    fit = (lambda e, X_, S_: e.fit(X_, S_))
+    empty = S.copy()
+    empty[4] = False
+    nonbin = S.astype(float)
+    nonbin[2, 0] = 0.5
+    X_nan = X.copy()
+    X_nan[3, 1] = np.nan
+    X_inf = X.copy()
+    X_inf[0, 0] = np.inf
+    cases = {
+        "an empty candidate row": (X, empty),
+        "an empty candidate row (sparse)": (X, sp.csr_matrix(empty)),
+        "X/S row-count mismatch": (X[:-1], S),
+        "NaN in X": (X_nan, S),
+        "inf in X": (X_inf, S),
+        "a single class (q < 2)": (X, np.zeros(X.shape[0], dtype=int)),
+        "a non-binary candidate matrix": (X, nonbin),
+    }
+    for what, (X_, S_) in cases.items():
+        _expect_value_error(name, what, lambda X_=X_, S_=S_: fit(_set_seed(estimator), X_, S_))
+
+
+def check_bags_valid(name, estimator):
+    """Bags are a bool (n, q) matrix without empty rows; q follows ``n_classes``."""
+    X, S, y = make_pl_data(n_samples=200, n_classes=5, r=1)
+    out = _set_seed(estimator, 1).generate(y, X, n_classes=6)
+    assert isinstance(out, np.ndarray) and out.dtype == bool, f"{name}: bags must be a bool ndarray"
+    assert out.shape == (200, 6), f"{name}: bags shape {out.shape} != (200, 6)"
+    assert out.any(axis=1).all(), f"{name}: empty bags at rows {np.nonzero(~out.any(axis=1))[0][:10]}"
+    other = _set_seed(estimator, 2).generate(y, X, n_classes=6)
+    same = all(np.array_equal(_set_seed(estimator, s).generate(y, X, n_classes=6), out) for s in (2, 3))
+    if same and np.array_equal(other, out):
+        trivially_deterministic = out.sum(axis=1).max() == 1 and np.array_equal(np.argmax(out, 1), y)
+        assert trivially_deterministic, f"{name}: different random_state values give identical bags"
+
+
+# ----------------------------------------------------------------------------- selection
+_LEARNER_CHECKS = (check_candidate_matrix_dense_and_sparse, check_predictions_in_classes,
+                   check_scores_shape, check_confidences, check_learns_on_separable_data,
+                   check_deterministic_under_seed, check_clone_and_pickle, check_bad_input_raises)
+_REDUCER_CHECKS = (check_candidate_matrix_dense_and_sparse, check_reducer_keeps_rows,
+                   check_confidences, check_reducer_in_pipeline, check_deterministic_under_seed,
+                   check_clone_and_pickle, check_bad_input_raises)
+_CLUSTERER_CHECKS = (check_candidate_matrix_dense_and_sparse, check_clusterer_labels,
+                     check_deterministic_under_seed, check_clone_and_pickle, check_bad_input_raises)
+_BAG_CHECKS = (check_bags_valid, check_deterministic_under_seed, check_clone_and_pickle,
+               check_bad_input_raises)
+
+
+def _kind_checks(estimator):
+    for base, checks in ((BaseLearner, _LEARNER_CHECKS), (BaseReducer, _REDUCER_CHECKS),
+                         (BaseClusterer, _CLUSTERER_CHECKS), (BaseBagGenerator, _BAG_CHECKS)):
+        if isinstance(estimator, base):
+            return checks
+    raise TypeError(
+        f"{type(estimator).__name__} is not a plcore component: subclass BaseLearner, "
+        "BaseReducer, BaseClusterer or BaseBagGenerator")
+
+
+def yield_pll_checks(estimator):
+    """Yield ``partial(check, name)`` for the partial-label checks of this kind."""
+    name = type(estimator).__name__
+    for check in _kind_checks(estimator):
+        yield partial(check, name)
+
+
+def all_checks(estimator, *, sklearn_checks=True, expected_failed_checks=None, mark=None):
+    """Yield ``(estimator, check)`` pairs: scikit-learn's checks, then the PLL checks.
+
+    With ``mark="xfail"`` (as in pytest parametrisation) checks named in
+    ``expected_failed_checks`` are wrapped as expected failures; with ``mark=None`` they
+    are skipped.
+    """
+    expected = dict(expected_failed_checks or {})
+    if sklearn_checks and not isinstance(estimator, BaseBagGenerator):
+        from sklearn.utils.estimator_checks import estimator_checks_generator
+
+        yield from estimator_checks_generator(
+            estimator, legacy=True, expected_failed_checks=expected, mark=mark or "skip")
+    for check in yield_pll_checks(estimator):
+        cname = check.func.__name__
+        if cname in expected:
+            if mark == "xfail":
+                import pytest
+
+                yield pytest.param(estimator, check, marks=pytest.mark.xfail(reason=expected[cname]))
+            continue
+        yield estimator, check
+
+
+def parametrize_with_checks(estimators, *, expected_failed_checks=None, sklearn_checks=True):
+    """pytest decorator running every applicable check on every estimator.
+
+    ``expected_failed_checks`` is a dict ``{check_name: reason}`` or a callable
+    ``estimator -> dict``.
+    """
+    import pytest
+    from sklearn.utils.estimator_checks import _get_check_estimator_ids
+
+    params = []
+    for est in estimators:
+        expected = (expected_failed_checks(est) if callable(expected_failed_checks)
+                    else expected_failed_checks)
+        params.extend(all_checks(est, sklearn_checks=sklearn_checks,
+                                 expected_failed_checks=expected, mark="xfail"))
+    return pytest.mark.parametrize("estimator, check", params, ids=_get_check_estimator_ids)
+
+
+def check_component(estimator, *, sklearn_checks=True, expected_failed_checks=None):
+    """Run every applicable check now; raise the first failure (``AssertionError`` etc.)."""
+    import unittest
+    import warnings
+
+    for est, check in all_checks(estimator, sklearn_checks=sklearn_checks,
+                                 expected_failed_checks=expected_failed_checks):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                check(est)
+            except unittest.SkipTest:
+                continue

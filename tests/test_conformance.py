@@ -1,0 +1,176 @@
+"""The public conformance suite on the built-in components, and on broken ones."""
+
+import numpy as np
+import pytest
+from sklearn.cluster import KMeans
+from sklearn.decomposition import PCA
+
+from plcore.base import BaseClusterer, BaseLearner, BaseReducer
+from plcore.datasets import ClusterNoisyBags, DropTrueBags, FixedSizeBags, UniformBags
+from plcore.learners import PlKnnLearner
+from plcore.testing import check_component, parametrize_with_checks, yield_pll_checks
+
+
+# --- minimal correct reducer / clusterer, to exercise those branches of the suite -----
+class PcaReducer(BaseReducer):
+    """Unsupervised PCA with uniform-over-candidates confidences (test helper)."""
+
+    def __init__(self, n_components=2, random_state=None):
+        self.n_components = n_components
+        self.random_state = random_state
+
+    def _fit(self, X, S):
+        self.pca_ = PCA(self.n_components, random_state=self.random_state).fit(X)
+        self.n_components_ = self.n_components
+        S = S.toarray() if hasattr(S, "toarray") else np.asarray(S, dtype=float)
+        self.confidences_ = S / S.sum(axis=1, keepdims=True)
+
+    def _transform(self, X):
+        return self.pca_.transform(X)
+
+
+class KMeansClusterer(BaseClusterer):
+    """k-means ignoring the candidate sets (test helper)."""
+
+    def __init__(self, n_clusters=3, random_state=None):
+        self.n_clusters = n_clusters
+        self.random_state = random_state
+
+    def _fit(self, X, S):
+        self.labels_ = KMeans(self.n_clusters, n_init=3, random_state=self.random_state).fit_predict(X)
+
+
+COMPONENTS = [
+    PlKnnLearner(k=3),
+    PlKnnLearner(k=10, weights="uniform"),
+    PcaReducer(),
+    KMeansClusterer(),
+    UniformBags(r=1),
+    FixedSizeBags(s=2),
+    ClusterNoisyBags(n_clusters=3, eta=0.2),
+    DropTrueBags(eta=0.3),
+]
+
+
+@parametrize_with_checks(COMPONENTS)
+def test_conformance(estimator, check):
+    check(estimator)
+
+
+# --- broken components: each must be caught by the named check --------------------------
+class OffCandidateConfidences(PlKnnLearner):
+    """Puts confidence mass outside the candidate sets."""
+
+    def _fit(self, X, S):
+        super()._fit(X, S)
+        self.confidences_ = np.full(self.confidences_.shape, 1.0 / self.confidences_.shape[1])
+
+
+class UnnormalisedConfidences(PlKnnLearner):
+    def _fit(self, X, S):
+        super()._fit(X, S)
+        self.confidences_ = self.confidences_ * 2
+
+
+class PredictsOutsideClasses(PlKnnLearner):
+    def predict(self, X):
+        return np.full(len(X), 99)
+
+
+class IgnoresSparse(PlKnnLearner):
+    """Mishandles sparse candidate matrices (treats them as all-candidate)."""
+
+    def _fit(self, X, S):
+        if hasattr(S, "toarray"):
+            S = np.ones(S.shape, dtype=bool)
+        super()._fit(X, S)
+
+
+class AcceptsEmptyRows(BaseLearner):
+    """Skips validation of the candidate matrix and learns nothing."""
+
+    def __init__(self):
+        pass
+
+    def fit(self, X, y):
+        self.classes_ = np.arange(np.shape(y)[1]) if np.ndim(y) == 2 else np.unique(y)
+        self.n_features_in_ = np.shape(X)[1]
+        return self
+
+    def _fit(self, X, S):  # pragma: no cover - never called
+        pass
+
+    def _scores(self, X):
+        return np.zeros((len(X), len(self.classes_)))
+
+
+class DropsRowsReducer(PcaReducer):
+    def _transform(self, X):
+        return super()._transform(X)[:-1]
+
+
+class ShufflesRowsReducer(PcaReducer):
+    def _transform(self, X):
+        Z = super()._transform(X)
+        return Z[np.argsort(Z[:, 0])]
+
+
+class UnseededReducer(PcaReducer):
+    """Random projection that ignores random_state."""
+
+    def _fit(self, X, S):
+        super()._fit(X, S)
+        self.P_ = np.random.default_rng().normal(size=(X.shape[1], self.n_components))
+
+    def _transform(self, X):
+        return X @ self.P_
+
+
+class EmptyBags(UniformBags):
+    def _generate(self, y, n_classes, rng, X=None, S=None):
+        out = super()._generate(y, n_classes, rng)
+        out[::7] = False
+        return out
+
+
+class UnseededBags(UniformBags):
+    def _generate(self, y, n_classes, rng, X=None, S=None):
+        return super()._generate(y, n_classes, np.random.RandomState())
+
+
+BROKEN = [
+    (OffCandidateConfidences(k=3), "check_confidences"),
+    (UnnormalisedConfidences(k=3), "check_confidences"),
+    (PredictsOutsideClasses(k=3), "check_predictions_in_classes"),
+    (IgnoresSparse(k=3), "check_candidate_matrix_dense_and_sparse"),
+    (AcceptsEmptyRows(), "check_bad_input_raises"),
+    (DropsRowsReducer(), "check_reducer_keeps_rows"),
+    (ShufflesRowsReducer(), "check_reducer_keeps_rows"),
+    (UnseededReducer(), "check_deterministic_under_seed"),
+    (EmptyBags(r=1), "check_bags_valid"),
+    (UnseededBags(r=1), "check_deterministic_under_seed"),
+]
+
+
+@pytest.mark.parametrize("estimator, check_name", BROKEN, ids=[type(e).__name__ for e, _ in BROKEN])
+def test_suite_catches_broken_component(estimator, check_name):
+    checks = {c.func.__name__: c for c in yield_pll_checks(estimator)}
+    with pytest.raises(AssertionError):
+        checks[check_name](estimator)
+    with pytest.raises(AssertionError):
+        check_component(estimator, sklearn_checks=False)
+
+
+def test_check_component_passes_good_learner():
+    check_component(PlKnnLearner(k=5))
+
+
+def test_suite_rejects_non_component():
+    with pytest.raises(TypeError, match="not a plcore component"):
+        list(yield_pll_checks(PCA()))
+
+
+def test_expected_failed_checks_are_skipped():
+    # The broken learner passes when its failing check is declared as expected to fail.
+    check_component(OffCandidateConfidences(k=3), sklearn_checks=False,
+                    expected_failed_checks={"check_confidences": "known"})
