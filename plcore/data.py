@@ -83,7 +83,7 @@ def check_candidates(S, *, n_samples: int | None = None, allow_empty_rows: bool 
             rows = np.repeat(np.arange(S.shape[0]), np.diff(S.indptr))[bad]
             raise DataValidationError(
                 "candidate matrix must be binary (0/1); non-binary values in rows "
-                f"{_first(np.unique(rows))}"
+                f"{_first(np.unique(rows))}, columns {_first(np.unique(S.indices[bad]))}"
             )
         row_sizes = np.diff(S.indptr)
     else:
@@ -133,11 +133,12 @@ def labels_to_candidates(y, classes=None):
         classes, codes = np.unique(y, return_inverse=True)
     else:
         classes = np.asarray(classes)
-        codes = np.searchsorted(classes, y)
-        codes = np.clip(codes, 0, len(classes) - 1)
+        order = np.argsort(classes, kind="stable")  # classes need not be sorted
+        pos = np.clip(np.searchsorted(classes[order], y), 0, len(classes) - 1)
+        codes = order[pos]
         unknown = np.nonzero(classes[codes] != y)[0]
         if unknown.size:
-            raise DataValidationError(f"labels not among classes {list(classes)} at rows {_first(unknown)}")
+            raise DataValidationError(f"labels not among classes {classes.tolist()} at rows {_first(unknown)}")
     S = np.zeros((y.shape[0], len(classes)), dtype=bool)
     S[np.arange(y.shape[0]), codes] = True
     return S, classes
@@ -169,7 +170,7 @@ def candidates_from_target(y, *, n_samples: int | None = None):
             if len(classes) < 2:
                 raise DataValidationError(
                     "partial-label learning needs at least 2 classes (q >= 2); "
-                    f"y holds only 1 class: {classes[0]!r}"
+                    f"y holds only 1 class: {classes[0].item()!r}"
                 )
             return S, classes, True
         y = y_arr

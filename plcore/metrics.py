@@ -80,4 +80,5 @@ def nmi(y_true, labels) -> float:
 
 def average_candidates(S) -> float:
     """Mean candidate-set size of a candidate matrix."""
+    S = S if sp.issparse(S) else np.asarray(S)
     return float(np.asarray(S.sum(axis=1)).mean())

@@ -236,13 +236,15 @@ def load_csv(path, name: str | None = None, label_column: int = -1, delimiter: s
     path = Path(path)
     if skip_header is None:
         with open(path) as fh:
-            first = fh.readline().split(delimiter)
+            first = fh.readline().rstrip("\r\n").split(delimiter)
+        if -len(first) <= label_column < len(first):
+            del first[label_column]  # the label may be a string: a header has non-numeric features
         try:
             [float(x) for x in first if x.strip()]
             skip_header = 0
         except ValueError:
             skip_header = 1
-    raw = np.genfromtxt(path, delimiter=delimiter, skip_header=skip_header, dtype=str)
+    raw = np.genfromtxt(path, delimiter=delimiter, skip_header=skip_header, dtype=str, autostrip=True)
     raw = np.atleast_2d(raw)
     labels = raw[:, label_column]
     X = np.delete(raw, label_column if label_column >= 0 else raw.shape[1] + label_column, axis=1)
@@ -250,6 +252,11 @@ def load_csv(path, name: str | None = None, label_column: int = -1, delimiter: s
         X = X.astype(np.float64)
     except ValueError as err:
         raise DataValidationError(f"{path}: non-numeric feature values ({err})") from err
+    try:  # numeric labels sort numerically ("2" before "10"), others as strings
+        num = labels.astype(np.float64)
+        labels = num.astype(np.int64) if np.all(num == np.round(num)) else num
+    except ValueError:
+        pass
     classes, y = np.unique(labels, return_inverse=True)
     return PLDataset(X, None, y, classes, name or path.stem, {"source": str(path)})
 

@@ -1,0 +1,21 @@
+import os
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def data_home() -> Path:
+    """The shared data sets: ``$PLCORE_DATA_HOME``, else ``../shared/datasets`` beside the repo."""
+    env = os.environ.get("PLCORE_DATA_HOME")
+    candidates = ([Path(env).expanduser()] if env else []) + [
+        Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+    ]
+    for home in candidates:
+        if home.is_dir():
+            return home
+    pytest.skip(
+        "shared data sets not found (looked in "
+        + ", ".join(str(c) for c in candidates)
+        + "); set PLCORE_DATA_HOME to the folder holding palm/ and uci/"
+    )

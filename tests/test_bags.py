@@ -1,0 +1,543 @@
+"""Statistical tests of the bag generators (DESIGN.md section 6).
+
+Every test is seeded, so it is deterministic; statistical checks use tolerances of
+``K_SIGMA`` binomial standard errors, so a correct implementation passes them with
+overwhelming probability for *any* seed, while a systematic bias of a few percent at
+these sample sizes fails them.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.metrics import adjusted_rand_score
+from threadpoolctl import threadpool_limits
+
+from plcore.datasets.bags import (
+    ClusterNoisyBags,
+    DropTrueBags,
+    FixedSizeBags,
+    UniformBags,
+    random_distinct_others,
+)
+from plcore.exceptions import DataValidationError
+
+K_SIGMA = 5.0
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _single_openmp_thread():
+    """k-means on small data is far faster single-threaded (OpenMP spin-waits on busy hosts)."""
+    with threadpool_limits(limits=1, user_api="openmp"):
+        yield
+
+
+def binom_tol(p, n, k=K_SIGMA):
+    """``k`` binomial standard errors of a frequency estimated from ``n`` Bernoulli(p) draws."""
+    p = np.asarray(p, dtype=float)
+    return k * np.sqrt(p * (1.0 - p) / n)
+
+
+def assert_rate(count, n, p, what=""):
+    assert n > 0
+    freq = count / n
+    tol = binom_tol(p, n)
+    assert abs(freq - p) <= tol, f"{what}: frequency {freq:.4f} vs expected {p:.4f} (tol {tol:.4f}, n={n})"
+
+
+def make_labels(n, q, seed=0):
+    return np.random.RandomState(seed).randint(0, q, size=n)
+
+
+def make_blobs(n, q, n_blobs, seed=0, spread=0.05):
+    """Well separated 2-D blobs (so k-means recovers them exactly) and labels independent of them."""
+    rng = np.random.RandomState(seed)
+    blob = rng.randint(0, n_blobs, size=n)
+    angles = 2 * np.pi * np.arange(n_blobs) / n_blobs
+    centers = 10.0 * np.c_[np.cos(angles), np.sin(angles)]
+    X = centers[blob] + spread * rng.randn(n, 2)
+    y = rng.randint(0, q, size=n)
+    return X, y, blob
+
+
+def check_false_positives_uniform(S, y, q, n_fp):
+    """Per true class c: each other label is a false positive with probability n_fp/(q-1)."""
+    p = n_fp / (q - 1)
+    for c in range(q):
+        rows = S[y == c]
+        n_c = rows.shape[0]
+        assert n_c > 500
+        counts = rows.sum(axis=0)
+        assert counts[c] == n_c  # true label always there
+        for other in range(q):
+            if other != c:
+                assert_rate(counts[other], n_c, p, f"true class {c}, false positive {other}")
+
+
+# --------------------------------------------------------------------------- uniform / fixed
+
+
+Q = 5
+N_BIG = 20000
+
+
+@pytest.mark.parametrize("r", [0, 1, 2, Q - 1, np.int64(3)])
+def test_uniform_sizes_and_true_label(r):
+    y = make_labels(3000, Q, seed=1)
+    S = UniformBags(r=r, random_state=0).generate(y)
+    assert S.dtype == bool and S.shape == (3000, Q)
+    np.testing.assert_array_equal(S.sum(axis=1), r + 1)
+    assert S[np.arange(len(y)), y].all()
+
+
+@pytest.mark.parametrize("s", [1, 2, 3, Q])
+def test_fixed_size_sizes_and_true_label(s):
+    y = make_labels(3000, Q, seed=2)
+    S = FixedSizeBags(s=s, random_state=0).generate(y)
+    assert S.dtype == bool and S.shape == (3000, Q)
+    np.testing.assert_array_equal(S.sum(axis=1), s)
+    assert S[np.arange(len(y)), y].all()
+
+
+def test_uniform_false_positives_are_uniform():
+    y = make_labels(N_BIG, Q, seed=3)
+    r = 2
+    S = UniformBags(r=r, random_state=4).generate(y)
+    check_false_positives_uniform(S, y, Q, r)
+
+
+def test_fixed_size_false_positives_are_uniform():
+    y = make_labels(N_BIG, Q, seed=5)
+    s = 2
+    S = FixedSizeBags(s=s, random_state=6).generate(y)
+    check_false_positives_uniform(S, y, Q, s - 1)
+
+
+def test_uniform_pairs_of_false_positives_are_uniform():
+    """With r=2 of q-1=4 others, every unordered pair of false positives has probability 1/6."""
+    q, r = 5, 2
+    y = np.zeros(N_BIG, dtype=int)
+    S = UniformBags(r=r, random_state=7).generate(y, n_classes=q)
+    fp = S[:, 1:]
+    pairs = {}
+    for row in fp:
+        key = tuple(np.flatnonzero(row))
+        pairs[key] = pairs.get(key, 0) + 1
+    assert len(pairs) == 6 and all(len(k) == 2 for k in pairs)
+    for key, count in pairs.items():
+        assert_rate(count, N_BIG, 1 / 6, f"pair {key}")
+
+
+def test_random_distinct_others_no_duplicates_and_not_true():
+    rng = np.random.RandomState(0)
+    q = 7
+    y = rng.randint(0, q, size=2000)
+    for k in range(q):
+        picks = random_distinct_others(y, k, q, rng)
+        assert picks.shape == (2000, k)
+        assert ((picks >= 0) & (picks < q)).all()
+        assert not (picks == y[:, None]).any()
+        srt = np.sort(picks, axis=1)
+        assert not (np.diff(srt, axis=1) == 0).any()
+
+
+@pytest.mark.parametrize("r", [Q, Q + 3, -1, 1.5, 2.0, "2", None, True])
+def test_uniform_bad_r_raises(r):
+    y = make_labels(50, Q)
+    with pytest.raises(ValueError, match=r"\br\b"):
+        UniformBags(r=r, random_state=0).generate(y)
+
+
+def test_uniform_r_limit_follows_n_classes():
+    y = make_labels(50, 3)
+    with pytest.raises(ValueError, match=r"\br\b"):
+        UniformBags(r=3).generate(y)  # q = 3 -> r <= 2
+    S = UniformBags(r=3, random_state=0).generate(y, n_classes=4)
+    np.testing.assert_array_equal(S.sum(axis=1), 4)
+
+
+@pytest.mark.parametrize("s", [0, Q + 1, -2, 2.5])
+def test_fixed_size_bad_s_raises(s):
+    y = make_labels(50, Q)
+    with pytest.raises(ValueError, match=r"\bs\b"):
+        FixedSizeBags(s=s, random_state=0).generate(y)
+
+
+# --------------------------------------------------------------------------- cluster_noisy
+
+
+def test_cluster_noisy_needs_X():
+    y = make_labels(100, 3)
+    with pytest.raises(ValueError, match="X"):
+        ClusterNoisyBags(n_clusters=2, random_state=0).generate(y)
+
+
+def test_cluster_noisy_X_row_mismatch_raises():
+    X, y, _ = make_blobs(100, 3, 2)
+    with pytest.raises(ValueError):
+        ClusterNoisyBags(n_clusters=2, random_state=0).generate(y, X=X[:-1])
+
+
+@pytest.mark.parametrize("n_clusters", [0, -1, 2.5, 101])
+def test_cluster_noisy_bad_n_clusters_raises(n_clusters):
+    X, y, _ = make_blobs(100, 3, 2)
+    with pytest.raises(ValueError, match="n_clusters"):
+        ClusterNoisyBags(n_clusters=n_clusters, random_state=0).generate(y, X=X)
+
+
+def test_cluster_noisy_eta_zero_keeps_true_label():
+    X, y, _ = make_blobs(3000, 4, 3, seed=1)
+    gen = ClusterNoisyBags(n_clusters=3, eta=0.0, random_state=0)
+    S = gen.generate(y, X=X)
+    assert S.dtype == bool and S.shape == (3000, 4)
+    assert S[np.arange(len(y)), y].all()
+    np.testing.assert_array_equal(gen.observed_labels_, y)
+
+
+def test_cluster_noisy_fitted_attributes_and_clusters_follow_X():
+    n, q, c = 4000, 3, 3
+    X, y, blob = make_blobs(n, q, c, seed=2)
+    gen = ClusterNoisyBags(n_clusters=c, eta=0.2, random_state=1)
+    gen.generate(y, X=X)
+    assert gen.cluster_labels_.shape == (n,)
+    assert set(np.unique(gen.cluster_labels_)) == set(range(c))
+    # k-means on X recovers the well-separated blobs
+    assert adjusted_rand_score(blob, gen.cluster_labels_) == 1.0
+    p = gen.probabilities_
+    assert p.shape == (c, q, q)
+    assert ((p >= 0) & (p <= 1)).all()
+    assert gen.observed_labels_.shape == (n,)
+    assert ((gen.observed_labels_ >= 0) & (gen.observed_labels_ < q)).all()
+
+
+def test_cluster_noisy_uses_per_cluster_probabilities():
+    """Inclusion frequency of l' among rows (cluster c, observed l) matches p[c, l, l']."""
+    n, q, c = N_BIG, 3, 2
+    X, y, _ = make_blobs(n, q, c, seed=3)
+    # eta > 0 so that p must be indexed by the *observed* (not the true) label
+    gen = ClusterNoisyBags(n_clusters=c, eta=0.5, random_state=2)
+    S = gen.generate(y, X=X)
+    clusters, p, obs = gen.cluster_labels_, gen.probabilities_, gen.observed_labels_
+    checked = 0
+    for ci in range(c):
+        for l in range(q):
+            rows = (clusters == ci) & (obs == l)
+            n_cell = int(rows.sum())
+            if n_cell < 500:
+                continue
+            counts = S[rows].sum(axis=0)
+            assert counts[l] == n_cell  # observed label always in the bag
+            for lp in range(q):
+                if lp == l:
+                    continue
+                prob = p[ci, l, lp]
+                tol = max(binom_tol(prob, n_cell), 1e-12)
+                freq = counts[lp] / n_cell
+                assert abs(freq - prob) <= tol, (
+                    f"cluster {ci}, label {l} -> {lp}: freq {freq:.4f} vs p {prob:.4f} (tol {tol:.4f})"
+                )
+                checked += 1
+    assert checked == c * q * (q - 1)  # every cell had enough rows
+
+
+def test_cluster_noisy_probabilities_differ_across_clusters():
+    """Sanity check of the test above: bags really depend on the cluster, not only on the label."""
+    n, q, c = N_BIG, 3, 2
+    X, y, _ = make_blobs(n, q, c, seed=4)
+    gen = ClusterNoisyBags(n_clusters=c, eta=0.0, random_state=3)
+    S = gen.generate(y, X=X)
+    p = gen.probabilities_
+    # pick the (label, other) pair whose probability differs most between clusters
+    diffs = [(abs(p[0, l, lp] - p[1, l, lp]), l, lp) for l in range(q) for lp in range(q) if l != lp]
+    _, l, lp = max(diffs)
+    f = [S[(gen.cluster_labels_ == ci) & (y == l), lp].mean() for ci in range(c)]
+    assert abs(f[0] - f[1]) > 0.1
+
+
+@pytest.mark.parametrize("eta", [0.3, 0.8, 1.0])
+def test_cluster_noisy_label_flip_rate(eta):
+    n, q = N_BIG, 4
+    X, y, _ = make_blobs(n, q, 2, seed=5)
+    gen = ClusterNoisyBags(n_clusters=2, eta=eta, random_state=4)
+    S = gen.generate(y, X=X)
+    obs = gen.observed_labels_
+    changed = obs != y
+    assert_rate(int(changed.sum()), n, eta * (q - 1) / q, "observed != true")
+    # the replacement is uniform over the other labels
+    for c in range(q):
+        sel = changed & (y == c)
+        for other in range(q):
+            if other != c:
+                assert_rate(int((obs[sel] == other).sum()), int(sel.sum()), 1 / (q - 1),
+                            f"true {c} replaced by {other}")
+    # observed label always in the bag
+    assert S[np.arange(n), obs].all()
+
+
+def test_cluster_noisy_observed_label_always_in_bag():
+    X, y, _ = make_blobs(5000, 6, 4, seed=6)
+    for seed in range(3):
+        gen = ClusterNoisyBags(n_clusters=4, eta=0.5, random_state=seed)
+        S = gen.generate(y, X=X)
+        assert S[np.arange(len(y)), gen.observed_labels_].all()
+        assert S.any(axis=1).all()
+
+
+# --------------------------------------------------------------------------- drop_true
+
+
+def _check_drop(S_in, out, y, dropped):
+    """Exact structural properties of a drop_true output relative to its input."""
+    S_in = S_in.toarray().astype(bool) if sp.issparse(S_in) else np.asarray(S_in, dtype=bool)
+    n = len(y)
+    rows = np.arange(n)
+    assert out.dtype == bool and out.shape == S_in.shape
+    assert dropped.dtype == bool and dropped.shape == (n,)
+    # no empty rows
+    assert out.any(axis=1).all()
+    # dropped_ marks exactly the rows that lost the true label
+    np.testing.assert_array_equal(dropped, S_in[rows, y] & ~out[rows, y])
+    # rows not selected are unchanged
+    np.testing.assert_array_equal(out[~dropped], S_in[~dropped])
+    # in dropped rows, the other candidates are untouched ...
+    d = np.flatnonzero(dropped)
+    S_other, out_other = S_in[d].copy(), out[d].copy()
+    S_other[np.arange(len(d)), y[d]] = False
+    out_other[np.arange(len(d)), y[d]] = False
+    single = S_in[d].sum(axis=1) == 1
+    np.testing.assert_array_equal(out_other[~single], S_other[~single])
+    # ... and a removed singleton got exactly one wrong label
+    np.testing.assert_array_equal(out_other[single].sum(axis=1), 1)
+    return d[single]
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_drop_true_from_candidate_matrix(sparse):
+    q, eta = 5, 0.3
+    y = make_labels(N_BIG, q, seed=7)
+    S = UniformBags(r=2, random_state=8).generate(y)
+    S_in = sp.csr_matrix(S.astype(float)) if sparse else S.copy()
+    gen = DropTrueBags(eta=eta, random_state=9)
+    out = gen.generate(y, S=S_in)
+    assert isinstance(out, np.ndarray)
+    repl = _check_drop(S_in, out, y, gen.dropped_)
+    assert repl.size == 0  # bags of size 3 never become empty
+    assert_rate(int(gen.dropped_.sum()), N_BIG, eta, "true label dropped")
+    # input not modified
+    if sparse:
+        np.testing.assert_array_equal(S_in.toarray().astype(bool), S)
+    else:
+        np.testing.assert_array_equal(S_in, S)
+
+
+def test_drop_true_dense_and_sparse_agree():
+    y = make_labels(2000, 4, seed=10)
+    S = UniformBags(r=1, random_state=11).generate(y)
+    a = DropTrueBags(eta=0.4, random_state=12).generate(y, S=S)
+    b = DropTrueBags(eta=0.4, random_state=12).generate(y, S=sp.csr_matrix(S.astype(np.int64)))
+    c = DropTrueBags(eta=0.4, random_state=12).generate(y, S=S.astype(np.int8))
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(a, c)
+
+
+def test_drop_true_from_singletons():
+    q, eta = 5, 0.4
+    y = make_labels(N_BIG, q, seed=13)
+    gen = DropTrueBags(eta=eta, random_state=14)
+    out = gen.generate(y)
+    singles = np.zeros((N_BIG, q), dtype=bool)
+    singles[np.arange(N_BIG), y] = True
+    repl = _check_drop(singles, out, y, gen.dropped_)
+    np.testing.assert_array_equal(repl, np.flatnonzero(gen.dropped_))
+    assert_rate(int(gen.dropped_.sum()), N_BIG, eta, "singleton dropped")
+    np.testing.assert_array_equal(out.sum(axis=1), 1)
+    # the replacement wrong label is uniform over the q-1 others, per true class
+    d = gen.dropped_
+    for c in range(q):
+        sel = d & (y == c)
+        counts = out[sel].sum(axis=0)
+        assert counts[c] == 0
+        for other in range(q):
+            if other != c:
+                assert_rate(int(counts[other]), int(sel.sum()), 1 / (q - 1), f"true {c} -> {other}")
+
+
+def test_drop_true_mixed_bags_and_missing_true_label():
+    """Mixed bag sizes; rows whose bag does not contain the true label are never 'dropped'."""
+    q, eta, n = 4, 0.5, N_BIG
+    rng = np.random.RandomState(15)
+    y = rng.randint(0, q, size=n)
+    S = rng.random_sample((n, q)) < 0.3
+    S[np.arange(n), rng.randint(0, q, size=n)] = True  # non-empty rows
+    has_true = S[np.arange(n), y]
+    assert 0 < has_true.sum() < n
+    assert ((S.sum(axis=1) == 1) & has_true).any()
+    gen = DropTrueBags(eta=eta, random_state=16)
+    out = gen.generate(y, S=S)
+    _check_drop(S, out, y, gen.dropped_)
+    assert not gen.dropped_[~has_true].any()
+    np.testing.assert_array_equal(out[~has_true], S[~has_true])
+    assert_rate(int(gen.dropped_[has_true].sum()), int(has_true.sum()), eta,
+                "dropped among rows holding the true label")
+
+
+def test_drop_true_eta_extremes():
+    y = make_labels(1000, 4, seed=17)
+    S = UniformBags(r=1, random_state=18).generate(y)
+    g0 = DropTrueBags(eta=0.0, random_state=0)
+    np.testing.assert_array_equal(g0.generate(y, S=S), S)
+    assert not g0.dropped_.any()
+    g1 = DropTrueBags(eta=1.0, random_state=0)
+    out = g1.generate(y, S=S)
+    assert g1.dropped_.all()
+    assert not out[np.arange(len(y)), y].any()
+    _check_drop(S, out, y, g1.dropped_)
+
+
+def test_drop_true_S_shape_mismatch_raises():
+    y = make_labels(100, 4)
+    S = UniformBags(r=1, random_state=0).generate(y)
+    with pytest.raises(ValueError):
+        DropTrueBags(eta=0.2).generate(y, S=S[:-1])
+    with pytest.raises(ValueError):
+        DropTrueBags(eta=0.2).generate(y, S=S[:, :-1])
+    with pytest.raises(ValueError):
+        DropTrueBags(eta=0.2).generate(y, S=S, n_classes=5)
+
+
+# --------------------------------------------------------------------------- all generators
+
+
+FACTORIES = {
+    "uniform": lambda rs=None: UniformBags(r=2, random_state=rs),
+    "fixed_size": lambda rs=None: FixedSizeBags(s=3, random_state=rs),
+    "cluster_noisy": lambda rs=None: ClusterNoisyBags(n_clusters=3, eta=0.3, random_state=rs),
+    "drop_true": lambda rs=None: DropTrueBags(eta=0.3, random_state=rs),
+}
+ALL = pytest.mark.parametrize("name", list(FACTORIES))
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y, _ = make_blobs(600, 5, 3, seed=20)
+    return X, y
+
+
+@ALL
+def test_same_seed_same_output(name, data):
+    X, y = data
+    a = FACTORIES[name](0).generate(y, X=X)
+    b = FACTORIES[name](0).generate(y, X=X)
+    gen = FACTORIES[name](0)
+    c1, c2 = gen.generate(y, X=X), gen.generate(y, X=X)  # int seed: repeatable calls
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(a, c1)
+    np.testing.assert_array_equal(a, c2)
+
+
+@ALL
+def test_different_seeds_differ(name, data):
+    X, y = data
+    a = FACTORIES[name](0).generate(y, X=X)
+    b = FACTORIES[name](1).generate(y, X=X)
+    assert not np.array_equal(a, b)
+
+
+@ALL
+def test_generate_random_state_overrides_constructor(name, data):
+    X, y = data
+    over = FACTORIES[name](1).generate(y, X=X, random_state=2)
+    np.testing.assert_array_equal(over, FACTORIES[name](2).generate(y, X=X))
+    np.testing.assert_array_equal(over, FACTORIES[name](None).generate(y, X=X, random_state=2))
+    assert not np.array_equal(over, FACTORIES[name](1).generate(y, X=X))
+    rs = np.random.RandomState(2)
+    np.testing.assert_array_equal(over, FACTORIES[name](1).generate(y, X=X, random_state=rs))
+
+
+@ALL
+def test_output_type_and_shape(name, data):
+    X, y = data
+    out = FACTORIES[name](0).generate(y, X=X)
+    assert isinstance(out, np.ndarray) and out.dtype == bool
+    assert out.shape == (len(y), int(y.max()) + 1)
+    out = FACTORIES[name](0).generate(y, X=X, n_classes=8)
+    assert isinstance(out, np.ndarray) and out.dtype == bool
+    assert out.shape == (len(y), 8)
+    assert out.any(axis=1).all()
+
+
+@ALL
+def test_integer_valued_float_and_list_y_accepted(name, data):
+    X, y = data
+    a = FACTORIES[name](0).generate(y, X=X)
+    np.testing.assert_array_equal(a, FACTORIES[name](0).generate(y.astype(float), X=X))
+    np.testing.assert_array_equal(a, FACTORIES[name](0).generate(list(y), X=X))
+    np.testing.assert_array_equal(a, FACTORIES[name](0).generate(y.astype(np.int32), X=X))
+
+
+@ALL
+@pytest.mark.parametrize("bad", ["negative", "float", "2d", "empty", "nan", "too_few_classes", "n_classes_small"])
+def test_bad_y_raises(name, bad, data):
+    X, y = data
+    kwargs = {}
+    if bad == "negative":
+        y = y.copy(); y[3] = -1
+    elif bad == "float":
+        y = y.astype(float); y[3] = 1.5
+    elif bad == "2d":
+        y = y.reshape(-1, 1)
+    elif bad == "empty":
+        y, X = y[:0], X[:0]
+    elif bad == "nan":
+        y = y.astype(float); y[3] = np.nan
+    elif bad == "too_few_classes":
+        y = np.zeros_like(y)
+    elif bad == "n_classes_small":
+        kwargs["n_classes"] = int(y.max())
+    with pytest.raises(ValueError):
+        FACTORIES[name](0).generate(y, X=X if X.shape[0] else None, **kwargs)
+
+
+@pytest.mark.parametrize("cls", [ClusterNoisyBags, DropTrueBags])
+@pytest.mark.parametrize("eta", [-0.1, 1.1, 2, np.nan, "0.5", None])
+def test_bad_eta_raises(cls, eta, data):
+    X, y = data
+    gen = cls(eta=eta, random_state=0)
+    with pytest.raises(ValueError, match="eta"):
+        gen.generate(y, X=X)
+
+
+@ALL
+def test_errors_are_data_validation_errors(name, data):
+    X, y = data
+    with pytest.raises(DataValidationError):
+        FACTORIES[name](0).generate(-np.ones_like(y), X=X)
+
+
+@ALL
+def test_clone_and_pickle_same_output(name, data):
+    X, y = data
+    gen = FACTORIES[name](5)
+    ref = gen.generate(y, X=X)
+    cl = clone(gen)
+    assert cl.get_params() == gen.get_params()
+    np.testing.assert_array_equal(cl.generate(y, X=X), ref)
+    pk = pickle.loads(pickle.dumps(gen))
+    np.testing.assert_array_equal(pk.generate(y, X=X), ref)
+    # an unseeded generator pickled keeps honouring an explicit seed
+    np.testing.assert_array_equal(
+        pickle.loads(pickle.dumps(FACTORIES[name](None))).generate(y, X=X, random_state=5), ref
+    )
+
+
+@ALL
+def test_generate_does_not_modify_inputs(name, data):
+    X, y = data
+    X0, y0 = X.copy(), y.copy()
+    FACTORIES[name](0).generate(y, X=X)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(y, y0)

@@ -1,0 +1,489 @@
+"""Tests of plcore.datasets.loaders: PALM .mat, ARFF, CSV, NPZ, scikit-learn, data home."""
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+
+from plcore.data import PLDataset
+from plcore.datasets.loaders import (
+    PALM_URL,
+    UCI_URL,
+    find_dataset_file,
+    get_data_home,
+    load_arff,
+    load_csv,
+    load_dataset,
+    load_npz,
+    load_palm,
+    load_sklearn,
+    load_splits,
+)
+from plcore.exceptions import DataValidationError, DatasetNotFoundError
+
+# (relative file, n, d, q, average candidates)
+PALM = {
+    "lost": ("palm/lost.mat", 1122, 108, 16, 2.23),
+    "msrc-v2": ("palm/msrc-v2.mat", 1758, 48, 23, 3.16),
+    "msrc-v2-plc-splits": ("palm/msrc-v2-plc-splits.mat", 1758, 48, 23, 3.16),
+}
+# name -> (relative file, n, d, q)
+UCI = {
+    "ecoli": ("uci/ecoli.arff", 336, 7, 8),
+    "satimage": ("uci/statlog-landsat-satellite.arff", 2859, 36, 6),
+    "semeion": ("uci/semeion.arff", 1593, 256, 10),
+}
+
+
+def _need(data_home, rel):
+    path = data_home / rel
+    if not path.is_file():
+        pytest.skip(f"data file {path} is absent (see the shared datasets README)")
+    return path
+
+
+# --------------------------------------------------------------------------- helpers: tiny files
+
+
+def _tiny_palm(path, n=6, q=3, d=2, sparse=True, seed=0, extra=None):
+    """Write a tiny PALM-format .mat (labels stored q x n, as the PALM lab does)."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % q
+    S = rng.random((n, q)) < 0.4
+    S[np.arange(n), y] = True
+    T = np.zeros((n, q))
+    T[np.arange(n), y] = 1
+    X = rng.normal(size=(n, d))
+    pt, tt = S.T.astype(float), T.T
+    if sparse:
+        pt, tt = sp.csc_matrix(pt), sp.csc_matrix(tt)
+    mat = {"data": X, "partial_target": pt, "target": tt}
+    mat.update(extra or {})
+    scipy.io.savemat(path, mat)
+    return X, S, y
+
+
+_TOY_ARFF = """% a toy file
+@relation toy
+@attribute a numeric
+@attribute b real
+@attribute Class {zeta,alpha,mid}
+@data
+1.5,2,alpha
+3,4,zeta
+5,6,mid
+7,8,alpha
+"""
+
+
+# --------------------------------------------------------------------------- PALM (real files)
+
+
+@pytest.fixture(scope="module")
+def palm_sets(data_home):
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            path = _need(data_home, PALM[name][0])
+            cache[name] = (load_dataset(name, data_home=data_home), path)
+        return cache[name]
+
+    return get
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("name", ["lost", "msrc-v2", "msrc-v2-plc-splits"])
+def test_palm_shapes_and_candidates(palm_sets, name):
+    _, n, d, q, avg = PALM[name]
+    ds, path = palm_sets(name)
+    assert isinstance(ds, PLDataset)
+    assert ds.name == name
+    assert (ds.n_samples, ds.n_features, ds.n_classes) == (n, d, q)
+    assert ds.X.shape == (n, d) and ds.X.dtype == np.float64
+    assert ds.S.shape == (n, q)
+    assert sp.issparse(ds.S) and ds.S.format == "csr"
+    assert round(ds.average_candidates(), 2) == avg
+    assert ds.y_true.shape == (n,)
+    assert ds.y_true.min() >= 0 and ds.y_true.max() < q
+    # the true label is always inside its candidate set
+    inside = np.asarray(ds.S[np.arange(n), ds.y_true]).ravel()
+    assert np.all(inside == 1)
+    ds.validate(require_true_in_candidates=True)
+    assert ds.meta["source"] == str(path)
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("name", ["lost", "msrc-v2"])
+def test_palm_label_matrices_are_transposed(palm_sets, name):
+    ds, path = palm_sets(name)
+    raw = scipy.io.loadmat(path)
+    assert raw["partial_target"].shape == (ds.n_classes, ds.n_samples)  # stored q x n
+    expected = sp.csr_matrix(raw["partial_target"]).T.toarray() != 0
+    np.testing.assert_array_equal(ds.S.toarray() != 0, expected)
+    np.testing.assert_array_equal(ds.y_true, np.asarray(raw["target"].toarray().argmax(axis=0)).ravel())
+    np.testing.assert_array_equal(ds.X, raw["data"])  # rows neither dropped nor reordered
+
+
+@pytest.mark.data
+def test_palm_splits_file(palm_sets, data_home):
+    ds, path = palm_sets("msrc-v2-plc-splits")
+    splits = ds.meta["splits"]
+    assert len(splits) == 10
+    for train, test in splits:
+        assert train.dtype == bool and test.dtype == bool
+        assert train.shape == test.shape == (1758,)
+        assert train.sum() == 176
+        assert test.sum() == 1582
+        assert not np.any(train & test)
+        assert np.all(train | test)
+    # splits differ from one another
+    assert len({tuple(np.nonzero(tr)[0]) for tr, _ in splits}) > 1
+    # the standalone reader agrees
+    again = load_splits(path)
+    assert len(again) == 10
+    for (a, b), (c, e) in zip(splits, again):
+        np.testing.assert_array_equal(a, c)
+        np.testing.assert_array_equal(b, e)
+    # subsets drop the split masks but keep rows
+    train0 = ds.subset(splits[0][0])
+    assert train0.n_samples == 176 and "splits" not in train0.meta
+
+
+@pytest.mark.data
+def test_palm_without_splits_has_no_split_meta(palm_sets):
+    ds, _ = palm_sets("lost")
+    assert "splits" not in ds.meta
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("name", ["lost", "msrc-v2"])
+def test_palm_load_by_path(palm_sets, data_home, name):
+    path = _need(data_home, PALM[name][0])
+    by_path = load_dataset(path)
+    by_name, _ = palm_sets(name)
+    assert by_path.name == path.stem
+    assert by_path.fingerprint() == by_name.fingerprint()
+    assert load_dataset(str(path)).fingerprint() == by_name.fingerprint()
+
+
+# --------------------------------------------------------------------------- PALM (tiny files)
+
+
+def test_palm_tiny_sparse_roundtrip(tmp_path):
+    X, S, y = _tiny_palm(tmp_path / "toy.mat", n=7, q=3, sparse=True)
+    ds = load_palm(tmp_path / "toy.mat")
+    assert ds.name == "toy"
+    assert sp.issparse(ds.S) and ds.S.format == "csr" and ds.S.shape == (7, 3)
+    np.testing.assert_array_equal(ds.S.toarray().astype(bool), S)
+    np.testing.assert_array_equal(ds.y_true, y)
+    np.testing.assert_allclose(ds.X, X)
+
+
+def test_palm_tiny_dense_labels(tmp_path):
+    X, S, y = _tiny_palm(tmp_path / "dense.mat", n=5, q=4, sparse=False)
+    ds = load_palm(tmp_path / "dense.mat", name="custom")
+    assert ds.name == "custom"
+    assert not sp.issparse(ds.S) and ds.S.shape == (5, 4)
+    np.testing.assert_array_equal(ds.S, S)
+    np.testing.assert_array_equal(ds.y_true, y)
+
+
+def test_palm_missing_keys_and_bad_target(tmp_path):
+    scipy.io.savemat(tmp_path / "nokeys.mat", {"data": np.zeros((3, 2))})
+    with pytest.raises(DataValidationError, match="partial_target"):
+        load_palm(tmp_path / "nokeys.mat")
+    S = np.array([[1, 1, 0], [0, 1, 1]], dtype=float).T  # q x n = 3 x 2
+    T = np.array([[1, 1, 0], [0, 0, 0]], dtype=float).T  # row 0 has two ones, row 1 none
+    scipy.io.savemat(tmp_path / "badtarget.mat", {"data": np.zeros((2, 2)), "partial_target": S, "target": T})
+    with pytest.raises(DataValidationError, match=r"not one-hot"):
+        load_palm(tmp_path / "badtarget.mat")
+
+
+def test_splits_as_one_based_indices(tmp_path):
+    n = 6
+    train = np.empty((2, 1), dtype=object)
+    test = np.empty((2, 1), dtype=object)
+    train[0, 0], test[0, 0] = np.array([[1, 2]]), np.array([[3, 4, 5, 6]])
+    train[1, 0], test[1, 0] = np.array([[6]]), np.array([[1, 2, 3, 4, 5]])
+    _tiny_palm(tmp_path / "idx.mat", n=n, extra={"train_idx": train, "test_idx": test})
+    splits = load_dataset(tmp_path / "idx.mat").meta["splits"]
+    assert len(splits) == 2
+    np.testing.assert_array_equal(splits[0][0], [1, 1, 0, 0, 0, 0])
+    np.testing.assert_array_equal(splits[0][1], [0, 0, 1, 1, 1, 1])
+    np.testing.assert_array_equal(splits[1][0], [0, 0, 0, 0, 0, 1])
+    np.testing.assert_array_equal(splits[1][1], [1, 1, 1, 1, 1, 0])
+
+
+# --------------------------------------------------------------------------- ARFF
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("name", list(UCI))
+def test_uci_arff(data_home, name):
+    rel, n, d, q = UCI[name]
+    path = _need(data_home, rel)
+    ds = load_dataset(name, data_home=data_home)
+    assert (ds.n_samples, ds.n_features, ds.n_classes) == (n, d, q)
+    assert ds.S is None and not ds.is_partial
+    # classes in declaration order: "1", "2", ..., str(q) (not string-sorted "1", "10", "2")
+    assert list(ds.classes) == [str(i) for i in range(1, q + 1)]
+    assert ds.y_true.shape == (n,)
+    assert set(np.unique(ds.y_true)) <= set(range(q))
+    assert ds.X.dtype == np.float64 and np.isfinite(ds.X).all()
+    by_path = load_dataset(path)
+    assert by_path.name == path.stem
+    assert by_path.fingerprint() == ds.fingerprint()
+
+
+@pytest.mark.data
+def test_ecoli_first_rows_match_file(data_home):
+    path = _need(data_home, UCI["ecoli"][0])
+    data, meta = scipy.io.arff.loadarff(path)
+    ds = load_arff(path)
+    names = meta.names()
+    np.testing.assert_allclose(ds.X[:5], np.array([[row[f] for f in names[:-1]] for row in data[:5]]))
+    labels = [v.decode() for v in data[names[-1]]]
+    np.testing.assert_array_equal(ds.classes[ds.y_true], labels)
+
+
+def test_arff_declaration_order(tmp_path):
+    path = tmp_path / "toy.arff"
+    path.write_text(_TOY_ARFF)
+    ds = load_arff(path)
+    assert list(ds.classes) == ["zeta", "alpha", "mid"]
+    np.testing.assert_array_equal(ds.y_true, [1, 0, 2, 1])
+    np.testing.assert_array_equal(ds.X, [[1.5, 2], [3, 4], [5, 6], [7, 8]])
+    assert ds.n_classes == 3 and ds.name == "toy"
+    assert load_dataset(path).fingerprint() == ds.fingerprint()
+
+
+def test_arff_missing_class_value(tmp_path):
+    path = tmp_path / "missing.arff"
+    path.write_text(_TOY_ARFF.replace("5,6,mid", "5,6,?"))
+    with pytest.raises(DataValidationError, match=r"rows \[2\]"):
+        load_arff(path)
+
+
+def test_arff_non_numeric_feature(tmp_path):
+    path = tmp_path / "nominal.arff"
+    path.write_text(_TOY_ARFF.replace("@attribute b real", "@attribute b {x,y}")
+                    .replace("1.5,2,", "1.5,x,").replace("3,4,", "3,y,")
+                    .replace("5,6,", "5,x,").replace("7,8,", "7,y,"))
+    with pytest.raises(DataValidationError, match="non-numeric"):
+        load_arff(path)
+
+
+# --------------------------------------------------------------------------- CSV / NPZ
+
+
+def test_csv_with_header(tmp_path):
+    path = tmp_path / "h.csv"
+    path.write_text("f1,f2,label\n1.0,2.0,1\n3.0,4.0,0\n5.0,6.0,1\n")
+    ds = load_csv(path)
+    assert ds.n_samples == 3 and ds.n_features == 2
+    np.testing.assert_array_equal(ds.X, [[1, 2], [3, 4], [5, 6]])
+    np.testing.assert_array_equal(ds.classes[ds.y_true], [1, 0, 1])
+    assert ds.name == "h" and ds.S is None
+
+
+def test_csv_without_header_numeric(tmp_path):
+    path = tmp_path / "n.csv"
+    path.write_text("1,2,0\n3,4,1\n5,6,2\n")
+    ds = load_dataset(path)
+    assert ds.n_samples == 3  # first row not taken for a header
+    np.testing.assert_array_equal(ds.X, [[1, 2], [3, 4], [5, 6]])
+    np.testing.assert_array_equal(ds.y_true, [0, 1, 2])
+
+
+def test_csv_without_header_string_labels_keeps_first_row(tmp_path):
+    path = tmp_path / "s.csv"
+    path.write_text("1.0,2.0,cat\n3.0,4.0,dog\n5.0,6.0,cat\n")
+    ds = load_csv(path)
+    assert ds.n_samples == 3
+    assert list(ds.classes) == ["cat", "dog"]
+    np.testing.assert_array_equal(ds.classes[ds.y_true], ["cat", "dog", "cat"])
+    np.testing.assert_array_equal(ds.X[0], [1.0, 2.0])
+
+
+def test_csv_numeric_labels_sort_numerically(tmp_path):
+    path = tmp_path / "ten.csv"
+    path.write_text("".join(f"{i}.0,{i % 3},{i}\n" for i in range(1, 12)))
+    ds = load_csv(path)
+    np.testing.assert_array_equal(ds.classes, np.arange(1, 12))
+    np.testing.assert_array_equal(ds.y_true, np.arange(11))
+
+
+def test_csv_label_column_delimiter_and_spaces(tmp_path):
+    path = tmp_path / "semi.csv"
+    path.write_text("b; 1.0; 2.0\na; 3.0; 4.0\n")
+    ds = load_csv(path, label_column=0, delimiter=";")
+    np.testing.assert_array_equal(ds.X, [[1, 2], [3, 4]])
+    assert list(ds.classes) == ["a", "b"]
+    np.testing.assert_array_equal(ds.y_true, [1, 0])
+
+
+def test_csv_non_numeric_features(tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("1.0,2.0,0\n3.0,oops,1\n")
+    with pytest.raises(DataValidationError, match="non-numeric"):
+        load_csv(path)
+
+
+def test_npz_without_candidates(tmp_path):
+    X = np.arange(12.0).reshape(4, 3)
+    y = np.array([0, 2, 1, 2])
+    np.savez(tmp_path / "exact.npz", X=X, y=y)
+    ds = load_dataset(tmp_path / "exact.npz")
+    assert ds.name == "exact" and ds.S is None
+    np.testing.assert_array_equal(ds.X, X)
+    np.testing.assert_array_equal(ds.y_true, y)
+    assert ds.n_classes == 3
+
+
+def test_npz_with_candidates_and_classes(tmp_path):
+    X = np.arange(8.0).reshape(4, 2)
+    S = np.array([[1, 1, 0], [0, 1, 0], [1, 0, 1], [0, 1, 1]], dtype=np.uint8)
+    y = np.array([0, 1, 2, 1])
+    np.savez(tmp_path / "pl.npz", X=X, S=S, y=y, classes=np.array(["a", "b", "c"]))
+    ds = load_npz(tmp_path / "pl.npz", name="mine")
+    assert ds.name == "mine" and ds.is_partial
+    np.testing.assert_array_equal(ds.S, S.astype(bool))
+    np.testing.assert_array_equal(ds.y_true, y)
+    assert list(ds.classes) == ["a", "b", "c"]
+    assert ds.average_candidates() == pytest.approx(7 / 4)
+    ds.validate(require_true_in_candidates=True)
+
+
+def test_npz_errors(tmp_path):
+    np.savez(tmp_path / "nox.npz", features=np.zeros((2, 2)))
+    with pytest.raises(DataValidationError, match="'X'"):
+        load_npz(tmp_path / "nox.npz")
+    np.savez(tmp_path / "badS.npz", X=np.zeros((3, 2)), S=np.ones((2, 2)))
+    with pytest.raises(DataValidationError, match="X has 3 rows"):
+        load_npz(tmp_path / "badS.npz")
+
+
+# --------------------------------------------------------------------------- scikit-learn
+
+
+@pytest.mark.parametrize(
+    "name, n, d, q",
+    [("iris", 150, 4, 3), ("wine", 178, 13, 3), ("breast_cancer", 569, 30, 2), ("digits", 1797, 64, 10)],
+)
+def test_sklearn_builtins(name, n, d, q):
+    ds = load_dataset(name)
+    assert ds.name == name
+    assert (ds.n_samples, ds.n_features, ds.n_classes) == (n, d, q)
+    assert ds.S is None
+    assert ds.y_true.shape == (n,) and ds.y_true.max() == q - 1
+    assert load_sklearn(name).fingerprint() == ds.fingerprint()
+
+
+def test_sklearn_class_names():
+    assert list(load_sklearn("iris").classes) == ["setosa", "versicolor", "virginica"]
+    np.testing.assert_array_equal(load_sklearn("digits").classes, np.arange(10))
+    with pytest.raises(DataValidationError, match="unknown scikit-learn"):
+        load_sklearn("mnist")
+
+
+# --------------------------------------------------------------------------- data home / names
+
+
+@pytest.fixture
+def tiny_home(tmp_path):
+    """A data home with a subfolder and a differently-cased file name."""
+    home = tmp_path / "home"
+    (home / "palm").mkdir(parents=True)
+    _, S, y = _tiny_palm(home / "palm" / "MSRCv2.mat", n=6, q=3)
+    (home / "toy.ARFF").write_text(_TOY_ARFF)  # wrong name for any known set
+    return home, S, y
+
+
+def test_name_resolution_in_subfolder(tiny_home):
+    home, S, y = tiny_home
+    path = find_dataset_file("msrc-v2", data_home=home)
+    assert path == home / "palm" / "MSRCv2.mat"
+    ds = load_dataset("msrc-v2", data_home=home)
+    assert ds.name == "msrc-v2"
+    np.testing.assert_array_equal(ds.S.toarray().astype(bool), S)
+    np.testing.assert_array_equal(ds.y_true, y)
+
+
+def test_name_resolution_at_top_level_and_case(tmp_path):
+    home = tmp_path / "flat"
+    home.mkdir()
+    _tiny_palm(home / "LOST.MAT")
+    (home / "Ecoli.arff").write_text(_TOY_ARFF)
+    assert find_dataset_file("lost", data_home=home) == home / "LOST.MAT"
+    assert find_dataset_file("ecoli", data_home=home) == home / "Ecoli.arff"
+    assert load_dataset("ecoli", data_home=home).name == "ecoli"
+
+
+def test_only_immediate_subfolders_are_searched(tmp_path):
+    home = tmp_path / "deep"
+    (home / "a" / "b").mkdir(parents=True)
+    _tiny_palm(home / "a" / "b" / "lost.mat")
+    with pytest.raises(DatasetNotFoundError):
+        find_dataset_file("lost", data_home=home)
+
+
+def test_similar_names_are_not_confused(tmp_path):
+    home = tmp_path / "similar"
+    home.mkdir()
+    _tiny_palm(home / "lost2.mat")
+    _tiny_palm(home / "lost.txt.mat")
+    (home / "lost.arff").write_text(_TOY_ARFF)
+    with pytest.raises(DatasetNotFoundError):
+        find_dataset_file("lost", data_home=home)
+
+
+def test_data_home_env_variable(tiny_home, monkeypatch, tmp_path):
+    home, S, _ = tiny_home
+    monkeypatch.setenv("PLCORE_DATA_HOME", str(home))
+    assert get_data_home() == home
+    assert find_dataset_file("msrc-v2") == home / "palm" / "MSRCv2.mat"
+    np.testing.assert_array_equal(load_dataset("msrc-v2").S.toarray().astype(bool), S)
+    # an explicit argument wins over the environment
+    other = tmp_path / "other"
+    assert get_data_home(other) == other
+    with pytest.raises(DatasetNotFoundError):
+        load_dataset("msrc-v2", data_home=other)
+
+
+def test_default_data_home(monkeypatch, tmp_path):
+    monkeypatch.delenv("PLCORE_DATA_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert get_data_home() == tmp_path / "plcore_data"
+    assert get_data_home("~/x") == tmp_path / "x"
+
+
+def test_missing_palm_file_message(tiny_home):
+    home, _, _ = tiny_home
+    with pytest.raises(DatasetNotFoundError) as exc:
+        load_dataset("lost", data_home=home)
+    assert isinstance(exc.value, FileNotFoundError)
+    msg = str(exc.value)
+    assert "lost.mat" in msg  # expected file name
+    assert str(home) in msg and str(home / "palm") in msg  # where it looked
+    assert "PLCORE_DATA_HOME" in msg
+    assert "palm.seu.edu.cn" in msg and PALM_URL in msg  # where to get a copy
+
+
+def test_missing_uci_file_message_nonexistent_home(tmp_path):
+    home = tmp_path / "nowhere"
+    with pytest.raises(DatasetNotFoundError) as exc:
+        load_dataset("semeion", data_home=home)
+    msg = str(exc.value)
+    assert "semeion.arff" in msg
+    assert str(home) in msg and "does not exist" in msg
+    assert UCI_URL in msg
+
+
+def test_load_dataset_bad_names_and_paths(tmp_path):
+    with pytest.raises(DatasetNotFoundError, match="does not exist"):
+        load_dataset(tmp_path / "absent.mat")
+    with pytest.raises(DataValidationError, match="not a known data set name"):
+        load_dataset("no-such-set")
+    with pytest.raises(DataValidationError, match="unknown data set name"):
+        find_dataset_file("no-such-set", data_home=tmp_path)
