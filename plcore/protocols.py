@@ -8,19 +8,22 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import clone
-from sklearn.model_selection import KFold
+from sklearn.model_selection import KFold, train_test_split
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import MinMaxScaler, StandardScaler
 from tqdm.auto import tqdm
 
 from plcore.data import PLDataset
 from plcore.exceptions import ConfigError, DataValidationError
-from plcore.metrics import accuracy, transductive_accuracy
+from plcore.metrics import accuracy, clustering_accuracy, nmi, transductive_accuracy
 
-__all__ = ["make_preprocessor", "build_pipeline", "FoldResult", "KFoldResult", "kfold"]
+__all__ = ["make_preprocessor", "build_pipeline", "Setup", "ProtocolResult", "apply_bags",
+           "kfold", "holdout", "online", "clustering", "PROTOCOLS", "default_config"]
 
 PREPROCESSING = ("standardize", "minmax", "none")
 
@@ -47,77 +50,297 @@ def build_pipeline(estimators, preprocessing: str = "standardize") -> Pipeline:
     return make_pipeline(*steps)
 
 
-@dataclass
-class FoldResult:
-    fold: int
-    accuracy: float
-    transductive_accuracy: float | None
-    fit_time: float
-    predict_time: float
-    test_index: np.ndarray
-    y_pred: np.ndarray
-
-
-@dataclass
-class KFoldResult:
-    folds: list = field(default_factory=list)
-
-    def _values(self, name):
-        vals = [getattr(f, name) for f in self.folds]
-        return np.array([v for v in vals if v is not None], dtype=float)
-
-    def summary(self) -> dict:
-        """Summary metrics (public names: ``accuracy_mean``, ``accuracy_std``, ...)."""
-        out = {}
-        for name in ("accuracy", "transductive_accuracy", "fit_time", "predict_time"):
-            v = self._values(name)
-            if v.size:
-                out[f"{name}_mean"] = float(v.mean())
-                out[f"{name}_std"] = float(v.std())
-        return out
-
-
 def _final_step(pipe):
     return pipe.steps[-1][1] if isinstance(pipe, Pipeline) else pipe
 
 
-def kfold(estimators, dataset: PLDataset, *, n_splits: int = 10, shuffle: bool = True,
-          random_state=0, preprocessing: str = "standardize", progress: bool = True,
-          callback=None) -> KFoldResult:
-    """k-fold cross-validation of ``[reducer, ] learner`` on a partial-label data set.
+@dataclass
+class Setup:
+    """The components of one run (any may be None)."""
 
-    Each fold fits ``scaler -> estimators`` on the training fold's ``(X, S)`` and scores
-    accuracy against the test fold's true labels. Transductive accuracy (the learner's
-    ``confidences_`` vs the training fold's true labels) is reported when available.
-    ``callback(fold_result)`` is called after each fold.
+    learner: Any = None
+    reducer: Any = None
+    clusterer: Any = None
+    bags: Any = None
+
+    def estimators(self):
+        return [e for e in (self.reducer, self.learner) if e is not None]
+
+
+@dataclass
+class ProtocolResult:
+    """What a protocol returns; :mod:`plcore.tracking` logs it generically.
+
+    ``steps`` holds one dict of metrics per fold / run / partition (key ``step``);
+    ``summary`` the public summary metrics; ``predictions`` rows for the predictions
+    artifact; ``curves`` named 1-D arrays (e.g. the online mistake-rate curve);
+    ``extra`` anything else (e.g. a confusion matrix).
     """
-    if not dataset.is_partial:
-        raise DataValidationError(
-            f"data set {dataset.name!r} has no candidate sets; generate them with a bag generator first"
-        )
+
+    protocol: str
+    steps: list = field(default_factory=list)
+    summary: dict = field(default_factory=dict)
+    predictions: list = field(default_factory=list)
+    curves: dict = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)
+
+
+def _mean_std(steps, key, out, prefix=None):
+    vals = np.array([s[key] for s in steps if s.get(key) is not None], dtype=float)
+    if vals.size:
+        out[f"{prefix or key}_mean"] = float(vals.mean())
+        out[f"{prefix or key}_std"] = float(vals.std())
+
+
+def apply_bags(dataset: PLDataset, bags, random_state=None) -> PLDataset:
+    """Candidate sets for a run: generate them from exact labels when the data set has none.
+
+    A generator that corrupts existing bags (``DropTrueBags``) is applied to real
+    partial-label data too; any other generator is ignored for a data set that already
+    has candidate sets (its real candidates are kept).
+    """
+    corrupts = getattr(bags, "_corrupts_existing", False)
+    if bags is None or (dataset.is_partial and not corrupts):
+        if not dataset.is_partial:
+            raise DataValidationError(
+                f"data set {dataset.name!r} has exact labels only: choose a bag generator "
+                "(e.g. bags=uniform) to create candidate sets")
+        return dataset
     if dataset.y_true is None:
-        raise DataValidationError(f"data set {dataset.name!r} has no true labels to evaluate against")
-    dataset.validate()
+        raise DataValidationError(f"bag generator needs the true labels of {dataset.name!r}")
+    S = bags.generate(dataset.y_true, dataset.X, random_state, n_classes=dataset.n_classes, S=dataset.S)
+    return dataset.with_candidates(S)
+
+
+def _progress(iterable, total, desc, progress):
+    return tqdm(iterable, total=total, desc=desc, disable=None if progress else True, leave=False)
+
+
+def _evaluate_split(setup, X, S, y, train, test, preprocessing, step, predictions):
+    pipe = build_pipeline(setup.estimators(), preprocessing)
+    t0 = time.perf_counter()
+    pipe.fit(X[train], S[train])
+    t1 = time.perf_counter()
+    pred = pipe.predict(X[test])
+    t2 = time.perf_counter()
+    final = _final_step(pipe)
+    trans = None
+    if getattr(final, "confidences_", None) is not None:
+        trans = transductive_accuracy(y[train], final.confidences_, final.classes_)
+    predictions.extend({"step": step, "index": int(i), "y_true": int(t), "y_pred": int(p)}
+                       for i, t, p in zip(test, y[test], pred))
+    return {"step": step, "accuracy": accuracy(y[test], pred), "transductive_accuracy": trans,
+            "fit_time": t1 - t0, "predict_time": t2 - t1}
+
+
+def _need_learner(setup, name):
+    if setup.learner is None:
+        raise ConfigError(f"protocol {name!r} needs a learner (e.g. +learner=plknn)")
+
+
+def kfold(setup: Setup, dataset: PLDataset, *, n_splits: int = 10, shuffle: bool = True,
+          preprocessing: str = "standardize", random_state=0, progress: bool = True,
+          callback: Callable | None = None) -> ProtocolResult:
+    """k-fold cross-validation: fit ``scaler -> [reducer ->] learner`` on each training fold.
+
+    Accuracy is measured on the test fold's true labels; transductive accuracy (the
+    learner's ``confidences_`` vs the training fold's truth) where available.
+    Summary: ``accuracy_mean/std``, ``transductive_accuracy_mean/std``, ``fit_time_mean``.
+    """
+    if not isinstance(setup, Setup):
+        setup = Setup(learner=setup)
+    _need_learner(setup, "kfold")
+    ds = apply_bags(dataset, setup.bags, random_state)
+    if ds.y_true is None:
+        raise DataValidationError(f"data set {ds.name!r} has no true labels to evaluate against")
+    ds.validate()
     splitter = KFold(n_splits=n_splits, shuffle=shuffle, random_state=random_state if shuffle else None)
-    result = KFoldResult()
-    X, S, y = dataset.X, dataset.S, dataset.y_true
-    it = enumerate(splitter.split(X))
-    bar = tqdm(it, total=n_splits, desc=f"{n_splits}-fold {dataset.name}", disable=None if progress else True,
-               leave=False, unit="fold")
-    for i, (train, test) in bar:
-        pipe = build_pipeline(estimators, preprocessing)
-        t0 = time.perf_counter()
-        pipe.fit(X[train], S[train])
-        t1 = time.perf_counter()
-        pred = pipe.predict(X[test])
-        t2 = time.perf_counter()
-        final = _final_step(pipe)
-        trans = None
-        if getattr(final, "confidences_", None) is not None:
-            trans = transductive_accuracy(y[train], final.confidences_, final.classes_)
-        fold = FoldResult(i, accuracy(y[test], pred), trans, t1 - t0, t2 - t1, test, pred)
-        result.folds.append(fold)
-        bar.set_postfix(acc=f"{fold.accuracy:.3f}")
+    result = ProtocolResult("kfold")
+    bar = _progress(splitter.split(ds.X), n_splits, f"{n_splits}-fold {ds.name}", progress)
+    for i, (train, test) in enumerate(bar):
+        step = _evaluate_split(setup, ds.X, ds.S, ds.y_true, train, test, preprocessing, i, result.predictions)
+        result.steps.append(step)
+        bar.set_postfix(acc=f"{step['accuracy']:.3f}")
         if callback is not None:
-            callback(fold)
+            callback(step)
+    for key in ("accuracy", "transductive_accuracy", "fit_time", "predict_time"):
+        _mean_std(result.steps, key, result.summary)
     return result
+
+
+def holdout(setup: Setup, dataset: PLDataset, *, test_size: float = 0.2, n_repeats: int = 1,
+            preprocessing: str = "standardize", stratify: bool = False, random_state=0,
+            progress: bool = True, callback: Callable | None = None) -> ProtocolResult:
+    """Repeated random train/test splits (``n_repeats`` seeds from ``random_state``)."""
+    if not isinstance(setup, Setup):
+        setup = Setup(learner=setup)
+    _need_learner(setup, "holdout")
+    if not 0.0 < test_size < 1.0:
+        raise ConfigError(f"test_size must be in (0, 1), got {test_size}")
+    result = ProtocolResult("holdout")
+    rng = np.random.RandomState(random_state)
+    seeds = rng.randint(np.iinfo(np.int32).max, size=n_repeats)
+    for r in _progress(range(n_repeats), n_repeats, f"holdout {dataset.name}", progress):
+        ds = apply_bags(dataset, setup.bags, int(seeds[r]))
+        idx = np.arange(ds.n_samples)
+        train, test = train_test_split(idx, test_size=test_size, random_state=int(seeds[r]),
+                                       stratify=ds.y_true if stratify else None)
+        step = _evaluate_split(setup, ds.X, ds.S, ds.y_true, train, test, preprocessing, r, result.predictions)
+        result.steps.append(step)
+        if callback is not None:
+            callback(step)
+    for key in ("accuracy", "transductive_accuracy", "fit_time", "predict_time"):
+        _mean_std(result.steps, key, result.summary)
+    return result
+
+
+def online(setup: Setup, dataset: PLDataset, *, n_runs: int = 100, preprocessing: str = "none",
+           exact_labels: str = "auto", random_state=0, progress: bool = True,
+           callback: Callable | None = None) -> ProtocolResult:
+    """Online protocol: predict each example before learning from it (DESIGN.md section 5).
+
+    Each of ``n_runs`` runs draws fresh candidate sets (from the bag generator) and a
+    fresh random order. The metric is the mistake rate w.r.t. the true label after each
+    trial; the mean curve over runs is ``curves["mistake_rate"]`` and its last value
+    ``mistake_rate_final_mean``. The learner is initialised with
+    ``partial_fit(X[:0], S[:0], classes=arange(q))`` and updated with one-row
+    ``partial_fit`` calls. Learners flagged ``_plcore_exact_labels = True`` (the exact-label
+    baselines) are fed singleton sets of the true label (``exact_labels="auto"``).
+    Preprocessing, if any, is fitted on the whole stream (everything is training data).
+    """
+    if not isinstance(setup, Setup):
+        setup = Setup(learner=setup)
+    _need_learner(setup, "online")
+    if not hasattr(setup.learner, "partial_fit"):
+        raise ConfigError(f"protocol 'online' needs a learner with partial_fit; "
+                          f"{type(setup.learner).__name__} has none")
+    if setup.reducer is not None:
+        raise ConfigError("protocol 'online' streams raw examples: a reducer is not supported")
+    if exact_labels not in ("auto", "always", "never"):
+        raise ConfigError(f"exact_labels must be auto, always or never, got {exact_labels!r}")
+    feed_truth = exact_labels == "always" or (
+        exact_labels == "auto" and getattr(setup.learner, "_plcore_exact_labels", False))
+    scaler = make_preprocessor(preprocessing)
+    X = dataset.X if scaler is None else scaler.fit_transform(dataset.X)
+    n, q = dataset.n_samples, dataset.n_classes
+    y = dataset.y_true
+    rng = np.random.RandomState(random_state)
+    curves = np.zeros((n_runs, n))
+    result = ProtocolResult("online")
+    classes = np.arange(q)
+    for r in _progress(range(n_runs), n_runs, f"online {dataset.name}", progress):
+        seed = int(rng.randint(np.iinfo(np.int32).max))
+        ds = apply_bags(dataset, setup.bags, seed)
+        S = ds.S.toarray().astype(bool) if sp.issparse(ds.S) else np.asarray(ds.S, dtype=bool)
+        if feed_truth:
+            S = np.zeros_like(S)
+            S[np.arange(n), y] = True
+        order = np.random.RandomState(seed).permutation(n)
+        learner = clone(setup.learner)
+        learner.partial_fit(X[:0], S[:0], classes=classes)
+        mistakes = np.zeros(n)
+        t0 = time.perf_counter()
+        for t, i in enumerate(order):
+            mistakes[t] = learner.predict(X[i:i + 1])[0] != y[i]
+            learner.partial_fit(X[i:i + 1], S[i:i + 1])
+        curves[r] = np.cumsum(mistakes) / np.arange(1, n + 1)
+        step = {"step": r, "mistake_rate_final": float(curves[r, -1]),
+                "fit_time": time.perf_counter() - t0}
+        result.steps.append(step)
+        if callback is not None:
+            callback(step)
+    result.curves["mistake_rate"] = curves.mean(axis=0)
+    result.curves["mistake_rate_std"] = curves.std(axis=0)
+    _mean_std(result.steps, "mistake_rate_final", result.summary)
+    _mean_std(result.steps, "fit_time", result.summary)
+    return result
+
+
+def clustering_partitions(dataset: PLDataset, *, rho: float, n_partitions: int, splits: str,
+                          random_state):
+    """Labelled masks: the data set's stored splits (``splits="auto"|"file"``) or random rho."""
+    stored = dataset.meta.get("splits")
+    if splits == "file" and not stored:
+        raise ConfigError(f"splits=file but data set {dataset.name!r} carries no stored splits")
+    if stored and splits in ("auto", "file"):
+        return [(np.asarray(tr, bool), np.asarray(te, bool)) for tr, te in stored]
+    if splits not in ("auto", "random", "file"):
+        raise ConfigError(f"splits must be auto, file or random, got {splits!r}")
+    if not 0.0 <= rho <= 1.0:
+        raise ConfigError(f"rho must be in [0, 1], got {rho}")
+    rng = np.random.RandomState(random_state)
+    n = dataset.n_samples
+    out = []
+    for _ in range(n_partitions):
+        labelled = np.zeros(n, dtype=bool)
+        labelled[rng.choice(n, size=int(round(rho * n)), replace=False)] = True
+        out.append((labelled, ~labelled))
+    return out
+
+
+def clustering(setup: Setup, dataset: PLDataset, *, rho: float = 0.1, n_partitions: int = 10,
+               splits: str = "auto", preprocessing: str = "standardize", random_state=0,
+               progress: bool = True, callback: Callable | None = None) -> ProtocolResult:
+    """Partial-label clustering: a fraction ``rho`` keeps its candidate sets, the rest get all labels.
+
+    All rows are clustered; ACC (Hungarian best map) and NMI are measured on the
+    unlabelled part. Stored splits (``msrc-v2-plc-splits``: ``train_idx`` = labelled,
+    ``test_idx`` = evaluated) are used when present (``splits="auto"``).
+    Summary: ``acc_mean/std``, ``nmi_mean/std``, ``fit_time_mean``.
+    """
+    if not isinstance(setup, Setup):
+        setup = Setup(clusterer=setup)
+    if setup.clusterer is None:
+        raise ConfigError("protocol 'clustering' needs a clusterer (e.g. +clusterer=plc)")
+    parts = clustering_partitions(dataset, rho=rho, n_partitions=n_partitions, splits=splits,
+                                  random_state=random_state)
+    scaler = make_preprocessor(preprocessing)
+    X = dataset.X if scaler is None else scaler.fit_transform(dataset.X)
+    y = dataset.y_true
+    if y is None:
+        raise DataValidationError(f"data set {dataset.name!r} has no true labels to evaluate against")
+    result = ProtocolResult("clustering")
+    confusion = np.zeros((dataset.n_classes, dataset.n_classes), dtype=np.int64)
+    rng = np.random.RandomState(random_state)
+    for p, (labelled, evaluated) in enumerate(_progress(parts, len(parts), f"clustering {dataset.name}",
+                                                         progress)):
+        ds = apply_bags(dataset, setup.bags, int(rng.randint(np.iinfo(np.int32).max)))
+        S = ds.S.toarray().astype(bool) if sp.issparse(ds.S) else np.array(ds.S, dtype=bool)
+        S[~labelled] = True
+        clusterer = clone(setup.clusterer)
+        t0 = time.perf_counter()
+        labels = np.asarray(clusterer.fit(X, S).labels_)
+        fit_time = time.perf_counter() - t0
+        from plcore.metrics import best_cluster_map
+
+        mapping = best_cluster_map(y[evaluated], labels[evaluated])
+        mapped = np.array([mapping.get(c, -1) for c in labels[evaluated]])
+        valid = mapped >= 0
+        np.add.at(confusion, (y[evaluated][valid], mapped[valid]), 1)
+        step = {"step": p, "acc": clustering_accuracy(y[evaluated], labels[evaluated]),
+                "nmi": nmi(y[evaluated], labels[evaluated]), "n_labelled": int(labelled.sum()),
+                "fit_time": fit_time}
+        result.steps.append(step)
+        result.predictions.extend({"step": p, "index": int(i), "y_true": int(y[i]), "cluster": int(labels[i]),
+                                   "evaluated": bool(evaluated[i])} for i in range(dataset.n_samples))
+        if callback is not None:
+            callback(step)
+    for key in ("acc", "nmi", "fit_time"):
+        _mean_std(result.steps, key, result.summary)
+    result.extra["confusion"] = confusion
+    return result
+
+
+PROTOCOLS = {"kfold": kfold, "holdout": holdout, "online": online, "clustering": clustering}
+
+_DEFAULTS = {
+    "kfold": {"n_splits": 10, "shuffle": True, "preprocessing": "standardize"},
+    "holdout": {"test_size": 0.2, "n_repeats": 1, "stratify": False, "preprocessing": "standardize"},
+    "online": {"n_runs": 100, "exact_labels": "auto", "preprocessing": "none"},
+    "clustering": {"rho": 0.1, "n_partitions": 10, "splits": "auto", "preprocessing": "standardize"},
+}
+
+
+def default_config(name: str) -> dict:
+    """The Hydra config node of a protocol: ``{"name": name, **defaults}``."""
+    return {"name": name, **_DEFAULTS[name]}

@@ -89,7 +89,7 @@ def test_disambiguates_and_learns_on_digits():
     ds = load_sklearn("digits")
     ds = ds.with_candidates(UniformBags(r=3, random_state=0).generate(ds.y_true))
     res = kfold(PlKnnLearner(k=10), ds, n_splits=5, random_state=0, progress=False)
-    s = res.summary()
+    s = res.summary
     assert s["accuracy_mean"] > 0.9
     # disambiguation of the training labels: far better than a random candidate (1/4)
     assert s["transductive_accuracy_mean"] > 0.9

@@ -1,14 +1,26 @@
-"""k-fold protocol and the default command."""
+"""Evaluation protocols: kfold, holdout, online, clustering."""
 
 import numpy as np
 import pytest
 from sklearn.preprocessing import StandardScaler
 
-from plcore.__main__ import main
+from plcore.base import BaseClusterer, BaseLearner
 from plcore.data import PLDataset
-from plcore.datasets import UniformBags
+from plcore.datasets import DropTrueBags, UniformBags
 from plcore.learners import PlKnnLearner
-from plcore.protocols import build_pipeline, kfold, make_preprocessor
+from plcore.protocols import (
+    PROTOCOLS,
+    Setup,
+    apply_bags,
+    build_pipeline,
+    clustering,
+    clustering_partitions,
+    default_config,
+    holdout,
+    kfold,
+    make_preprocessor,
+    online,
+)
 from plcore.testing import make_pl_data
 
 
@@ -20,13 +32,17 @@ def small_dataset():
 def test_kfold_partitions_and_records_every_fold():
     ds = small_dataset()
     res = kfold(PlKnnLearner(k=3), ds, n_splits=5, random_state=0, progress=False)
-    assert len(res.folds) == 5
-    test_rows = np.concatenate([f.test_index for f in res.folds])
-    assert np.array_equal(np.sort(test_rows), np.arange(ds.n_samples))  # each row tested once
-    for f in res.folds:
-        assert f.accuracy == pytest.approx(np.mean(f.y_pred == ds.y_true[f.test_index]))
-    s = res.summary()
-    assert s["accuracy_mean"] == pytest.approx(np.mean([f.accuracy for f in res.folds]))
+    assert len(res.steps) == 5
+    by_step = {}
+    for row in res.predictions:
+        by_step.setdefault(row["step"], []).append(row)
+    test_rows = np.sort([r["index"] for r in res.predictions])
+    assert np.array_equal(test_rows, np.arange(ds.n_samples))  # each row tested exactly once
+    for step in res.steps:
+        rows = by_step[step["step"]]
+        assert step["accuracy"] == pytest.approx(np.mean([r["y_true"] == r["y_pred"] for r in rows]))
+    s = res.summary
+    assert s["accuracy_mean"] == pytest.approx(np.mean([f["accuracy"] for f in res.steps]))
     assert {"accuracy_std", "transductive_accuracy_mean", "fit_time_mean"} <= set(s)
 
 
@@ -34,7 +50,7 @@ def test_kfold_is_seeded():
     ds = small_dataset()
     a = kfold(PlKnnLearner(k=3), ds, n_splits=3, random_state=7, progress=False)
     b = kfold(PlKnnLearner(k=3), ds, n_splits=3, random_state=7, progress=False)
-    assert [f.accuracy for f in a.folds] == [f.accuracy for f in b.folds]
+    assert [f["accuracy"] for f in a.steps] == [f["accuracy"] for f in b.steps]
 
 
 def test_preprocessing_is_fitted_on_training_part_only():
@@ -51,29 +67,156 @@ def test_preprocessing_is_fitted_on_training_part_only():
 
 def test_kfold_needs_candidates_and_truth():
     X, S, y = make_pl_data(n_samples=30)
-    with pytest.raises(ValueError, match="no candidate sets"):
+    with pytest.raises(ValueError, match="exact labels only"):
         kfold(PlKnnLearner(), PLDataset(X, None, y), progress=False)
     with pytest.raises(ValueError, match="no true labels"):
         kfold(PlKnnLearner(), PLDataset(X, S), progress=False)
 
 
-def test_default_command_prints_summary_line(capsys):
-    assert main(["--folds", "3"]) == 0
-    last = capsys.readouterr().out.strip().splitlines()[-1]
-    assert last.startswith("accuracy_mean=") and " accuracy_std=" in last
-    assert float(last.split()[0].split("=")[1]) > 0.85  # digits, r=3: far above chance 0.1
+def test_bags_generate_candidates_for_exact_label_data_only():
+    X, S, y = make_pl_data(n_samples=60)
+    exact = PLDataset(X, None, y)
+    out = apply_bags(exact, UniformBags(r=1), random_state=0)
+    assert out.is_partial and (out.S.sum(1) == 2).all()
+    real = PLDataset(X, S, y)
+    assert apply_bags(real, UniformBags(r=2), random_state=0) is real  # real candidates kept
+    noisy = apply_bags(real, DropTrueBags(eta=1.0), random_state=0)
+    assert not noisy.S[np.arange(60), y].any()  # corrupting generators apply to real bags
 
 
-def test_default_command_reports_missing_dataset(capsys, tmp_path):
-    assert main(["--dataset", "lost", "--data-home", str(tmp_path)]) == 2
-    err = capsys.readouterr().err
-    assert "lost.mat" in err and str(tmp_path) in err
+def test_holdout():
+    ds = small_dataset()
+    res = holdout(Setup(learner=PlKnnLearner(k=3)), ds, test_size=0.25, n_repeats=3, progress=False)
+    assert len(res.steps) == 3
+    assert all(len([r for r in res.predictions if r["step"] == i]) == 15 for i in range(3))
+    assert res.summary["accuracy_mean"] > 0.8
 
 
-def test_uniform_bags_default_experiment_data():
-    # the embedded default: digits with r = 3 gives bags of size 4
-    from plcore.datasets import load_sklearn
+class StreamingNearestCentroid(BaseLearner):
+    """Online test learner: running class means of the candidate-weighted examples."""
 
-    ds = load_sklearn("digits")
-    S = UniformBags(r=3, random_state=0).generate(ds.y_true)
-    assert S.shape == (1797, 10) and (S.sum(1) == 4).all()
+    _plcore_exact_labels = False
+
+    def __init__(self):
+        pass
+
+    def partial_fit(self, X, y, classes=None):
+        S = np.asarray(y, dtype=float)
+        if not hasattr(self, "sums_"):
+            self.classes_ = np.asarray(classes)
+            self.sums_ = np.zeros((len(classes), X.shape[1]))
+            self.counts_ = np.zeros(len(classes))
+            self.n_features_in_ = X.shape[1]
+            self.seen_ = []
+        if len(X):
+            w = S / S.sum(axis=1, keepdims=True)
+            self.sums_ += w.T @ X
+            self.counts_ += w.sum(axis=0)
+            self.seen_.append(S.copy())
+        return self
+
+    def _fit(self, X, S):
+        raise NotImplementedError
+
+    def predict(self, X):
+        return self.classes_[np.argmax(self._scores(X), axis=1)]
+
+    def _scores(self, X):
+        means = self.sums_ / np.maximum(self.counts_, 1e-12)[:, None]
+        d = ((X[:, None, :] - means[None]) ** 2).sum(-1)
+        return np.where(self.counts_ > 0, -d, -np.inf)
+
+
+def test_online_mistake_rate_curve():
+    X, S, y = make_pl_data(n_samples=60, cluster_std=0.3)
+    ds = PLDataset(X, None, y)
+    res = online(Setup(learner=StreamingNearestCentroid(), bags=UniformBags(r=1)), ds, n_runs=4,
+                 progress=False)
+    curve = res.curves["mistake_rate"]
+    assert curve.shape == (60,) and len(res.steps) == 4
+    assert curve[-1] < 0.4  # learns: far below the 2/3 error of guessing among 3 classes
+    assert res.summary["mistake_rate_final_mean"] == pytest.approx(
+        np.mean([s["mistake_rate_final"] for s in res.steps]))
+
+
+def test_online_feeds_true_labels_to_exact_label_baselines():
+    X, S, y = make_pl_data(n_samples=30)
+    ds = PLDataset(X, S, y)
+
+    class ExactBaseline(StreamingNearestCentroid):
+        _plcore_exact_labels = True
+
+    captured = {}
+    import plcore.protocols as protocols
+
+    orig = protocols.clone
+
+    def spy(est):
+        new = orig(est)
+        captured["learner"] = new
+        return new
+
+    protocols.clone = spy
+    try:
+        online(Setup(learner=ExactBaseline()), ds, n_runs=1, progress=False)
+    finally:
+        protocols.clone = orig
+    seen = np.vstack(captured["learner"].seen_)
+    assert (seen.sum(axis=1) == 1).all()  # singleton sets of the true label
+
+
+def test_online_needs_partial_fit():
+    with pytest.raises(ValueError, match="partial_fit"):
+        online(Setup(learner=PlKnnLearner()), small_dataset(), n_runs=1, progress=False)
+
+
+class CandidateVoteClusterer(BaseClusterer):
+    """Test clusterer: k-means, then nothing else (ignores candidates)."""
+
+    def __init__(self, n_clusters=3, random_state=None):
+        self.n_clusters = n_clusters
+        self.random_state = random_state
+
+    def _fit(self, X, S):
+        from sklearn.cluster import KMeans
+
+        self.seen_S_ = S
+        self.labels_ = KMeans(self.n_clusters, n_init=5, random_state=self.random_state).fit_predict(X)
+
+
+def test_clustering_protocol_random_partitions():
+    X, S, y = make_pl_data(n_samples=90, cluster_std=0.3)
+    ds = PLDataset(X, S, y)
+    res = clustering(Setup(clusterer=CandidateVoteClusterer(random_state=0)), ds, rho=0.2,
+                     n_partitions=3, progress=False)
+    assert len(res.steps) == 3 and all(s["n_labelled"] == 18 for s in res.steps)
+    assert res.summary["acc_mean"] == pytest.approx(1.0)  # well-separated blobs
+    assert res.summary["nmi_mean"] == pytest.approx(1.0)
+    assert res.extra["confusion"].sum() == 3 * 72
+
+
+def test_clustering_uses_stored_splits_and_marks_unlabelled_rows():
+    X, S, y = make_pl_data(n_samples=30)
+    lab = np.zeros(30, bool)
+    lab[:5] = True
+    ds = PLDataset(X, S, y, meta={"splits": [(lab, ~lab)]})
+    parts = clustering_partitions(ds, rho=0.5, n_partitions=10, splits="auto", random_state=0)
+    assert len(parts) == 1 and parts[0][0].sum() == 5
+    seen = {}
+
+    class Spy(CandidateVoteClusterer):
+        def _fit(self, X, S):
+            seen["S"] = S
+            super()._fit(X, S)
+
+    res = clustering(Setup(clusterer=Spy(random_state=0)), ds, progress=False)
+    assert len(res.steps) == 1
+    assert np.array_equal(seen["S"][:5], S[:5]) and seen["S"][5:].all()  # unlabelled: all ones
+    with pytest.raises(ValueError, match="no stored splits"):
+        clustering_partitions(PLDataset(X, S, y), rho=0.1, n_partitions=1, splits="file", random_state=0)
+
+
+def test_protocols_registry_defaults():
+    for name in PROTOCOLS:
+        cfg = default_config(name)
+        assert cfg["name"] == name

@@ -26,7 +26,7 @@ def test_plknn_real_data_accuracy(data_home, name, preprocessing, low, high):
     ds = load_dataset(name, data_home)
     res = kfold(PlKnnLearner(k=10), ds, n_splits=10, random_state=0,
                 preprocessing=preprocessing, progress=False)
-    s = res.summary()
+    s = res.summary
     assert low <= s["accuracy_mean"] <= high
     # disambiguation of the training candidates beats picking a random candidate
     assert s["transductive_accuracy_mean"] > 0.55

@@ -129,7 +129,12 @@ class DropTrueBags(BaseBagGenerator):
     A bag that removal would leave empty instead receives one incorrect label drawn
     uniformly (the annotator named a wrong label), so every bag stays non-empty.
     ``dropped_`` (n,) marks the rows whose true label was removed.
+
+    Unlike the other generators it also applies to data sets that already carry
+    candidate sets (``_corrupts_existing``).
     """
+
+    _corrupts_existing = True
 
     def __init__(self, eta=0.1, random_state=None):
         self.eta = eta

@@ -1,0 +1,14 @@
+"""The plugin module named by the ``plcore`` entry point: its hook implementations."""
+
+from plcore.hookspecs import hookimpl
+from plcore.registry import ComponentSpec
+
+from plcore_example.learner import CandidateCentroidLearner
+
+
+@hookimpl
+def plcore_components():
+    # No ``config``: plcore derives the Hydra node from the class,
+    # {"_target_": "plcore_example.learner.CandidateCentroidLearner", "n_iter": 5, "temperature": 0.1}.
+    # No ``description``: the listing shows the first line of the class docstring.
+    return [ComponentSpec(kind="learner", name="centroid", cls=CandidateCentroidLearner)]

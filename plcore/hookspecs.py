@@ -1,0 +1,28 @@
+"""pluggy hook specifications of plcore.
+
+A plugin is a module (or object) with ``@hookimpl``-decorated functions, made
+discoverable through an entry point in the group ``plcore``::
+
+    [project.entry-points.plcore]
+    mymethod = "plcore_mymethod.plugin"
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+PROJECT = "plcore"
+ENTRY_POINT_GROUP = "plcore"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def plcore_components():
+    """Return a list of :class:`plcore.registry.ComponentSpec` this plugin provides."""
+
+
+@hookspec
+def plcore_experiments():
+    """Return a dict ``{preset_name: config_dict}`` of experiment presets (group ``experiment``)."""

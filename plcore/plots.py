@@ -1,0 +1,74 @@
+"""PNG plots of protocol results (matplotlib, Agg backend)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def close(fig):
+    _plt().close(fig)
+
+
+def per_step_bar(result, key, ylabel, title):
+    plt = _plt()
+    vals = [s[key] for s in result.steps]
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.bar(np.arange(len(vals)), vals, color="#4c72b0")
+    ax.axhline(np.mean(vals), color="k", ls="--", lw=1, label=f"mean {np.mean(vals):.3f}")
+    ax.set_xlabel("fold" if result.protocol == "kfold" else "step")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.set_ylim(0, 1)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def online_curve(result):
+    plt = _plt()
+    mean = result.curves["mistake_rate"]
+    std = result.curves.get("mistake_rate_std", np.zeros_like(mean))
+    t = np.arange(1, len(mean) + 1)
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.plot(t, mean, color="#c44e52")
+    ax.fill_between(t, mean - std, mean + std, color="#c44e52", alpha=0.2)
+    ax.set_xlabel("trial")
+    ax.set_ylabel("mistake rate")
+    ax.set_title(f"online mistake rate (mean over {len(result.steps)} runs)")
+    fig.tight_layout()
+    return fig
+
+
+def confusion(result):
+    plt = _plt()
+    cm = result.extra["confusion"]
+    fig, ax = plt.subplots(figsize=(5, 4.5))
+    im = ax.imshow(cm, cmap="Blues")
+    ax.set_xlabel("cluster (mapped to class)")
+    ax.set_ylabel("true class")
+    ax.set_title("clustering confusion (unlabelled part, all partitions)")
+    fig.colorbar(im, ax=ax)
+    fig.tight_layout()
+    return fig
+
+
+def figures_for(result) -> dict:
+    """``{artifact_path: figure}`` for a protocol result."""
+    if result.protocol in ("kfold", "holdout") and result.steps:
+        return {"plots/accuracy_per_fold.png": per_step_bar(result, "accuracy", "accuracy",
+                                                             f"{result.protocol} test accuracy")}
+    if result.protocol == "online" and "mistake_rate" in result.curves:
+        return {"plots/mistake_rate.png": online_curve(result)}
+    if result.protocol == "clustering" and "confusion" in result.extra:
+        return {"plots/confusion.png": confusion(result),
+                "plots/acc_per_partition.png": per_step_bar(result, "acc", "ACC", "clustering ACC")}
+    return {}

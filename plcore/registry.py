@@ -1,0 +1,257 @@
+"""The component registry: built-ins and plugins, discovered with pluggy.
+
+Every component -- the built-in PL-KNN, bag generators, data sets and protocols as much
+as a third-party method -- arrives through the ``plcore_components`` hook as a
+:class:`ComponentSpec`. Plugins are found through the entry-point group ``plcore``;
+each entry point is loaded on its own, so a broken plugin is reported (see
+:attr:`Registry.errors`) while the others keep working.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import traceback
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any
+
+import pluggy
+
+from plcore import hookspecs
+from plcore.base import KINDS
+from plcore.exceptions import ConfigError, PluginError
+
+__all__ = ["ComponentSpec", "Component", "PluginLoadError", "Registry", "get_registry",
+           "COMPONENT_KINDS", "ESTIMATOR_KINDS"]
+
+#: kinds whose components are estimator classes (checked against the base classes)
+ESTIMATOR_KINDS = tuple(KINDS)
+#: every kind a component may have
+COMPONENT_KINDS = ESTIMATOR_KINDS + ("dataset", "protocol")
+
+BUILTIN_PLUGINS = ("plcore._builtins",)
+
+
+@dataclass
+class ComponentSpec:
+    """What a plugin declares for one component.
+
+    Parameters
+    ----------
+    kind : {"learner", "reducer", "clusterer", "bags", "dataset", "protocol"}
+    name : str
+        Option name on the command line (``+learner=<name>``): lower case.
+    cls : type or callable
+        The estimator class (a subclass of the kind's base class), or for ``dataset`` /
+        ``protocol`` the function that implements it.
+    config : dict, optional
+        Hydra config node. Default for estimators:
+        ``{"_target_": <qualified class name>, **cls().get_params(deep=False)}``.
+    description : str, optional
+        One line for listings (default: first line of the docstring).
+    """
+
+    kind: str
+    name: str
+    cls: Any
+    config: dict | None = None
+    description: str | None = None
+
+
+@dataclass
+class Component:
+    """A registered component with its provenance."""
+
+    spec: ComponentSpec
+    plugin: str
+    distribution: str
+    version: str
+
+    @property
+    def kind(self):
+        return self.spec.kind
+
+    @property
+    def name(self):
+        return self.spec.name
+
+    @property
+    def description(self) -> str:
+        if self.spec.description:
+            return self.spec.description
+        doc = inspect.getdoc(self.spec.cls) or ""
+        return doc.strip().splitlines()[0] if doc.strip() else ""
+
+    def config(self) -> dict:
+        """The Hydra config node of this component (a fresh dict)."""
+        if self.spec.config is not None:
+            return dict(self.spec.config)
+        cls = self.spec.cls
+        if self.kind in ESTIMATOR_KINDS:
+            return {"_target_": f"{cls.__module__}.{cls.__qualname__}", **cls().get_params(deep=False)}
+        return {}
+
+
+@dataclass
+class PluginLoadError:
+    """A plugin that could not be loaded."""
+
+    entry_point: str
+    distribution: str
+    version: str
+    error: str
+    traceback: str = ""
+
+
+@dataclass
+class _Provider:
+    plugin: str
+    distribution: str
+    version: str
+
+
+class Registry:
+    """Loads plugins and indexes their components by ``(kind, name)``.
+
+    Use :func:`get_registry` for the process-wide instance; tests build their own.
+    """
+
+    def __init__(self):
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pm.add_hookspecs(hookspecs)
+        self.components: dict[tuple[str, str], Component] = {}
+        self.errors: list[PluginLoadError] = []
+        self.experiments: dict[str, dict] = {}
+        self._providers: dict[int, _Provider] = {}
+        self._loaded = False
+
+    # ----------------------------------------------------------------- loading
+    def register(self, plugin, name: str | None = None, *, distribution: str = "plcore",
+                 version: str | None = None) -> None:
+        """Register a plugin object/module directly (built-ins and tests)."""
+        if isinstance(plugin, str):
+            plugin = importlib.import_module(plugin)
+        if version is None:
+            from plcore import __version__ as version
+        pname = name or getattr(plugin, "__name__", repr(plugin))
+        self.pm.register(plugin, name=pname)
+        self._providers[id(plugin)] = _Provider(pname, distribution, version)
+
+    def load(self, *, entry_points: bool = True, builtins: bool = True) -> "Registry":
+        """Register built-ins and every entry point of group ``plcore``; collect components.
+
+        Idempotent. ``$PLCORE_LOAD_PLUGINS=a,b`` limits entry points to those names.
+        """
+        if self._loaded:
+            return self
+        if builtins:
+            for mod in BUILTIN_PLUGINS:
+                self.register(mod)
+        if entry_points:
+            self._load_entry_points()
+        self.pm.check_pending()
+        self._collect()
+        self._loaded = True
+        return self
+
+    def _load_entry_points(self):
+        only = os.environ.get("PLCORE_LOAD_PLUGINS")
+        only = {s.strip() for s in only.split(",")} if only else None
+        for ep in sorted(metadata.entry_points(group=hookspecs.ENTRY_POINT_GROUP), key=lambda e: e.name):
+            if only is not None and ep.name not in only:
+                continue
+            dist = getattr(ep, "dist", None)
+            dname = dist.name if dist is not None else "?"
+            dver = dist.version if dist is not None else "?"
+            if self.pm.get_plugin(ep.name) is not None:
+                self.errors.append(PluginLoadError(
+                    ep.name, dname, dver,
+                    f"entry point name {ep.name!r} is already used by another plugin; names must be unique"))
+                continue
+            try:
+                plugin = ep.load()
+                self.pm.register(plugin, name=ep.name)
+            except Exception as err:  # noqa: BLE001 - report and keep going
+                self.errors.append(PluginLoadError(ep.name, dname, dver, f"{type(err).__name__}: {err}",
+                                                   traceback.format_exc()))
+                continue
+            self._providers[id(plugin)] = _Provider(ep.name, dname, dver)
+
+    def _collect(self):
+        for impl in self.pm.hook.plcore_components.get_hookimpls():
+            provider = self._providers.get(id(impl.plugin), _Provider(impl.plugin_name, "?", "?"))
+            try:
+                specs = impl.function() or []
+                for spec in specs:
+                    self._add(spec, provider)
+            except PluginError:
+                raise
+            except Exception as err:  # noqa: BLE001
+                self.errors.append(PluginLoadError(provider.plugin, provider.distribution, provider.version,
+                                                   f"plcore_components() failed: {type(err).__name__}: {err}",
+                                                   traceback.format_exc()))
+        for impl in self.pm.hook.plcore_experiments.get_hookimpls():
+            for name, node in (impl.function() or {}).items():
+                self.experiments[name] = node
+
+    def _add(self, spec: ComponentSpec, provider: _Provider):
+        if not isinstance(spec, ComponentSpec):
+            raise PluginError(f"plugin {provider.plugin!r} ({provider.distribution}) returned "
+                              f"{type(spec).__name__}, expected plcore.registry.ComponentSpec")
+        if spec.kind not in COMPONENT_KINDS:
+            raise PluginError(f"plugin {provider.plugin!r} registers {spec.name!r} with unknown kind "
+                              f"{spec.kind!r}; kinds are {COMPONENT_KINDS}")
+        if spec.kind in ESTIMATOR_KINDS:
+            base = KINDS[spec.kind]
+            if not (isinstance(spec.cls, type) and issubclass(spec.cls, base)):
+                raise PluginError(f"plugin {provider.plugin!r} registers {spec.kind} {spec.name!r} as "
+                                  f"{spec.cls!r}, which does not subclass plcore.base.{base.__name__}")
+        key = (spec.kind, spec.name)
+        if key in self.components:
+            old = self.components[key]
+            raise PluginError(
+                f"{spec.kind} {spec.name!r} is registered twice: by {old.plugin!r} "
+                f"({old.distribution} {old.version}) and by {provider.plugin!r} "
+                f"({provider.distribution} {provider.version}); uninstall one of them")
+        self.components[key] = Component(spec, provider.plugin, provider.distribution, provider.version)
+
+    # ----------------------------------------------------------------- queries
+    def names(self, kind: str) -> list[str]:
+        return sorted(name for (k, name) in self.components if k == kind)
+
+    def get(self, kind: str, name: str) -> Component:
+        try:
+            return self.components[(kind, name)]
+        except KeyError:
+            raise ConfigError(f"unknown {kind} {name!r}; available: {', '.join(self.names(kind)) or '(none)'}"
+                              ) from None
+
+    def create(self, kind: str, name: str, **params):
+        """Instantiate the estimator registered as ``(kind, name)`` with ``params``."""
+        comp = self.get(kind, name)
+        return comp.spec.cls(**params)
+
+    def distributions(self) -> dict[str, str]:
+        """``{distribution: version}`` of every loaded plugin (for run tags)."""
+        return {c.distribution: c.version for c in self.components.values()}
+
+    def table(self) -> list[dict]:
+        """One row per component, sorted by kind and name (for listings)."""
+        return [
+            {"kind": c.kind, "name": c.name, "distribution": c.distribution, "version": c.version,
+             "description": c.description}
+            for _, c in sorted(self.components.items())
+        ]
+
+
+_REGISTRY: Registry | None = None
+
+
+def get_registry() -> Registry:
+    """The process-wide registry, loaded on first use."""
+    global _REGISTRY
+    if _REGISTRY is None:
+        _REGISTRY = Registry().load()
+    return _REGISTRY

@@ -1,0 +1,159 @@
+"""The Hydra app end to end (subprocesses in a scratch directory) and MLflow tracking."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+import json
+
+import pytest
+
+TIMEOUT = 300
+
+
+def run_plcore(args, cwd, env_extra=None, check=True):
+    env = dict(os.environ)
+    env.pop("MLFLOW_TRACKING_URI", None)
+    env.update(env_extra or {})
+    proc = subprocess.run([sys.executable, "-m", "plcore", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=TIMEOUT)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
+    return proc
+
+
+def mlflow_runs(db):
+    import mlflow
+
+    client = mlflow.tracking.MlflowClient(tracking_uri=f"sqlite:///{db}")
+    exp = client.get_experiment_by_name("plcore")
+    return client, client.search_runs([exp.experiment_id])
+
+
+@pytest.fixture(scope="module")
+def default_run(tmp_path_factory):
+    cwd = tmp_path_factory.mktemp("default")
+    proc = run_plcore(["protocol.n_splits=3"], cwd)
+    return cwd, proc
+
+
+def test_default_run_prints_summary_and_logs_finished_run(default_run):
+    cwd, proc = default_run
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last.startswith("accuracy_mean=") and " accuracy_std=" in last
+    assert float(last.split()[0].split("=")[1]) > 0.85  # digits, r=3: far above chance 0.1
+    client, runs = mlflow_runs(cwd / "mlflow.db")
+    (run,) = runs
+    assert run.info.status == "FINISHED"
+    m = run.data.metrics
+    assert {"accuracy_mean", "accuracy_std", "transductive_accuracy_mean", "fit_time_mean"} <= set(m)
+    assert len(client.get_metric_history(run.info.run_id, "accuracy")) == 3  # one per fold
+    assert run.data.params["learner.k"] == "10" and run.data.params["bags.r"] == "3"
+    tags = run.data.tags
+    assert tags["plcore.version"] and tags["seed"] == "0" and len(tags["dataset.fingerprint"]) == 16
+    assert tags["overrides"] == "protocol.n_splits=3"
+    arts = {a.path for a in client.list_artifacts(run.info.run_id)}
+    assert {"config.yaml", "predictions.csv", "plots"} <= arts
+    assert [a.path for a in client.list_artifacts(run.info.run_id, "plots")] == ["plots/accuracy_per_fold.png"]
+
+
+def test_failing_run_is_recorded_failed_with_traceback(tmp_path):
+    proc = run_plcore(["+learner=plknn", "learner.k=0", "protocol.n_splits=2"], tmp_path, check=False)
+    assert proc.returncode != 0
+    client, runs = mlflow_runs(tmp_path / "mlflow.db")
+    (run,) = runs
+    assert run.info.status == "FAILED"
+    path = client.download_artifacts(run.info.run_id, "error/traceback.txt", str(tmp_path))
+    assert "k must be a positive integer" in open(path).read()
+
+
+def test_misspelled_component_is_one_line(tmp_path):
+    proc = run_plcore(["+learner=plknnn"], tmp_path, check=False)
+    assert proc.returncode == 2
+    err = proc.stderr.strip().splitlines()
+    assert len(err) == 1 and "unknown learner 'plknnn'" in err[0] and "plknn" in err[0]
+    assert not (tmp_path / "mlflow.db").exists()
+
+
+def test_cfg_job_and_listing(tmp_path):
+    proc = run_plcore(["+learner=plknn", "learner.k=5", "dataset=lost", "--cfg", "job"], tmp_path)
+    assert "k: 5" in proc.stdout and "name_or_path: lost" in proc.stdout
+    listing = run_plcore(["list"], tmp_path).stdout
+    assert "plknn" in listing and "KIND" in listing and "uniform" in listing
+
+
+@pytest.mark.data
+def test_real_dataset_tracking_none(tmp_path, data_home):
+    proc = run_plcore(["+learner=plknn", "dataset=lost", "tracking=none", "protocol.n_splits=3"], tmp_path,
+                      {"PLCORE_DATA_HOME": str(data_home)})
+    assert "has its own candidate sets" in proc.stdout
+    assert proc.stdout.strip().splitlines()[-1].startswith("accuracy_mean=0.")
+    assert not (tmp_path / "mlflow.db").exists()
+
+
+def test_multirun_joblib_three_runs(tmp_path):
+    run_plcore(["-m", "+learner=plknn", "learner.k=5,10,20", "hydra/launcher=joblib",
+                "hydra.launcher.n_jobs=2", "protocol.n_splits=2"], tmp_path)
+    _, runs = mlflow_runs(tmp_path / "mlflow.db")
+    assert sorted(r.data.params["learner.k"] for r in runs) == ["10", "20", "5"]
+    assert all(r.info.status == "FINISHED" for r in runs)
+
+
+def test_env_tracking_uri_is_honoured(tmp_path):
+    db = tmp_path / "elsewhere.db"
+    run_plcore(["protocol.n_splits=2"], tmp_path, {"MLFLOW_TRACKING_URI": f"sqlite:///{db}"})
+    assert db.exists() and not (tmp_path / "mlflow.db").exists()
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url):
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return json.loads(r.read().decode())
+
+
+@pytest.mark.slow
+def test_mlflow_ui_serves_the_run(default_run):
+    """`mlflow ui` over the default run's database serves it through the REST API."""
+    cwd, _ = default_run
+    port = _free_port()
+    env = dict(os.environ, MLFLOW_SERVER_ENABLE_JOB_EXECUTION="false")
+    mlflow_bin = os.path.join(os.path.dirname(sys.executable), "mlflow")
+    proc = subprocess.Popen([mlflow_bin, "ui", "--backend-store-uri", f"sqlite:///{cwd / 'mlflow.db'}",
+                             "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
+                            cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 120
+        while True:
+            try:
+                urllib.request.urlopen(base + "/health", timeout=2)
+                break
+            except OSError:
+                if time.time() > deadline or proc.poll() is not None:
+                    raise AssertionError("mlflow ui did not start")
+                time.sleep(1)
+        exp = _get(base + "/api/2.0/mlflow/experiments/get-by-name?experiment_name=plcore")["experiment"]
+        req = urllib.request.Request(
+            base + "/api/2.0/mlflow/runs/search", method="POST",
+            data=json.dumps({"experiment_ids": [exp["experiment_id"]]}).encode(),
+            headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            runs = json.loads(r.read().decode())["runs"]
+        (run,) = runs
+        assert run["info"]["status"] == "FINISHED"
+        metrics = {m["key"]: m["value"] for m in run["data"]["metrics"]}
+        assert metrics["accuracy_mean"] > 0.85
+        q = urllib.parse.urlencode({"run_id": run["info"]["run_id"], "path": "plots"})
+        files = _get(base + "/api/2.0/mlflow/artifacts/list?" + q)["files"]
+        assert [f["path"] for f in files] == ["plots/accuracy_per_fold.png"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -1,0 +1,125 @@
+"""The pluggy registry: built-ins, duplicates, broken plugins, ConfigStore nodes."""
+
+import types
+
+import pytest
+from hydra.utils import instantiate
+
+from plcore.base import BaseLearner
+from plcore.exceptions import ConfigError, PluginError
+from plcore.hookspecs import hookimpl
+from plcore.learners import PlKnnLearner
+from plcore.registry import ComponentSpec, Registry
+
+
+def plugin_with(*specs):
+    class Plugin:
+        @hookimpl
+        def plcore_components(self):
+            return list(specs)
+
+    return Plugin()
+
+
+def test_builtins_come_through_the_hook():
+    reg = Registry().load(entry_points=False)
+    assert reg.names("learner") == ["plknn"]
+    assert set(reg.names("bags")) == {"uniform", "fixed_size", "cluster_noisy", "drop_true"}
+    assert {"digits", "lost", "msrc-v2", "satimage", "msrc-v2-plc-splits"} <= set(reg.names("dataset"))
+    assert set(reg.names("protocol")) == {"kfold", "holdout", "online", "clustering"}
+    comp = reg.get("learner", "plknn")
+    assert comp.distribution == "plcore" and comp.description
+
+
+def test_estimator_config_instantiates_with_equal_params():
+    reg = Registry().load(entry_points=False)
+    for kind in ("learner", "bags"):
+        for name in reg.names(kind):
+            comp = reg.get(kind, name)
+            est = instantiate(comp.config())
+            assert isinstance(est, comp.spec.cls)
+            expected = {k: v for k, v in comp.config().items() if k != "_target_"}
+            assert {k: est.get_params()[k] for k in expected} == expected
+
+
+def test_duplicate_kind_name_names_both_providers():
+    class Other(PlKnnLearner):
+        pass
+
+    reg = Registry()
+    reg.register(plugin_with(ComponentSpec("learner", "plknn", Other)), name="other-plugin",
+                 distribution="plcore-other", version="9.9")
+    with pytest.raises(PluginError) as err:
+        reg.load(entry_points=False)
+    msg = str(err.value)
+    assert "plknn" in msg and "plcore-other" in msg and "plcore._builtins" in msg
+
+
+def test_wrong_base_class_and_unknown_kind_rejected():
+    reg = Registry()
+    reg.register(plugin_with(ComponentSpec("learner", "bad", dict)), name="p1", distribution="d1")
+    with pytest.raises(PluginError, match="does not subclass plcore.base.BaseLearner"):
+        reg.load(entry_points=False, builtins=False)
+    reg = Registry()
+    reg.register(plugin_with(ComponentSpec("scorer", "x", PlKnnLearner)), name="p2", distribution="d2")
+    with pytest.raises(PluginError, match="unknown kind 'scorer'"):
+        reg.load(entry_points=False, builtins=False)
+
+
+def test_failing_hook_is_reported_and_others_survive():
+    class Broken:
+        @hookimpl
+        def plcore_components(self):
+            raise RuntimeError("boom")
+
+    reg = Registry()
+    reg.register(Broken(), name="broken", distribution="plcore-broken", version="0.0.1")
+    reg.load(entry_points=False)
+    assert "plknn" in reg.names("learner")
+    assert len(reg.errors) == 1 and "boom" in reg.errors[0].error
+    assert reg.errors[0].distribution == "plcore-broken"
+
+
+def test_broken_entry_point_is_reported(monkeypatch):
+    class EP:
+        name = "kaputt"
+        dist = types.SimpleNamespace(name="plcore-kaputt", version="1.0")
+
+        def load(self):
+            raise ImportError("No module named 'missing_dependency'")
+
+    import plcore.registry as registry_mod
+
+    monkeypatch.setattr(registry_mod.metadata, "entry_points", lambda group: [EP()])
+    reg = Registry().load()
+    assert "plknn" in reg.names("learner")
+    (err,) = reg.errors
+    assert err.distribution == "plcore-kaputt" and "missing_dependency" in err.error
+
+
+def test_unknown_component_lists_options():
+    reg = Registry().load(entry_points=False)
+    with pytest.raises(ConfigError, match="available: plknn"):
+        reg.get("learner", "plknnn")
+
+
+def test_default_config_derived_from_get_params():
+    class Tiny(BaseLearner):
+        """Tiny learner."""
+
+        def __init__(self, alpha=0.5):
+            self.alpha = alpha
+
+        def _fit(self, X, S):
+            pass
+
+        def _scores(self, X):
+            pass
+
+    reg = Registry()
+    reg.register(plugin_with(ComponentSpec("learner", "tiny", Tiny)), name="t", distribution="plcore-tiny")
+    reg.load(entry_points=False, builtins=False)
+    comp = reg.get("learner", "tiny")
+    assert comp.config() == {"_target_": f"{Tiny.__module__}.{Tiny.__qualname__}", "alpha": 0.5}
+    assert comp.description == "Tiny learner."
+    assert reg.table()[0]["distribution"] == "plcore-tiny"
