@@ -9,6 +9,7 @@ __version__ = "0.1.0"
 from plcore.base import BaseBagGenerator, BaseClusterer, BaseLearner, BaseReducer  # noqa: E402
 from plcore.data import PLDataset, check_partial_labels  # noqa: E402
 from plcore.exceptions import DataValidationError, DatasetNotFoundError, PlcoreError  # noqa: E402
+from plcore.hookspecs import hookimpl  # noqa: E402
 from plcore.learners import PlKnnLearner  # noqa: E402
 
 __all__ = [
@@ -23,4 +24,5 @@ __all__ = [
     "DatasetNotFoundError",
     "PlcoreError",
     "PlKnnLearner",
+    "hookimpl",
 ]

@@ -91,7 +91,7 @@ def build_setup(cfg, registry: Registry | None = None):
 
 
 def _describe(setup) -> str:
-    parts = [f"{k}={type(v).__name__}" for k, v in vars(setup).items() if v is not None]
+    parts = [f"{k}={v!r}" for k, v in vars(setup).items() if v is not None and k != "bags"]
     return " ".join(parts)
 
 
@@ -101,13 +101,23 @@ def summary_line(protocol: str, summary: dict) -> str:
 
 
 def run_job(cfg) -> float | None:
-    """One Hydra job: load data, build components, run the protocol, track, print the summary."""
+    """One Hydra job; a :class:`PlcoreError` prints one line and exits 2 (``PLCORE_FULL_ERROR=1``: traceback)."""
+    try:
+        return _run_job(cfg)
+    except PlcoreError as err:
+        if os.environ.get("PLCORE_FULL_ERROR"):
+            raise
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(2)
+
+
+def _run_job(cfg) -> float | None:
+    """Load data, build components, run the protocol, track, print the summary."""
     from hydra.core.hydra_config import HydraConfig
     from hydra.utils import instantiate
     from omegaconf import OmegaConf
 
     from plcore import tracking
-    from plcore.protocols import PROTOCOLS
 
     from omegaconf import open_dict
 
@@ -118,9 +128,11 @@ def run_job(cfg) -> float | None:
     setup = build_setup(cfg, registry)
     pcfg = OmegaConf.to_container(cfg.protocol, resolve=True)
     pname = pcfg.pop("name")
-    if pname not in PROTOCOLS:
-        raise ConfigError(f"unknown protocol {pname!r}; available: {', '.join(PROTOCOLS)}")
+    protocol_fn = registry.get("protocol", pname).spec.cls
     dataset = instantiate(cfg.dataset)
+    if not dataset.is_partial and setup.bags is None:
+        raise ConfigError(f"data set {dataset.name!r} has exact labels only: choose a bag generator "
+                          "(e.g. bags=uniform) to create candidate sets")
     if setup.bags is not None and dataset.is_partial and not getattr(setup.bags, "_corrupts_existing", False):
         print(f"note: {dataset.name} has its own candidate sets; bags={type(setup.bags).__name__} not applied")
         setup.bags = None
@@ -141,13 +153,16 @@ def run_job(cfg) -> float | None:
         pass
     run_name = f"{pname}-{dataset.name}-" + "-".join(
         type(e).__name__ for e in (setup.reducer, setup.learner, setup.clusterer) if e is not None)
-    print(f"{dataset!r} protocol={pname} {_describe(setup)}", flush=True)
+    source = ("its own candidate sets" if dataset.is_partial and setup.bags is None
+              else f"candidate sets from {setup.bags!r}")
+    print(f"{dataset.name}: n={dataset.n_samples} d={dataset.n_features} q={dataset.n_classes}, {source}; "
+          f"protocol={pname}; {_describe(setup)}", flush=True)
     with tracking.start_run(tcfg, params=tracking.flatten(resolved), tags=tags,
                             config_yaml=OmegaConf.to_yaml(cfg, resolve=True), run_name=run_name) as run:
         tags["dataset.fingerprint"] = dataset.fingerprint()
         if run.run_id is not None:
             run.client.set_tag(run.run_id, "dataset.fingerprint", tags["dataset.fingerprint"])
-        result = PROTOCOLS[pname](setup, dataset, random_state=cfg.seed, progress=cfg.get("progress", True),
+        result = protocol_fn(setup, dataset, random_state=cfg.seed, progress=cfg.get("progress", True),
                                   callback=run.log_step, **pcfg)
         run.log_result(result)
     line = summary_line(pname, result.summary)

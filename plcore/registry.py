@@ -170,10 +170,14 @@ class Registry:
                     ep.name, dname, dver,
                     f"entry point name {ep.name!r} is already used by another plugin; names must be unique"))
                 continue
+            plugin = None
             try:
                 plugin = ep.load()
                 self.pm.register(plugin, name=ep.name)
+                self.pm.check_pending()  # misspelled hook names (e.g. plcore_component)
             except Exception as err:  # noqa: BLE001 - report and keep going
+                if plugin is not None and self.pm.is_registered(plugin):
+                    self.pm.unregister(plugin)
                 self.errors.append(PluginLoadError(ep.name, dname, dver, f"{type(err).__name__}: {err}",
                                                    traceback.format_exc()))
                 continue
@@ -189,25 +193,43 @@ class Registry:
             except PluginError:
                 raise
             except Exception as err:  # noqa: BLE001
-                self.errors.append(PluginLoadError(provider.plugin, provider.distribution, provider.version,
-                                                   f"plcore_components() failed: {type(err).__name__}: {err}",
-                                                   traceback.format_exc()))
+                self._error(provider, f"plcore_components() failed: {type(err).__name__}: {err}")
+        owners: dict[str, _Provider] = {}
         for impl in self.pm.hook.plcore_experiments.get_hookimpls():
-            for name, node in (impl.function() or {}).items():
+            provider = self._providers.get(id(impl.plugin), _Provider(impl.plugin_name, "?", "?"))
+            try:
+                presets = dict(impl.function() or {})
+            except Exception as err:  # noqa: BLE001
+                self._error(provider, f"plcore_experiments() failed: {type(err).__name__}: {err}")
+                continue
+            for name, node in presets.items():
+                if name in owners:
+                    old = owners[name]
+                    raise PluginError(f"experiment preset {name!r} is provided twice: by {old.plugin!r} "
+                                      f"({old.distribution}) and by {provider.plugin!r} ({provider.distribution})")
+                owners[name] = provider
                 self.experiments[name] = node
 
+    def _error(self, provider: _Provider, message: str):
+        self.errors.append(PluginLoadError(provider.plugin, provider.distribution, provider.version, message,
+                                           traceback.format_exc()))
+
     def _add(self, spec: ComponentSpec, provider: _Provider):
+        """Index one spec. Invalid specs are reported as load errors and skipped; a duplicate
+        ``(kind, name)`` is a hard error naming both providers (which one to use is ambiguous)."""
+        problem = None
         if not isinstance(spec, ComponentSpec):
-            raise PluginError(f"plugin {provider.plugin!r} ({provider.distribution}) returned "
-                              f"{type(spec).__name__}, expected plcore.registry.ComponentSpec")
-        if spec.kind not in COMPONENT_KINDS:
-            raise PluginError(f"plugin {provider.plugin!r} registers {spec.name!r} with unknown kind "
-                              f"{spec.kind!r}; kinds are {COMPONENT_KINDS}")
-        if spec.kind in ESTIMATOR_KINDS:
+            problem = f"returned {type(spec).__name__}, expected plcore.registry.ComponentSpec"
+        elif spec.kind not in COMPONENT_KINDS:
+            problem = f"registers {spec.name!r} with unknown kind {spec.kind!r}; kinds are {COMPONENT_KINDS}"
+        elif spec.kind in ESTIMATOR_KINDS:
             base = KINDS[spec.kind]
             if not (isinstance(spec.cls, type) and issubclass(spec.cls, base)):
-                raise PluginError(f"plugin {provider.plugin!r} registers {spec.kind} {spec.name!r} as "
-                                  f"{spec.cls!r}, which does not subclass plcore.base.{base.__name__}")
+                problem = (f"registers {spec.kind} {spec.name!r} as {spec.cls!r}, which does not subclass "
+                           f"plcore.base.{base.__name__}")
+        if problem is not None:
+            self._error(provider, problem)
+            return
         key = (spec.kind, spec.name)
         if key in self.components:
             old = self.components[key]

@@ -157,3 +157,24 @@ def test_mlflow_ui_serves_the_run(default_run):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_primary_config_found_from_installed_wheel(tmp_path):
+    """A non-editable install carries conf/ as plcore/conf and the app composes from it."""
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                    "-w", str(tmp_path / "dist"), str(repo)], check=True, timeout=TIMEOUT)
+    (wheel,) = (tmp_path / "dist").glob("plcore-*.whl")
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
+                    str(wheel)], check=True, timeout=TIMEOUT)
+    env = {"PYTHONPATH": str(site)}
+    code = "import plcore.app as a; print(a.find_conf_dir())"
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=dict(os.environ, **env),
+                         capture_output=True, text=True, timeout=TIMEOUT, check=True).stdout.strip()
+    assert out == str(site / "plcore" / "conf")
+    proc = run_plcore(["+learner=plknn", "--cfg", "job"], tmp_path, env)
+    assert "name_or_path: digits" in proc.stdout

@@ -55,15 +55,30 @@ def test_duplicate_kind_name_names_both_providers():
     assert "plknn" in msg and "plcore-other" in msg and "plcore._builtins" in msg
 
 
-def test_wrong_base_class_and_unknown_kind_rejected():
+def test_wrong_base_class_and_unknown_kind_are_reported_and_skipped():
     reg = Registry()
-    reg.register(plugin_with(ComponentSpec("learner", "bad", dict)), name="p1", distribution="d1")
-    with pytest.raises(PluginError, match="does not subclass plcore.base.BaseLearner"):
-        reg.load(entry_points=False, builtins=False)
+    reg.register(plugin_with(ComponentSpec("learner", "bad", dict),
+                             ComponentSpec("scorer", "x", PlKnnLearner),
+                             ComponentSpec("learner", "good", PlKnnLearner)), name="p1", distribution="d1")
+    reg.load(entry_points=False, builtins=False)
+    assert reg.names("learner") == ["good"]
+    msgs = [e.error for e in reg.errors]
+    assert any("does not subclass plcore.base.BaseLearner" in m for m in msgs)
+    assert any("unknown kind 'scorer'" in m for m in msgs)
+    assert all(e.distribution == "d1" for e in reg.errors)
+
+
+def test_failing_experiments_hook_is_reported():
+    class Broken:
+        @hookimpl
+        def plcore_experiments(self):
+            raise RuntimeError("no presets today")
+
     reg = Registry()
-    reg.register(plugin_with(ComponentSpec("scorer", "x", PlKnnLearner)), name="p2", distribution="d2")
-    with pytest.raises(PluginError, match="unknown kind 'scorer'"):
-        reg.load(entry_points=False, builtins=False)
+    reg.register(Broken(), name="b", distribution="plcore-b")
+    reg.load(entry_points=False)
+    assert "plknn" in reg.names("learner")
+    assert "no presets today" in reg.errors[0].error
 
 
 def test_failing_hook_is_reported_and_others_survive():
