@@ -81,6 +81,8 @@ def test_misspelled_component_is_one_line(tmp_path):
 def test_cfg_job_and_listing(tmp_path):
     proc = run_plcore(["+learner=plknn", "learner.k=5", "dataset=lost", "--cfg", "job"], tmp_path)
     assert "k: 5" in proc.stdout and "name_or_path: lost" in proc.stdout
+    preset = run_plcore(["experiment=plknn_lost", "--cfg", "job"], tmp_path).stdout
+    assert "name_or_path: lost" in preset and "k: 10" in preset and "preprocessing: standardize" in preset
     listing = run_plcore(["list"], tmp_path).stdout
     assert "plknn" in listing and "KIND" in listing and "uniform" in listing
 
