@@ -240,3 +240,8 @@ def main(argv=None) -> int:
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1
     return 0
+
+
+def console() -> None:
+    """The ``plcore`` console script (same as ``python -m plcore``)."""
+    sys.exit(main())

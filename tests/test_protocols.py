@@ -139,6 +139,25 @@ def test_online_mistake_rate_curve():
         np.mean([s["mistake_rate_final"] for s in res.steps]))
 
 
+def test_online_fast_path_matches_generic_loop():
+    X, S, y = make_pl_data(n_samples=50, cluster_std=2.0)
+    ds = PLDataset(X, None, y)
+
+    class FastPath(StreamingNearestCentroid):
+        def predict_partial_fit(self, X, S, classes=None):
+            self.partial_fit(X[:0], S[:0], classes=classes)
+            preds = []
+            for i in range(len(X)):
+                preds.append(self.predict(X[i:i + 1])[0])
+                self.partial_fit(X[i:i + 1], S[i:i + 1])
+            return np.array(preds)
+
+    setup = dict(bags=UniformBags(r=1))
+    slow = online(Setup(learner=StreamingNearestCentroid(), **setup), ds, n_runs=3, progress=False)
+    fast = online(Setup(learner=FastPath(), **setup), ds, n_runs=3, progress=False)
+    np.testing.assert_allclose(fast.curves["mistake_rate"], slow.curves["mistake_rate"])
+
+
 def test_online_feeds_true_labels_to_exact_label_baselines():
     X, S, y = make_pl_data(n_samples=30)
     ds = PLDataset(X, S, y)
