@@ -1,3 +1,5 @@
+"""Shared pytest fixtures for the core and every plugin under plugins/."""
+
 import os
 from pathlib import Path
 
@@ -9,7 +11,7 @@ def data_home() -> Path:
     """The shared data sets: ``$PLCORE_DATA_HOME``, else ``../shared/datasets`` beside the repo."""
     env = os.environ.get("PLCORE_DATA_HOME")
     candidates = ([Path(env).expanduser()] if env else []) + [
-        Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+        Path(__file__).resolve().parent.parent / "shared" / "datasets"
     ]
     for home in candidates:
         if home.is_dir():
