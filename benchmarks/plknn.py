@@ -61,11 +61,7 @@ from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-try:
-    import plcore
-except ModuleNotFoundError:  # not installed into this interpreter: use the checkout
-    sys.path.insert(0, str(REPO_ROOT))
-    import plcore
+import plcore
 from plcore.datasets.loaders import load_dataset
 from plcore.exceptions import DatasetNotFoundError
 from plcore.learners.plknn import PlKnnLearner

@@ -44,11 +44,7 @@ from sklearn.model_selection import KFold
 from sklearn.neighbors import NearestNeighbors
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-try:
-    import plcore
-except ModuleNotFoundError:  # not installed into this interpreter: use the checkout
-    sys.path.insert(0, str(REPO_ROOT))
-    import plcore
+import plcore
 from plcore.datasets.loaders import load_dataset
 from plcore.exceptions import DatasetNotFoundError
 from plcore.learners.plknn import PlKnnLearner
@@ -59,17 +55,8 @@ WEIGHTS = ("linear", "uniform")
 
 
 def _fold_accuracies(res):
-    """(per-fold accuracies, summary dict) of a kfold result.
-
-    Accepts both result shapes plcore has had: ``ProtocolResult`` (``steps`` = list of
-    metric dicts, ``summary`` a dict) and the earlier ``KFoldResult`` (``folds`` with an
-    ``accuracy`` attribute, ``summary()`` a method).
-    """
-    if hasattr(res, "steps"):
-        accs, summary = [s["accuracy"] for s in res.steps], res.summary
-    else:
-        accs, summary = [f.accuracy for f in res.folds], res.summary()
-    return np.array(accs, dtype=float), summary
+    """(per-fold accuracies, summary dict) of a kfold ``ProtocolResult``."""
+    return np.array([s["accuracy"] for s in res.steps], dtype=float), res.summary
 
 
 def cv_accuracy(ds, weights, preprocessing, seed, k=10):

@@ -13,7 +13,7 @@ import importlib
 import inspect
 import os
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 

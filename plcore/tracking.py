@@ -137,7 +137,6 @@ def start_run(tcfg: dict, *, params: dict, tags: dict, config_yaml: str, run_nam
     if not tcfg.get("enabled", False):
         yield NullRun()
         return
-    import mlflow
     from mlflow.tracking import MlflowClient
 
     uri = tcfg["tracking_uri"]
@@ -166,7 +165,6 @@ def start_run(tcfg: dict, *, params: dict, tags: dict, config_yaml: str, run_nam
     finally:
         if ok:
             client.set_terminated(rid, status="FINISHED")
-    del mlflow
 
 
 try:

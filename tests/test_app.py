@@ -140,7 +140,7 @@ def test_mlflow_ui_serves_the_run(default_run):
                 break
             except OSError:
                 if time.time() > deadline or proc.poll() is not None:
-                    raise AssertionError("mlflow ui did not start")
+                    raise AssertionError("mlflow ui did not start") from None
                 time.sleep(1)
         exp = _get(base + "/api/2.0/mlflow/experiments/get-by-name?experiment_name=plcore")["experiment"]
         req = urllib.request.Request(
