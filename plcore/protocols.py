@@ -129,8 +129,14 @@ def _evaluate_split(setup, X, S, y, train, test, preprocessing, step, prediction
         trans = transductive_accuracy(y[train], final.confidences_, final.classes_)
     predictions.extend({"step": step, "index": int(i), "y_true": int(t), "y_pred": int(p)}
                        for i, t, p in zip(test, y[test], pred))
-    return {"step": step, "accuracy": accuracy(y[test], pred), "transductive_accuracy": trans,
-            "fit_time": t1 - t0, "predict_time": t2 - t1}
+    out = {"step": step, "accuracy": accuracy(y[test], pred), "transductive_accuracy": trans,
+           "fit_time": t1 - t0, "predict_time": t2 - t1}
+    if setup.reducer is not None:  # the reducer is the step before the learner
+        reducer = pipe.steps[-2][1]
+        out["n_components"] = getattr(reducer, "n_components_", None)
+        if getattr(reducer, "confidences_", None) is not None:
+            out["reducer_transductive_accuracy"] = transductive_accuracy(y[train], reducer.confidences_)
+    return out
 
 
 def _need_learner(setup, name):
@@ -163,9 +169,14 @@ def kfold(setup: Setup, dataset: PLDataset, *, n_splits: int = 10, shuffle: bool
         bar.set_postfix(acc=f"{step['accuracy']:.3f}")
         if callback is not None:
             callback(step)
-    for key in ("accuracy", "transductive_accuracy", "fit_time", "predict_time"):
-        _mean_std(result.steps, key, result.summary)
+    _summarise_splits(result)
     return result
+
+
+def _summarise_splits(result):
+    for key in ("accuracy", "transductive_accuracy", "fit_time", "predict_time", "n_components",
+                "reducer_transductive_accuracy"):
+        _mean_std(result.steps, key, result.summary)
 
 
 def holdout(setup: Setup, dataset: PLDataset, *, test_size: float = 0.2, n_repeats: int = 1,
@@ -189,8 +200,7 @@ def holdout(setup: Setup, dataset: PLDataset, *, test_size: float = 0.2, n_repea
         result.steps.append(step)
         if callback is not None:
             callback(step)
-    for key in ("accuracy", "transductive_accuracy", "fit_time", "predict_time"):
-        _mean_std(result.steps, key, result.summary)
+    _summarise_splits(result)
     return result
 
 

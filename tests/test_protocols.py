@@ -239,3 +239,26 @@ def test_protocols_registry_defaults():
     for name in PROTOCOLS:
         cfg = default_config(name)
         assert cfg["name"] == name
+
+
+def test_kfold_records_reducer_dimensions_and_disambiguation():
+    from plcore.base import BaseReducer
+
+    class FirstTwo(BaseReducer):
+        def __init__(self):
+            pass
+
+        def _fit(self, X, S):
+            self.n_components_ = 2
+            conf = np.asarray(S, dtype=float)
+            self.confidences_ = conf / conf.sum(axis=1, keepdims=True)
+
+        def _transform(self, X):
+            return X[:, :2]
+
+    ds = small_dataset()
+    res = kfold(Setup(reducer=FirstTwo(), learner=PlKnnLearner(k=3)), ds, n_splits=3, progress=False)
+    assert all(s["n_components"] == 2 for s in res.steps)
+    assert res.summary["n_components_mean"] == 2
+    # uniform confidences over {true, one false}: argmax picks the lower index -> about half right
+    assert 0.2 < res.summary["reducer_transductive_accuracy_mean"] < 0.8
