@@ -33,6 +33,7 @@ __all__ = [
     "cross_covariance",
     "generalized_eigenpairs",
     "select_n_components",
+    "knn_indices",
     "knn_update",
     "subspace_distance",
     "flip_signs",
@@ -137,14 +138,17 @@ def _cholesky_rcond(B):
     return R, float(rcond)
 
 
-def cross_covariance(X: np.ndarray, Y: np.ndarray, x_mean: np.ndarray) -> np.ndarray:
-    """``C = X^T H Y`` (d x q) without ``H``: ``X^T Y - m * xbar ybar^T``.
+def cross_covariance(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """``C = X^T H Y`` (d x q) without ``H``: ``X^T (Y - 1 ybar^T)`` (``H Y`` is cheap, m x q).
 
     ``A = C C^T`` is the left-hand matrix of Eq. (12) (``X H L H X^T`` in the paper's
-    column convention).
+    column convention). When the centred confidences vanish up to rounding (every row of
+    ``Y`` the same, e.g. all candidate sets full) ``C`` is exactly 0.
     """
-    m = X.shape[0]
-    return X.T @ Y - np.outer(m * x_mean, Y.mean(axis=0))
+    Yc = Y - Y.mean(axis=0)
+    if np.linalg.norm(Yc) <= 1e-12 * np.linalg.norm(Y):
+        Yc[:] = 0.0
+    return X.T @ Yc
 
 
 def flip_signs(P: np.ndarray) -> np.ndarray:
@@ -202,8 +206,10 @@ def select_n_components(eigenvalues: np.ndarray, thr: float) -> int:
 def _neighbour_algorithm(algorithm: str, n_dims: int) -> str:
     if algorithm != "auto":
         return algorithm
-    # KD-trees beat brute force in the low projected dimension (d' <= q - 1).
-    return "kd_tree" if n_dims <= 20 else "brute"
+    # Measured (benchmarks/cenda.py, lost, msrc-v2): at d' = 13-18 a KD-tree is 3-10x
+    # slower than scikit-learn's chunked GEMM brute force (O(m) memory); trees only pay
+    # off in very few dimensions.
+    return "kd_tree" if n_dims <= 8 else "brute"
 
 
 def knn_indices(Z: np.ndarray, k: int, algorithm: str = "auto", n_jobs=None) -> np.ndarray:
