@@ -1,0 +1,16 @@
+"""plcore-aknn: PL A-kNN adaptive nearest neighbours for partial labels, with its kNN baselines.
+
+Learners ``aknn`` (:class:`AknnLearner`), ``aknn_multiclass``
+(:class:`AknnMulticlassLearner`) and ``knn_oracle`` (:class:`KnnOracleLearner`), and the
+paper's Appendix D.2 feature preprocessing (:class:`AknnPreprocessor`, a plain
+scikit-learn transformer).
+"""
+
+from plcore_aknn._rules import aknn_rule, multiclass_rule, threshold
+from plcore_aknn.learners import AknnLearner, AknnMulticlassLearner, KnnOracleLearner
+from plcore_aknn.preprocessing import AknnPreprocessor
+
+__version__ = "0.1.0"
+
+__all__ = ["AknnLearner", "AknnMulticlassLearner", "KnnOracleLearner", "AknnPreprocessor",
+           "aknn_rule", "multiclass_rule", "threshold", "__version__"]

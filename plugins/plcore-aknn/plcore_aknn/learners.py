@@ -1,0 +1,295 @@
+"""PL A-kNN and its kNN baselines as plcore learners.
+
+* :class:`AknnLearner` (``+learner=aknn``): PL A-kNN (Errandonea, Mazuelas, Lozano and
+  Dasgupta, "Learnability with partial labels and adaptive nearest neighbors",
+  Algorithm 1 with the disambiguation of Appendix D.3).
+* :class:`AknnMulticlassLearner` (``+learner=aknn_multiclass``): the multiclass
+  extension of A-kNN (Balsubramani et al. 2019) the paper compares with.
+* :class:`KnnOracleLearner` (``+learner=knn_oracle``): PL-kNN whose ``k`` is chosen by
+  leave-one-out validation on the training candidates, standing in for the paper's
+  "ideal kNN with the optimal number of neighbours".
+
+All three search the neighbours once per chunk of queries up to ``k_max`` and decide
+every ``k`` from cumulative candidate counts (:mod:`plcore_aknn._rules`).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.neighbors import NearestNeighbors
+from sklearn.utils.validation import check_is_fitted
+
+from plcore.base import BaseLearner
+from plcore.exceptions import DataValidationError
+from plcore.learners.plknn import weighted_votes
+
+from plcore_aknn._rules import (aknn_rule_neighbours, chunk_rows, dense_candidates, fixed_k_votes,
+                                multiclass_rule_neighbours)
+
+__all__ = ["AknnLearner", "AknnMulticlassLearner", "KnnOracleLearner"]
+
+_WEIGHTS = ("linear", "uniform")
+
+
+def _check_pos_int(value, name):
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+        raise DataValidationError(f"{name} must be a positive integer, got {value!r}")
+
+
+def _check_pos_real(value, name, *, upper=None):
+    if (not isinstance(value, numbers.Real) or isinstance(value, bool) or not np.isfinite(value)
+            or value <= 0 or (upper is not None and value >= upper)):
+        rng = "> 0" if upper is None else f"in (0, {upper})"
+        raise DataValidationError(f"{name} must be a number {rng}, got {value!r}")
+
+
+def _loo_confidences(S_dense, counts):
+    """Training confidences: neighbour candidate counts restricted to each bag, normalised.
+
+    ``counts`` (n, q) are the candidate counts of each training example's neighbours
+    (itself excluded); rows without any vote on their own candidates fall back to uniform
+    over the candidates.
+    """
+    conf = np.asarray(counts, dtype=np.float64) * S_dense
+    empty = conf.sum(axis=1) <= 0
+    conf[empty] = S_dense[empty]
+    return conf / conf.sum(axis=1, keepdims=True)
+
+
+class _AdaptiveKnnBase(BaseLearner):
+    """Shared fit / chunked predict of the two adaptive rules."""
+
+    _rule = None  # staticmethod(S, indices, n_train, c, delta) -> (pred, k_used)
+
+    def _check_params(self):
+        _check_pos_real(self.c, "c")
+        _check_pos_real(self.delta, "delta", upper=1.0)
+        _check_pos_int(self.k_max, "k_max")
+
+    def _fit(self, X, S):
+        self._check_params()
+        n = X.shape[0]
+        self.n_train_ = n
+        self.n_neighbors_ = min(int(self.k_max), n)
+        self._S = dense_candidates(S)
+        self._nn = NearestNeighbors(n_neighbors=self.n_neighbors_, metric=self.metric,
+                                    n_jobs=self.n_jobs).fit(X)
+        k_loo = min(self.n_neighbors_, n - 1)
+        if k_loo >= 1:
+            _, ind = self._nn.kneighbors(None, n_neighbors=k_loo)
+            loo_counts = self._S[ind].sum(axis=1)
+        else:
+            loo_counts = np.zeros(self._S.shape)
+        self.confidences_ = _loo_confidences(self._S, loo_counts)
+
+    def _decide(self, X):
+        """Predicted label indices and the number of neighbours used, for validated ``X``.
+
+        Returns ``(pred, k_used)``, both of shape ``(n_queries,)``; ``pred`` indexes
+        ``classes_``. Queries are processed in chunks of at most
+        ``CHUNK_ELEMENTS / (k_max q)`` rows (one neighbour search up to ``k_max`` per
+        chunk); within a chunk the cumulative counts grow one neighbour at a time for
+        the queries still undecided.
+        """
+        K, q = self.n_neighbors_, self._S.shape[1]
+        pred = np.empty(X.shape[0], dtype=np.int64)
+        k_used = np.empty(X.shape[0], dtype=np.int64)
+        for rows in chunk_rows(X.shape[0], K, q):
+            ind = self._nn.kneighbors(X[rows], return_distance=False)
+            pred[rows], k_used[rows] = type(self)._rule(self._S, ind, self.n_train_, self.c, self.delta)
+        return pred, k_used
+
+    def _scores(self, X):
+        """One-hot scores of the decided labels; sets ``n_neighbors_used_``."""
+        pred, k_used = self._decide(X)
+        self.n_neighbors_used_ = k_used
+        scores = np.zeros((X.shape[0], self._S.shape[1]))
+        scores[np.arange(X.shape[0]), pred] = 1.0
+        return scores
+
+    def predict_with_k(self, X):
+        """``(labels, n_neighbors_used)`` for ``X`` without storing anything on the estimator."""
+        check_is_fitted(self)
+        pred, k_used = self._decide(self._validate_predict(X))
+        return self.classes_[pred], k_used
+
+
+class AknnLearner(_AdaptiveKnnBase):
+    """PL A-kNN: adaptive nearest neighbours for partial labels (Errandonea et al., Alg. 1).
+
+    For a query, all labels start as potential labels. For ``k = 1 .. k_max`` the
+    frequency ``f_k(l)`` of label ``l`` among the bags of the ``k`` nearest training
+    examples is computed and every potential label with
+
+        f_k(l) < max_{l' potential} f_k(l') - Delta(n, k, delta),
+        Delta(n, k, delta) = c * sqrt((log n + log(1/delta)) / k),
+
+    is dropped (for good). The prediction is made as soon as one label remains. If
+    several remain after ``k_max`` steps, the remaining label maximising
+    ``max_k sqrt(k) (f_k(l) - f_k^(2))`` (``f_k^(2)`` the second largest frequency among
+    the labels potential at step ``k``) is predicted (Appendix D.3).
+
+    Parameters
+    ----------
+    c : float, default=0.5
+        Threshold constant (chosen by inner validation, see the README; the authors'
+        code also uses 0.5).
+    delta : float, default=0.5
+        Confidence parameter in ``(0, 1)`` (inner validation; it only enters through
+        ``log(1/delta)`` next to ``log n``).
+    k_max : int, default=50
+        Maximum number of neighbours (iterations), capped at the training-set size.
+    metric : str, default="euclidean"
+        Any metric of :class:`sklearn.neighbors.NearestNeighbors`.
+    n_jobs : int, optional
+        Parallel jobs of the neighbour search.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (q,)
+    n_train_ : int
+        ``n`` in the threshold.
+    n_neighbors_ : int
+        ``min(k_max, n_train_)``.
+    confidences_ : ndarray of shape (n_train, q)
+        Candidate counts of each training example's ``n_neighbors_`` nearest other
+        training examples, restricted to its own bag and normalised (uniform over the
+        bag when none of them votes for it).
+    n_neighbors_used_ : ndarray of shape (n_queries,)
+        Set by ``predict``: the ``k`` at which each query was decided (``n_neighbors_``
+        when the disambiguation decided). :meth:`predict_with_k` returns the same
+        without storing it.
+    n_features_in_ : int
+    """
+
+    _rule = staticmethod(aknn_rule_neighbours)
+
+    def __init__(self, c=0.5, delta=0.5, k_max=50, metric="euclidean", n_jobs=None):
+        self.c = c
+        self.delta = delta
+        self.k_max = k_max
+        self.metric = metric
+        self.n_jobs = n_jobs
+
+
+class AknnMulticlassLearner(_AdaptiveKnnBase):
+    """Multiclass A-kNN extension (Balsubramani et al. 2019) on partial labels.
+
+    Grows ``k = 1 .. k_max`` until the most frequent label among the ``k`` nearest bags
+    leads the second by more than ``Delta(n, k, delta) = c * sqrt((log n +
+    log(1/delta)) / k)`` and predicts it; otherwise predicts the most frequent label at
+    ``k_max``. This is the baseline the PL A-kNN paper calls the multiclass extension of
+    A-kNN: it looks only at the top label's lead, PL A-kNN at all the margins.
+
+    Parameters and attributes are those of :class:`AknnLearner`, with defaults tuned for
+    this rule by the same inner validation (see the README): ``c=0.25, delta=0.1,
+    k_max=50``.
+    """
+
+    _rule = staticmethod(multiclass_rule_neighbours)
+
+    def __init__(self, c=0.25, delta=0.1, k_max=50, metric="euclidean", n_jobs=None):
+        self.c = c
+        self.delta = delta
+        self.k_max = k_max
+        self.metric = metric
+        self.n_jobs = n_jobs
+
+
+class KnnOracleLearner(BaseLearner):
+    """PL-kNN with ``k`` chosen by leave-one-out validation on the training candidates.
+
+    For every ``k = 1 .. k_max``, each training example is predicted by the PL-kNN vote
+    of its ``k`` nearest *other* training examples (Hüllermeier & Beringer weights, as
+    the built-in ``plknn``); the *candidate-hit rate* is the share of predictions that
+    fall inside the example's own bag. The ``k`` with the highest hit rate (the smallest
+    on ties) is used for prediction. This uses no true labels, so it is a fair stand-in
+    for the paper's ideal kNN (optimal ``k``) -- which would be chosen on the test set.
+
+    Parameters
+    ----------
+    k_max : int, default=50
+        Largest ``k`` searched (capped at ``n_train - 1``).
+    weights : {"linear", "uniform"}, default="linear"
+        Neighbour weights, as in ``plknn``.
+    metric : str, default="euclidean"
+    n_jobs : int, optional
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (q,)
+    n_neighbors_ : int
+        The chosen ``k``.
+    cv_hit_rate_ : ndarray of shape (k_max,)
+        Leave-one-out candidate-hit rate of each ``k = 1 ..``.
+    confidences_ : ndarray of shape (n_train, q)
+        Leave-one-out votes at the chosen ``k`` restricted to each bag, normalised.
+    n_neighbors_used_ : ndarray of shape (n_queries,)
+        Set by ``predict``: ``n_neighbors_`` for every query.
+    n_features_in_ : int
+    """
+
+    def __init__(self, k_max=50, weights="linear", metric="euclidean", n_jobs=None):
+        self.k_max = k_max
+        self.weights = weights
+        self.metric = metric
+        self.n_jobs = n_jobs
+
+    def _fit(self, X, S):
+        _check_pos_int(self.k_max, "k_max")
+        if self.weights not in _WEIGHTS:
+            raise DataValidationError(f"weights must be one of {_WEIGHTS}, got {self.weights!r}")
+        n = X.shape[0]
+        S_dense = dense_candidates(S)
+        self._S = S.tocsr() if sp.issparse(S) else S_dense
+        K = min(int(self.k_max), n - 1)
+        if K < 1:  # a single training example: nothing to validate
+            self.cv_hit_rate_ = np.ones(1)
+            self.n_neighbors_ = 1
+            self.confidences_ = S_dense / S_dense.sum(axis=1, keepdims=True)
+        else:
+            nn = NearestNeighbors(n_neighbors=K, metric=self.metric, n_jobs=self.n_jobs).fit(X)
+            hits = np.zeros(K)
+            q = S_dense.shape[1]
+            for rows in chunk_rows(n, K, q):
+                dist, ind = nn.kneighbors(X[rows], n_neighbors=K + 1)
+                dist, ind = _drop_self(dist, ind, np.arange(n)[rows])
+                votes = fixed_k_votes(dist, S_dense[ind], self.weights)        # (m, K, q)
+                guess = np.argmax(votes, axis=2)                               # (m, K)
+                hits += S_dense[np.arange(n)[rows][:, None], guess].sum(axis=0)
+            self.cv_hit_rate_ = hits / n
+            self.n_neighbors_ = int(np.argmax(self.cv_hit_rate_)) + 1
+            dist, ind = nn.kneighbors(None, n_neighbors=self.n_neighbors_)
+            conf = weighted_votes(dist, ind, self._S, self.weights) * S_dense
+            self.confidences_ = _loo_confidences(S_dense, conf)
+        self._nn = NearestNeighbors(n_neighbors=self.n_neighbors_, metric=self.metric,
+                                    n_jobs=self.n_jobs).fit(X)
+
+    def _scores(self, X):
+        dist, ind = self._nn.kneighbors(X)
+        self.n_neighbors_used_ = np.full(X.shape[0], self.n_neighbors_, dtype=np.int64)
+        return weighted_votes(dist, ind, self._S, self.weights)
+
+    def predict_proba(self, X):
+        """Normalised weighted votes at the chosen ``k``, columns in ``classes_`` order."""
+        check_is_fitted(self)
+        dist, ind = self._nn.kneighbors(self._validate_predict(X))
+        votes = weighted_votes(dist, ind, self._S, self.weights)
+        return votes / votes.sum(axis=1, keepdims=True)
+
+
+def _drop_self(dist, ind, own):
+    """Remove each row's own index from ``K + 1`` neighbours (or the farthest if absent)."""
+    m, K1 = ind.shape
+    is_self = ind == own[:, None]
+    # rows where the point itself is not among its K+1 neighbours (duplicates): drop the last
+    missing = ~is_self.any(axis=1)
+    is_self[missing, K1 - 1] = True
+    # keep only the first self-match per row
+    first = np.argmax(is_self, axis=1)
+    keep = np.ones_like(is_self)
+    keep[np.arange(m), first] = False
+    return dist[keep].reshape(m, K1 - 1), ind[keep].reshape(m, K1 - 1)

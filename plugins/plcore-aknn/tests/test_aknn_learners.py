@@ -1,0 +1,113 @@
+"""The learners: wiring of the rules, chunking, inner validation, learning on known data."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.neighbors import NearestNeighbors
+
+from plcore.learners import PlKnnLearner
+from plcore_aknn import AknnLearner, AknnMulticlassLearner, KnnOracleLearner, _rules
+from plcore_aknn._rules import aknn_rule, multiclass_rule
+
+
+def noisy_pl_data(n, q=4, d=3, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, d))
+    y = (X[:, 0] > 0).astype(int) + 2 * (X[:, 1] > 0).astype(int)
+    y %= q
+    S = rng.random_sample((n, q)) < 0.35
+    S[np.arange(n), y] = True
+    return X, S, y
+
+
+@pytest.mark.parametrize("cls,rule", [(AknnLearner, aknn_rule), (AknnMulticlassLearner, multiclass_rule)])
+def test_learner_applies_rule_to_its_neighbours(cls, rule):
+    X, S, _ = noisy_pl_data(300)
+    Xq = np.random.RandomState(9).normal(size=(120, 3))
+    est = cls(c=0.4, delta=0.05, k_max=15).fit(X, S)
+    ind = NearestNeighbors(n_neighbors=15, algorithm="brute").fit(X).kneighbors(Xq, return_distance=False)
+    counts = np.cumsum(S[ind], axis=1)
+    pred, k_used = rule(counts, 300, 0.4, 0.05)
+    assert np.array_equal(est.predict(Xq), pred)
+    assert np.array_equal(est.n_neighbors_used_, k_used)
+    labels, k2 = est.predict_with_k(Xq)
+    assert np.array_equal(labels, pred) and np.array_equal(k2, k_used)
+    assert k_used.min() >= 1 and k_used.max() <= 15
+
+
+def test_chunked_prediction_equals_unchunked(monkeypatch):
+    X, S, _ = noisy_pl_data(300)
+    Xq = np.random.RandomState(1).normal(size=(97, 3))
+    est = AknnLearner(c=0.3, k_max=12).fit(X, sp.csr_matrix(S.astype(float)))
+    full = est.predict_with_k(Xq)
+    monkeypatch.setattr(_rules, "CHUNK_ELEMENTS", 12 * 4 * 7)   # 7 queries a chunk
+    chunked = est.predict_with_k(Xq)
+    assert np.array_equal(full[0], chunked[0]) and np.array_equal(full[1], chunked[1])
+
+
+def test_k_max_capped_by_training_size_and_params_validated():
+    X, S, _ = noisy_pl_data(6)
+    est = AknnLearner(k_max=50).fit(X, S)
+    assert est.n_neighbors_ == 6 and est.predict_with_k(X)[1].max() <= 6
+    for bad in ({"c": 0}, {"c": -1.0}, {"delta": 1.0}, {"delta": 0}, {"k_max": 0}, {"k_max": 2.5}):
+        with pytest.raises(ValueError):
+            AknnLearner(**bad).fit(X, S)
+    with pytest.raises(ValueError):
+        KnnOracleLearner(weights="cosine").fit(X, S)
+
+
+def test_knn_oracle_picks_k_by_literal_leave_one_out():
+    X, S, _ = noisy_pl_data(45, seed=4)
+    K = 7
+    est = KnnOracleLearner(k_max=K).fit(X, S)
+    hit = np.zeros(K)
+    for k in range(1, K + 1):
+        for i in range(45):
+            others = np.delete(np.arange(45), i)
+            p = PlKnnLearner(k=k).fit(X[others], S[others]).predict(X[i:i + 1])[0]
+            hit[k - 1] += S[i, p]
+    np.testing.assert_allclose(est.cv_hit_rate_, hit / 45)
+    assert est.n_neighbors_ == int(np.argmax(hit)) + 1
+    ref = PlKnnLearner(k=est.n_neighbors_).fit(X, S)
+    Xq = np.random.RandomState(2).normal(size=(30, 3))
+    assert np.array_equal(est.predict(Xq), ref.predict(Xq))
+    np.testing.assert_allclose(est.predict_proba(Xq), ref.predict_proba(Xq))
+    assert np.all(est.n_neighbors_used_ == est.n_neighbors_)
+
+
+def _label_aligned(n, rng):
+    """1-D x; p(y|x) piecewise in x; bags = label + each other label w.p. 0.3 (label-aligned)."""
+    P = np.array([[0.7, 0.2, 0.1], [0.15, 0.6, 0.25], [0.1, 0.3, 0.6]])
+    X = rng.random_sample((n, 1))
+    region = np.minimum((X[:, 0] * 3).astype(int), 2)
+    probs = P[region]
+    y = (rng.random_sample(n)[:, None] > np.cumsum(probs, axis=1)).sum(axis=1)
+    S = rng.random_sample((n, 3)) < 0.3
+    S[np.arange(n), y] = True
+    return X, S, probs
+
+
+def test_accuracy_approaches_bayes_on_label_aligned_data():
+    # consistency (Theorem 3.1) needs k_max growing with n; c = 1 keeps early eliminations safe
+    rng = np.random.RandomState(0)
+    Xt, _, Pt = _label_aligned(3000, rng)
+    bayes = Pt.max(axis=1).mean()                                   # 0.633
+    acc, k_used = {}, {}
+    for n in (150, 1000, 8000):
+        X, S, _ = _label_aligned(n, rng)
+        k_max = int(4 * np.sqrt(n))
+        pred, k_used[n] = AknnLearner(c=1.0, delta=0.1, k_max=k_max).fit(X, S).predict_with_k(Xt)
+        acc[n] = Pt[np.arange(len(Xt)), pred].mean()                # exact E[1{pred = y}]
+    assert acc[150] < acc[1000] < acc[8000]
+    assert acc[150] < bayes - 0.03
+    assert acc[8000] > bayes - 0.005
+    # the elimination decides most queries once n is large (k_max = 357)
+    assert np.mean(k_used[8000] < int(4 * np.sqrt(8000))) > 0.9
+
+
+def test_confidences_on_candidates():
+    X, S, y = noisy_pl_data(200)
+    for est in (AknnLearner(), AknnMulticlassLearner(), KnnOracleLearner()):
+        conf = est.fit(X, S).confidences_
+        assert conf.shape == S.shape and np.all(conf[~S] == 0)
+        np.testing.assert_allclose(conf.sum(axis=1), 1.0)
