@@ -29,14 +29,31 @@ PREPROCESSING = ("standardize", "minmax", "none")
 
 
 def make_preprocessor(preprocessing: str):
-    """The scaler for a preprocessing name, or None for ``"none"``."""
+    """The scaler for a preprocessing name, or None for ``"none"``.
+
+    Besides ``standardize``, ``minmax`` and ``none``, any importable transformer class can
+    be named by its dotted path (``plcore_aknn.AknnPreprocessor``); it is instantiated with
+    its defaults and, like the built-in scalers, fitted on the training part only.
+    """
     if preprocessing == "standardize":
         return StandardScaler()
     if preprocessing == "minmax":
         return MinMaxScaler()
     if preprocessing == "none":
         return None
-    raise ConfigError(f"preprocessing must be one of {PREPROCESSING}, got {preprocessing!r}")
+    if isinstance(preprocessing, str) and "." in preprocessing:
+        import importlib
+
+        module, _, name = preprocessing.rpartition(".")
+        try:
+            cls = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError) as err:
+            raise ConfigError(f"preprocessing {preprocessing!r} could not be imported: {err}") from err
+        if not (hasattr(cls, "fit") and hasattr(cls, "transform")):
+            raise ConfigError(f"preprocessing {preprocessing!r} is not a transformer (needs fit/transform)")
+        return cls()
+    raise ConfigError(f"preprocessing must be one of {PREPROCESSING} or a dotted transformer class path, "
+                      f"got {preprocessing!r}")
 
 
 def build_pipeline(estimators, preprocessing: str = "standardize") -> Pipeline:

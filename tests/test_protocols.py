@@ -63,6 +63,9 @@ def test_preprocessing_is_fitted_on_training_part_only():
     assert len(build_pipeline(PlKnnLearner(), "none").steps) == 1
     with pytest.raises(ValueError, match="preprocessing must be one of"):
         make_preprocessor("zscore")
+    assert type(make_preprocessor("sklearn.preprocessing.Normalizer")).__name__ == "Normalizer"
+    with pytest.raises(ValueError, match="could not be imported"):
+        make_preprocessor("sklearn.preprocessing.NoSuchScaler")
 
 
 def test_kfold_needs_candidates_and_truth():
