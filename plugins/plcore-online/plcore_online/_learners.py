@@ -1,0 +1,360 @@
+"""Avg/Max Perceptron and Avg/Max Pegasos learners (Bhattacharjee & Manwani, PAKDD 2020).
+
+Six scikit-learn classifiers share one implementation, :class:`_OnlineLinearLearner`:
+
+============================  ========================  ==================================
+class (``+learner=``)          loss                      algorithm
+============================  ========================  ==================================
+``AvgPerceptronLearner``       APH, Eq. (2) / (4)        Algorithm 1 (step ``eta``)
+``MaxPerceptronLearner``       MPH, Eq. (3) / (5)        Algorithm 2 (step ``eta``)
+``AvgPegasosLearner``          APH, Eq. (2) / (4)        Algorithm 3 (step ``1/(lam t)``)
+``MaxPegasosLearner``          MPH, Eq. (3) / (5)        Algorithm 4 (step ``1/(lam t)``)
+``PerceptronLearner``          exact labels (baseline)   Algorithm 1 on singleton sets
+``PegasosLearner``             exact labels (baseline)   Algorithm 3 on singleton sets
+============================  ========================  ==================================
+
+The model is linear: ``W`` of shape ``(d, K)`` (one column ``w_k`` per class), started at
+0, prediction ``argmax_k w_k . x`` (ties to the lowest class index). With
+``fit_intercept=True`` a constant feature 1 is appended to every ``x`` (so ``d`` counts
+it): the bias is the last row of ``W``; for Pegasos it is regularised and projected
+like every other weight, exactly as if the data had that column.
+
+The exact-label baselines are the same code: on a singleton candidate set ``{y}`` APH
+and MPH coincide and both are the multiclass hinge loss ``[1 - w_y.x + max_{j != y}
+w_j.x]_+``. They carry ``_plcore_exact_labels = True``, so plcore's ``online``
+protocol feeds them the true label instead of the candidate set. Given real candidate
+sets directly they act as the Avg variant.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+
+from plcore.base import BaseLearner
+from plcore.data import check_candidates, check_features, labels_to_candidates
+from plcore.exceptions import DataValidationError
+
+from plcore_online._core import StreamState, run_stream
+
+__all__ = [
+    "AvgPerceptronLearner",
+    "MaxPerceptronLearner",
+    "AvgPegasosLearner",
+    "MaxPegasosLearner",
+    "PerceptronLearner",
+    "PegasosLearner",
+]
+
+
+def _check_positive(value, name):
+    if (not isinstance(value, numbers.Real) or isinstance(value, bool)
+            or not np.isfinite(value) or value <= 0):
+        raise DataValidationError(f"{name} must be a positive finite number, got {value!r}")
+
+
+def _check_bool(value, name):
+    if not isinstance(value, (bool, np.bool_)):
+        raise DataValidationError(f"{name} must be True or False, got {value!r}")
+
+
+class _OnlineLinearLearner(BaseLearner):
+    """Shared implementation; subclasses fix ``_loss`` and ``_algorithm``."""
+
+    _loss = "avg"
+    _algorithm = "perceptron"
+    _plcore_exact_labels = False
+
+    # ------------------------------------------------------------------ parameters
+    def _check_params(self):
+        if self._algorithm == "perceptron":
+            _check_positive(self.eta, "eta")
+        else:
+            _check_positive(self.lam, "lam")
+            _check_bool(self.shrink_on_zero_loss, "shrink_on_zero_loss")
+        if (not isinstance(self.n_epochs, numbers.Integral) or isinstance(self.n_epochs, bool)
+                or self.n_epochs < 1):
+            raise DataValidationError(f"n_epochs must be a positive integer, got {self.n_epochs!r}")
+        _check_bool(self.fit_intercept, "fit_intercept")
+        _check_bool(self.shuffle, "shuffle")
+
+    def _stream_kwargs(self):
+        if self._algorithm == "perceptron":
+            return {"eta": float(self.eta)}
+        return {"lam": float(self.lam), "shrink_on_zero_loss": bool(self.shrink_on_zero_loss)}
+
+    # ------------------------------------------------------------------ helpers
+    def _augment(self, X):
+        if self.fit_intercept:
+            return np.hstack([X, np.ones((X.shape[0], 1))])
+        return X
+
+    def _reset(self, n_features):
+        self._state = StreamState(len(self.classes_), n_features + int(bool(self.fit_intercept)))
+
+    def _run(self, X, S):
+        """Stream validated ``X`` (no intercept column yet) and dense bool ``S``."""
+        preds = run_stream(self._state, self._augment(X), S, loss=self._loss,
+                           algorithm=self._algorithm, **self._stream_kwargs())
+        self._sync()
+        return preds
+
+    def _sync(self):
+        st = self._state
+        self.t_ = st.t
+        self.n_updates_ = st.n_updates
+
+    @staticmethod
+    def _dense(S):
+        return S.toarray().astype(bool) if sp.issparse(S) else np.asarray(S, dtype=bool)
+
+    # ------------------------------------------------------------------ BaseLearner steps
+    def _fit(self, X, S):
+        """Reset, then ``n_epochs`` passes over the data (shuffled when ``shuffle``)."""
+        self._check_params()
+        self._reset(X.shape[1])
+        S = self._dense(S)
+        rng = check_random_state(self.random_state)
+        n = X.shape[0]
+        for _ in range(int(self.n_epochs)):
+            order = rng.permutation(n) if self.shuffle else np.arange(n)
+            self._run(X[order], S[order])
+        return self
+
+    def _scores(self, X):
+        """``X W``: one column per class, shape (n, K)."""
+        return self._augment(X) @ self._state.Wt.T
+
+    # ------------------------------------------------------------------ public API
+    @property
+    def W_(self):
+        """The paper's weight matrix ``W``, shape ``(d, K)`` (bias in the last row if fitted)."""
+        check_is_fitted(self)
+        return self._state.Wt.T.copy()
+
+    @property
+    def coef_(self):
+        """scikit-learn layout: ``(K, n_features)`` (without the bias column)."""
+        check_is_fitted(self)
+        Wt = self._state.Wt
+        return (Wt[:, :-1] if self.fit_intercept else Wt).copy()
+
+    @property
+    def intercept_(self):
+        """Per-class bias, shape ``(K,)`` (zeros when ``fit_intercept=False``)."""
+        check_is_fitted(self)
+        Wt = self._state.Wt
+        return Wt[:, -1].copy() if self.fit_intercept else np.zeros(Wt.shape[0])
+
+    def decision_function(self, X):
+        """Class scores ``w_k . x``: shape (n, K); for K = 2 the margin ``w_1.x - w_0.x`` (n,)."""
+        check_is_fitted(self)
+        scores = self._scores(self._validate_predict(X))
+        if scores.shape[1] == 2:
+            return scores[:, 1] - scores[:, 0]
+        return scores
+
+    def partial_fit(self, X, y, classes=None):
+        """Learn from one more chunk of the stream, in row order; return self.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d)
+            Features; ``n`` may be 0 (initialises the model only).
+        y : array-like of shape (n,) or (n, K)
+            Labels from ``classes`` or a 0/1 candidate matrix with one column per class.
+        classes : array-like of shape (K,), optional
+            All classes; required on the first call unless ``y`` is a candidate matrix
+            (then ``classes = arange(K)``).
+        """
+        self._partial(X, y, classes)
+        return self
+
+    def predict_partial_fit(self, X, y, classes=None):
+        """Online protocol in one call: predict each row, then learn from it.
+
+        Equivalent to, for each row ``i`` in order, ``predict(X[i:i+1])`` followed by
+        ``partial_fit(X[i:i+1], y[i:i+1])`` (with ``classes`` on the first call), and
+        returns those predictions (labels from ``classes_``), shape (n,).
+        """
+        preds = self._partial(X, y, classes)
+        return self.classes_[preds]
+
+    def _partial(self, X, y, classes):
+        first = not hasattr(self, "_state")
+        if first:
+            self._check_params()
+        X = validate_data(self, X, reset=first, dtype=np.float64, ensure_all_finite=False,
+                          accept_sparse=False, ensure_min_samples=0)
+        if X.shape[0]:
+            check_features(X)
+        S, classes = self._partial_targets(y, X.shape[0], classes, first)
+        if first:
+            self.classes_ = classes
+            self._reset(X.shape[1])
+        return self._run(X, S)
+
+    def _partial_targets(self, y, n, classes, first):
+        """Candidate matrix (dense bool) of a ``partial_fit`` chunk, and the classes."""
+        if y is None:
+            raise DataValidationError("partial_fit needs y: labels or an (n, K) candidate matrix")
+        matrix = sp.issparse(y) or (np.ndim(y) == 2 and np.shape(y)[1] != 1)
+        if classes is not None:
+            classes = np.asarray(classes)
+            if classes.ndim != 1 or len(np.unique(classes)) != len(classes):
+                raise DataValidationError("classes must be a 1-D array of distinct labels")
+            if not first and not np.array_equal(classes, self.classes_):
+                raise DataValidationError(
+                    f"classes={classes.tolist()} differs from classes_={self.classes_.tolist()} "
+                    "of the first partial_fit call")
+        elif first:
+            if not matrix:
+                raise DataValidationError(
+                    "classes must be passed on the first call to partial_fit (labels given)")
+            classes = np.arange(np.shape(y)[1])
+        else:
+            classes = self.classes_
+        if len(classes) < 2:
+            raise DataValidationError(f"need at least 2 classes (q >= 2), got {len(classes)}")
+        if matrix:
+            S = check_candidates(y, n_samples=n)
+            if S.shape[1] != len(classes):
+                raise DataValidationError(
+                    f"candidate matrix has {S.shape[1]} columns but there are {len(classes)} classes")
+            return self._dense(S), classes
+        y = column_or_1d(y, warn=True)
+        if y.shape[0] != n:
+            raise DataValidationError(f"X has {n} rows but y has {y.shape[0]} labels; they must match")
+        if n:
+            check_classification_targets(y)
+        S, _ = labels_to_candidates(y, classes)
+        return S, classes
+
+
+_DOC_COMMON = """    n_epochs : int, default=5
+        Passes over the data in :meth:`fit` (``partial_fit`` is always one pass).
+    fit_intercept : bool, default=True
+        Append a constant feature 1 to every example; its weights are the class biases
+        (for Pegasos they are regularised and projected like the other weights).
+    shuffle : bool, default=True
+        Shuffle the rows before each pass of :meth:`fit`.
+    random_state : int, RandomState or None, default=None
+        Seeds the shuffling of :meth:`fit`.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (K,)
+    W_ : ndarray of shape (d, K)
+        The weight matrix (last row: biases when ``fit_intercept``).
+    coef_, intercept_ : ndarray of shape (K, n_features) and (K,)
+        The same weights in scikit-learn's layout.
+    t_ : int
+        Examples processed since the last reset.
+    n_updates_ : int
+        Examples on which the loss was positive (weights updated).
+    n_features_in_ : int
+"""
+
+
+class _PerceptronBase(_OnlineLinearLearner):
+    _algorithm = "perceptron"
+
+    def __init__(self, eta=1.0, n_epochs=5, fit_intercept=True, shuffle=True, random_state=None):
+        self.eta = eta
+        self.n_epochs = n_epochs
+        self.fit_intercept = fit_intercept
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+
+class _PegasosBase(_OnlineLinearLearner):
+    _algorithm = "pegasos"
+
+    def __init__(self, lam=0.1, shrink_on_zero_loss=False, n_epochs=5, fit_intercept=True,
+                 shuffle=True, random_state=None):
+        self.lam = lam
+        self.shrink_on_zero_loss = shrink_on_zero_loss
+        self.n_epochs = n_epochs
+        self.fit_intercept = fit_intercept
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+
+_DOC_PERCEPTRON = """
+    Parameters
+    ----------
+    eta : float, default=1.0
+        Step size; the update is ``w_k <- w_k + eta * tau_k * x`` when the loss is > 0.
+""" + _DOC_COMMON
+
+_DOC_PEGASOS = """
+    Parameters
+    ----------
+    lam : float, default=0.1
+        Regularisation constant lambda: step ``eta_t = 1 / (lam * t)`` and projection
+        onto ``||W||_F <= 1 / sqrt(lam)``.
+    shrink_on_zero_loss : bool, default=False
+        The choice the paper leaves open. Algorithms 3-4 as printed keep ``W`` unchanged
+        when the loss is 0 (False). True applies the regulariser's gradient step
+        ``W <- (1 - 1/t) W`` on those trials too, as the original Pegasos does
+        (Shalev-Shwartz et al. 2007); ``t`` counts every trial either way.
+""" + _DOC_COMMON
+
+
+class AvgPerceptronLearner(_PerceptronBase):
+    """Avg Perceptron: Perceptron on the average prediction hinge loss (Algorithm 1)."""
+
+    _loss = "avg"
+
+
+class MaxPerceptronLearner(_PerceptronBase):
+    """Max Perceptron: Perceptron on the max prediction hinge loss (Algorithm 2)."""
+
+    _loss = "max"
+
+
+class PerceptronLearner(_PerceptronBase):
+    """Multiclass Perceptron on exact labels (baseline of the online paper)."""
+
+    _loss = "avg"
+    _plcore_exact_labels = True
+
+
+class AvgPegasosLearner(_PegasosBase):
+    """Avg Pegasos: Pegasos on the average prediction hinge loss (Algorithm 3)."""
+
+    _loss = "avg"
+
+
+class MaxPegasosLearner(_PegasosBase):
+    """Max Pegasos: Pegasos on the max prediction hinge loss (Algorithm 4)."""
+
+    _loss = "max"
+
+
+class PegasosLearner(_PegasosBase):
+    """Multiclass Pegasos on exact labels (baseline of the online paper)."""
+
+    _loss = "avg"
+    _plcore_exact_labels = True
+
+
+for _cls, _what in (
+    (AvgPerceptronLearner, "APH loss, Eq. (2), sub-gradient Eq. (4); Algorithm 1"),
+    (MaxPerceptronLearner, "MPH loss, Eq. (3), sub-gradient Eq. (5); Algorithm 2"),
+    (PerceptronLearner, "exact labels: multiclass hinge loss; the online protocol feeds it "
+                        "the true label (``_plcore_exact_labels``)"),
+):
+    _cls.__doc__ += f"\n\n    {_what}.\n" + _DOC_PERCEPTRON
+for _cls, _what in (
+    (AvgPegasosLearner, "APH loss, Eq. (2), sub-gradient Eq. (4), step Eq. (6); Algorithm 3"),
+    (MaxPegasosLearner, "MPH loss, Eq. (3), sub-gradient Eq. (5), step Eq. (6); Algorithm 4"),
+    (PegasosLearner, "exact labels: multiclass hinge loss; the online protocol feeds it "
+                     "the true label (``_plcore_exact_labels``)"),
+):
+    _cls.__doc__ += f"\n\n    {_what}.\n" + _DOC_PEGASOS
