@@ -174,6 +174,26 @@ def check_learns_on_separable_data(name, estimator):
     assert acc >= 0.8, f"{name}: accuracy {acc:.2f} on easy separable data (chance {chance:.2f})"
 
 
+def check_partial_fit_stream(name, estimator):
+    """Online learners: chunked ``partial_fit`` == one call; ``predict_partial_fit`` == per-row loop."""
+    if not hasattr(estimator, "partial_fit"):
+        return
+    X, S, _ = make_pl_data(n_samples=40)
+    classes = np.arange(S.shape[1])
+    one = _set_seed(estimator).partial_fit(X, S, classes=classes)
+    chunked = _set_seed(estimator).partial_fit(X[:13], S[:13], classes=classes)
+    chunked.partial_fit(X[13:], S[13:])
+    _assert_close(chunked.predict(X), one.predict(X), f"{name}: chunked partial_fit differs from one call")
+    if hasattr(estimator, "predict_partial_fit"):
+        fast = np.asarray(_set_seed(estimator).predict_partial_fit(X, S, classes=classes))
+        slow = _set_seed(estimator).partial_fit(X[:0], S[:0], classes=classes)
+        ref = []
+        for i in range(X.shape[0]):
+            ref.append(slow.predict(X[i:i + 1])[0])
+            slow.partial_fit(X[i:i + 1], S[i:i + 1])
+        _assert_close(fast, np.asarray(ref), f"{name}: predict_partial_fit differs from predict + partial_fit")
+
+
 def check_reducer_keeps_rows(name, estimator):
     """``transform`` keeps the number and order of rows; n_components_ = output width."""
     X, S, _ = make_pl_data()
@@ -298,7 +318,8 @@ def check_bags_valid(name, estimator):
 # ----------------------------------------------------------------------------- selection
 _LEARNER_CHECKS = (check_candidate_matrix_dense_and_sparse, check_predictions_in_classes,
                    check_scores_shape, check_confidences, check_learns_on_separable_data,
-                   check_deterministic_under_seed, check_clone_and_pickle, check_bad_input_raises)
+                   check_partial_fit_stream, check_deterministic_under_seed, check_clone_and_pickle,
+                   check_bad_input_raises)
 _REDUCER_CHECKS = (check_candidate_matrix_dense_and_sparse, check_reducer_keeps_rows,
                    check_confidences, check_reducer_in_pipeline, check_deterministic_under_seed,
                    check_clone_and_pickle, check_bad_input_raises)

@@ -5,7 +5,7 @@ import pytest
 from sklearn.cluster import KMeans
 from sklearn.decomposition import PCA
 
-from plcore.base import BaseClusterer, BaseLearner, BaseReducer
+from plcore.base import BaseClusterer, BaseLearner, BaseReducer  # noqa: F401
 from plcore.datasets import ClusterNoisyBags, DropTrueBags, FixedSizeBags, UniformBags
 from plcore.learners import PlKnnLearner
 from plcore.testing import check_component, parametrize_with_checks, yield_pll_checks
@@ -126,6 +126,53 @@ class UnseededReducer(PcaReducer):
         return X @ self.P_
 
 
+class RunningMeans(BaseLearner):
+    """Tiny online learner: running candidate-weighted class means."""
+
+    def __init__(self):
+        pass
+
+    def partial_fit(self, X, y, classes=None):
+        X = np.asarray(X, dtype=float)
+        S = np.asarray(y, dtype=float)
+        if not hasattr(self, "sums_"):
+            self.classes_ = np.asarray(classes)
+            self.sums_ = np.zeros((len(classes), X.shape[1]))
+            self.counts_ = np.zeros(len(classes))
+            self.n_features_in_ = X.shape[1]
+        if len(X):
+            w = S / S.sum(axis=1, keepdims=True)
+            self.sums_ += w.T @ X
+            self.counts_ += w.sum(axis=0)
+        return self
+
+    def _fit(self, X, S):  # pragma: no cover - unused here
+        pass
+
+    def predict(self, X):
+        means = self.sums_ / np.maximum(self.counts_, 1e-12)[:, None]
+        d = ((np.asarray(X)[:, None, :] - means[None]) ** 2).sum(-1)
+        return self.classes_[np.argmin(np.where(self.counts_ > 0, d, np.inf), axis=1)]
+
+    def _scores(self, X):  # pragma: no cover - unused here
+        pass
+
+
+class WrongFastPath(RunningMeans):
+    def predict_partial_fit(self, X, y, classes=None):
+        self.partial_fit(X, y, classes=classes)  # updates before predicting: not prequential
+        return self.predict(X)
+
+
+class ChunkDependent(RunningMeans):
+    def partial_fit(self, X, y, classes=None):
+        first = not hasattr(self, "sums_")
+        super().partial_fit(X, y, classes=classes)
+        if not first:
+            self.sums_ *= 0.5  # forgets earlier chunks: chunking changes the model
+        return self
+
+
 class EmptyBags(UniformBags):
     def _generate(self, y, n_classes, rng, X=None, S=None):
         out = super()._generate(y, n_classes, rng)
@@ -148,6 +195,8 @@ BROKEN = [
     (ShufflesRowsReducer(), "check_reducer_keeps_rows"),
     (UnseededReducer(), "check_deterministic_under_seed"),
     (EmptyBags(r=1), "check_bags_valid"),
+    (WrongFastPath(), "check_partial_fit_stream"),
+    (ChunkDependent(), "check_partial_fit_stream"),
     (UnseededBags(r=1), "check_deterministic_under_seed"),
 ]
 
@@ -157,7 +206,7 @@ def test_suite_catches_broken_component(estimator, check_name):
     checks = {c.func.__name__: c for c in yield_pll_checks(estimator)}
     with pytest.raises(AssertionError):
         checks[check_name](estimator)
-    with pytest.raises(AssertionError):
+    with pytest.raises(Exception):  # the first failing check (AssertionError or a crash)
         check_component(estimator, sklearn_checks=False)
 
 
