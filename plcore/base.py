@@ -138,6 +138,13 @@ class BaseClusterer(ClusterMixin, BaseEstimator, metaclass=ABCMeta):
         self._fit(X, S)
         return self
 
+    def fit_predict(self, X, y=None, **kwargs):
+        """Fit on ``X`` and candidate sets ``y``; return ``labels_``.
+
+        (scikit-learn's ``ClusterMixin.fit_predict`` calls ``fit(X)`` and would drop ``y``.)
+        """
+        return self.fit(X, y, **kwargs).labels_
+
     @abstractmethod
     def _fit(self, X, S):
         """Set ``self.labels_`` (n,) from validated ``X`` and ``S`` (or None)."""

@@ -223,3 +223,16 @@ def test_expected_failed_checks_are_skipped():
     # The broken learner passes when its failing check is declared as expected to fail.
     check_component(OffCandidateConfidences(k=3), sklearn_checks=False,
                     expected_failed_checks={"check_confidences": "known"})
+
+
+def test_clusterer_fit_predict_passes_candidate_sets():
+    class FirstCandidate(BaseClusterer):
+        def __init__(self):
+            pass
+
+        def _fit(self, X, S):
+            self.labels_ = np.zeros(len(X), int) if S is None else np.argmax(np.asarray(S), axis=1)
+
+    X = np.random.RandomState(0).normal(size=(6, 2))
+    S = np.eye(3, dtype=bool)[[2, 1, 0, 2, 1, 0]]
+    np.testing.assert_array_equal(FirstCandidate().fit_predict(X, S), [2, 1, 0, 2, 1, 0])
