@@ -1,0 +1,283 @@
+"""PLC: partial-label clustering (Xie, Yang & Jia, IJCAI 2025).
+
+Alternating optimisation of Eq. (9) (Algorithm 1):
+
+1. W by Eq. (1) (a QP per sample over its k neighbours), F by Eq. (12) (one QP over
+   all samples), ``W <- (W + W')/2``;
+2. must-links / cannot-links (Eq. (3)) from the pseudo-labels ``argmax F`` of ALL
+   samples (labelled and unlabelled), S and D by Eq. (14) (multiplicative updates
+   Eqs. (16)-(17));
+3. ``outer_iter`` times: W by Eq. (11) and symmetrisation, F by the row subproblems
+   Eq. (13), S and D by Eq. (14);
+4. Ng-Jordan-Weiss spectral clustering of W.
+
+Defaults follow the paper's public demo (DESIGN.md "PLC"). All QPs are solved with
+OSQP, batched: the n QPs of one step form ONE block-diagonal problem whose solver is
+set up once per fit and updated with warm starts afterwards (``plcore_plc._qp``).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import check_random_state
+
+from plcore.base import BaseClusterer
+from plcore.exceptions import DataValidationError
+
+from plcore_plc._graph import (gram_blocks, knn, neighbour_sqdist, normalise_rows, t_matrix,
+                               weights_matrix)
+from plcore_plc._propagation import propagate_constraints
+from plcore_plc._qp import BatchedSimplexQP, solve_full_f_qp
+from plcore_plc._spectral import njw_spectral_clustering
+
+__all__ = ["PlcClusterer", "f_row_step", "symmetrise"]
+
+#: ``f_init="auto"`` solves Eq. (12) as one QP up to this many variables (n q). Beyond,
+#: OSQP's KKT factorisation of the coupled n q problem fills in badly (MSRCv2, n q =
+#: 40434: no solve within 5 minutes), so F starts from Eq. (13) row passes instead.
+_FULL_QP_MAX = 6000
+
+
+def symmetrise(Wc):
+    """``(W + W')/2`` as CSR."""
+    return sp.csr_matrix(0.5 * (Wc + Wc.T))
+
+
+def f_row_step(T, F, qp):
+    """One batched pass of the row subproblems Eq. (13), then an exact line search.
+
+    Every row solves ``min t_jj f'f + (sum_{i != j} (t_ij + t_ji) f_i)' f`` over
+    ``{f : 1'f = 1, 0 <= f <= y_j}`` with the other rows fixed at ``F`` (all n QPs in
+    one OSQP call, ``qp``). The step ``F -> F + theta (F_rows - F)`` uses the exact
+    minimiser theta in [0, 1] of ``sum_ij t_ij f_i'f_j`` (Eq. (12)) along the
+    direction, so the objective never increases (``theta = 1`` is the plain Jacobi
+    update; sequential Gauss-Seidel rows would need n solver calls).
+
+    Returns ``(F_new, theta, objective_before, objective_after)``.
+    """
+    T = sp.csr_matrix(T)
+    TF = T @ F
+    G = TF + T.T @ F  # gradient of tr(F'TF)
+    t = np.maximum(T.diagonal(), 1e-12)
+    c = G - 2.0 * t[:, None] * F
+    F_rows = qp.solve(t, c, x0=F)
+    d = F_rows - F
+    before = float(np.vdot(F, TF))
+    slope = float(np.vdot(G, d))
+    curv = float(np.vdot(d, T @ d))
+    if slope >= 0.0:
+        theta = 0.0
+    elif curv <= 0.0:
+        theta = 1.0
+    else:
+        theta = min(1.0, -slope / (2.0 * curv))
+    F_new = F + theta * d
+    after = before + theta * slope + theta * theta * curv
+    return F_new, theta, before, after
+
+
+def _check_positive(name, value, *, integer=False, allow_zero=False):
+    kind = numbers.Integral if integer else numbers.Real
+    ok = isinstance(value, kind) and not isinstance(value, bool) and np.isfinite(value)
+    ok = ok and (value >= 0 if allow_zero else value > 0)
+    if not ok:
+        what = "integer" if integer else "number"
+        sign = "non-negative" if allow_zero else "positive"
+        raise DataValidationError(f"{name} must be a {sign} {what}, got {value!r}")
+
+
+class PlcClusterer(BaseClusterer):
+    """Partial-label clustering (PLC) with OSQP-solved, batched QPs.
+
+    Parameters
+    ----------
+    k : int, default=10
+        Neighbours per sample (capped at n - 1).
+    alpha : float, default=0.01
+        Weight of the dissimilarity propagation ``Tr(D L D')`` (Eqs. (4), (9)).
+    beta : float, default=0.01
+        Weight of the similarity propagation ``Tr(S L S')``.
+    gamma : float, default=10
+        Weight of the constraint-fit terms of Eq. (14).
+    lam, mu : float, default=1
+        Weights of the feature and label Gram matrices in Eq. (11).
+    inner_iter : int, default=10
+        Maximum multiplicative S/D iterations per Eq. (14) solve (early stop when the
+        objective stops decreasing).
+    outer_iter : int, default=5
+        Alternating W / F / (S, D) iterations after the initialisation.
+    n_clusters : int, optional
+        Number of clusters; default the number of classes ``S.shape[1]`` (8 when
+        ``y`` is None).
+    f_sweeps : int, default=1
+        Batched passes of the row subproblems Eq. (13) per outer iteration.
+    f_init : {"auto", "qp", "rows"}, default="auto"
+        Initial F: ``"qp"`` solves Eq. (12) as one OSQP problem (n q variables);
+        ``"rows"`` starts from uniform confidences over the candidates and runs up to
+        ``f_init_sweeps`` batched passes of Eq. (13) (stopping when Eq. (12)'s objective
+        decreases by less than 1e-4 relative); ``"auto"``: ``"qp"`` for n q <= 6000.
+    f_init_sweeps : int, default=50
+    sd_tol : float, default=1e-3
+        The S/D iterations stop when Eq. (14)'s objective decreases by less than this
+        (the public demo's threshold); a step that increases it is discarded.
+    refresh_constraints : bool, default=False
+        Recompute must/cannot-links from the current F at every outer iteration.
+        Algorithm 1 (and the public demo) builds them once, after the initial F.
+    standardize : bool, default=True
+        z-score the features before the (always applied) row L2 normalisation. This is
+        idempotent after the clustering protocol's own standardisation.
+    n_init : int, default=20
+        k-means restarts of the final spectral clustering.
+    osqp_options : dict, optional
+        OSQP settings overriding ``plcore_plc._qp.DEFAULT_OSQP`` (eps_abs = eps_rel =
+        1e-7, polishing).
+    random_state : int, RandomState or None
+        Seeds the random start of S and D and the k-means restarts.
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n,)
+        Cluster of every sample.
+    affinity_ : sparse matrix (n, n)
+        The final symmetric weight matrix W.
+    confidences_ : ndarray of shape (n, q)
+        The final label confidence matrix F (rows on the candidates, sum 1).
+    pseudo_labels_ : ndarray of shape (n,)
+        ``argmax F`` used for the pairwise constraints.
+    neighbors_ : ndarray of shape (n, k)
+    sd_objectives_ : list of ndarray
+        Eq. (14) objective trace of every S/D solve.
+    f_objectives_ : list of float
+        Eq. (12) objective after the initial solve and after every F step.
+    n_clusters_ : int
+    """
+
+    def __init__(self, k=10, alpha=0.01, beta=0.01, gamma=10.0, lam=1.0, mu=1.0, inner_iter=10,
+                 outer_iter=5, n_clusters=None, f_sweeps=1, f_init="auto", f_init_sweeps=50,
+                 sd_tol=1e-3, refresh_constraints=False,
+                 standardize=True, n_init=20, osqp_options=None, random_state=None):
+        self.k = k
+        self.alpha = alpha
+        self.beta = beta
+        self.gamma = gamma
+        self.lam = lam
+        self.mu = mu
+        self.inner_iter = inner_iter
+        self.outer_iter = outer_iter
+        self.n_clusters = n_clusters
+        self.f_sweeps = f_sweeps
+        self.f_init = f_init
+        self.f_init_sweeps = f_init_sweeps
+        self.sd_tol = sd_tol
+        self.refresh_constraints = refresh_constraints
+        self.standardize = standardize
+        self.n_init = n_init
+        self.osqp_options = osqp_options
+        self.random_state = random_state
+
+    def _check_params(self):
+        _check_positive("k", self.k, integer=True)
+        for name in ("alpha", "beta", "gamma", "lam", "mu"):
+            _check_positive(name, getattr(self, name), allow_zero=True)
+        if self.lam == 0 and self.mu == 0:
+            raise DataValidationError("lam and mu cannot both be 0 (Eq. (11) needs a quadratic term)")
+        _check_positive("inner_iter", self.inner_iter, integer=True, allow_zero=True)
+        _check_positive("outer_iter", self.outer_iter, integer=True, allow_zero=True)
+        _check_positive("f_sweeps", self.f_sweeps, integer=True, allow_zero=True)
+        _check_positive("n_init", self.n_init, integer=True)
+        _check_positive("f_init_sweeps", self.f_init_sweeps, integer=True, allow_zero=True)
+        _check_positive("sd_tol", self.sd_tol, allow_zero=True)
+        if self.f_init not in ("auto", "qp", "rows"):
+            raise DataValidationError(f"f_init must be 'auto', 'qp' or 'rows', got {self.f_init!r}")
+        if self.n_clusters is not None:
+            _check_positive("n_clusters", self.n_clusters, integer=True)
+        if self.osqp_options is not None and not hasattr(self.osqp_options, "keys"):
+            raise DataValidationError(f"osqp_options must be a dict, got {self.osqp_options!r}")
+
+    def _features(self, X):
+        Z = np.array(X, dtype=np.float64, copy=True)
+        if self.standardize:
+            Z -= Z.mean(axis=0)
+            sd = Z.std(axis=0)
+            Z /= np.where(sd > 0, sd, 1.0)
+        return normalise_rows(Z)
+
+    def _fit(self, X, S):
+        self._check_params()
+        n = X.shape[0]
+        if S is None:
+            Y = np.ones((n, int(self.n_clusters or 8)))
+        else:
+            Y = np.asarray(S.toarray() if sp.issparse(S) else S, dtype=np.float64)
+        self.n_clusters_ = int(self.n_clusters or Y.shape[1])
+        rng = check_random_state(self.random_state)
+        km_seed = int(rng.randint(np.iinfo(np.int32).max))
+        opts = dict(self.osqp_options) if self.osqp_options else None
+        k = min(int(self.k), n - 1)
+        self.sd_objectives_, self.f_objectives_ = [], []
+        if k < 1 or n <= self.n_clusters_:
+            self.labels_ = np.arange(n) % max(1, self.n_clusters_)
+            self.confidences_ = Y / Y.sum(axis=1, keepdims=True)
+            self.pseudo_labels_ = np.argmax(self.confidences_, axis=1)
+            self.affinity_ = sp.csr_matrix((n, n))
+            self.neighbors_ = np.zeros((n, 0), dtype=np.int64)
+            return
+
+        Z = self._features(X)
+        nbr = knn(Z, k)
+        Gx = gram_blocks(Z, nbr)
+        w_qp = BatchedSimplexQP(n, k, settings=opts)
+        # Eq. (1): reconstruction weights from the features only
+        w = w_qp.solve(Gx, np.zeros((n, k)))
+        Wc = weights_matrix(w, nbr)
+        # Eq. (12) with the unsymmetrised W (columns sum to 1, paper orientation W = Wc')
+        T0 = t_matrix(Wc.T)
+        f_qp = BatchedSimplexQP(n, Y.shape[1], diagonal=True, upper=Y, settings=opts)
+        if self.f_init == "qp" or (self.f_init == "auto" and n * Y.shape[1] <= _FULL_QP_MAX):
+            F = solve_full_f_qp(T0, Y, settings=opts)
+        else:
+            F = Y / Y.sum(axis=1, keepdims=True)
+            prev = float(np.vdot(F, T0 @ F))
+            for _ in range(int(self.f_init_sweeps)):
+                F, _, _, val = f_row_step(T0, F, f_qp)
+                if prev - val <= 1e-4 * abs(prev):
+                    break
+                prev = val
+        self.f_objectives_.append(float(np.vdot(F, T0 @ F)))
+        W = symmetrise(Wc)
+        pseudo = np.argmax(F, axis=1)
+        same = pseudo[:, None] == pseudo[None, :]
+        S_, D_, obj = propagate_constraints(W, same, ~same, self.alpha, self.beta, self.gamma,
+                                            max_iter=self.inner_iter, rng=rng, tol=self.sd_tol)
+        self.sd_objectives_.append(obj)
+
+        for it in range(int(self.outer_iter)):
+            # W step, Eq. (11): one block-diagonal QP for all n samples
+            Q = self.lam * Gx + self.mu * gram_blocks(F, nbr)
+            lin = self.alpha * neighbour_sqdist(D_, nbr) + self.beta * neighbour_sqdist(S_, nbr)
+            w = w_qp.solve(Q, lin, x0=w)
+            W = symmetrise(weights_matrix(w, nbr))
+            # F step, Eq. (13) rows (batched) with the paper's T for the current W
+            T = t_matrix(W)
+            for _ in range(int(self.f_sweeps)):
+                F, _, _, after = f_row_step(T, F, f_qp)
+                self.f_objectives_.append(after)
+            if self.refresh_constraints:
+                pseudo = np.argmax(F, axis=1)
+                same = pseudo[:, None] == pseudo[None, :]
+            if it == int(self.outer_iter) - 1:
+                break  # Algorithm 1's last S/D solve cannot change W, hence the clusters
+            del S_, D_
+            S_, D_, obj = propagate_constraints(W, same, ~same, self.alpha, self.beta, self.gamma,
+                                                max_iter=self.inner_iter, rng=rng, tol=self.sd_tol)
+            self.sd_objectives_.append(obj)
+
+        self.neighbors_ = nbr
+        self.affinity_ = W
+        self.confidences_ = F
+        self.pseudo_labels_ = pseudo
+        self.labels_ = njw_spectral_clustering(W, self.n_clusters_, n_init=int(self.n_init),
+                                               random_state=km_seed)

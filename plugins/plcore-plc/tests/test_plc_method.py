@@ -1,0 +1,102 @@
+"""PLC end to end: recovery of well-separated clusters, graph helpers, baselines, stored splits."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import make_blobs
+
+from plcore.metrics import clustering_accuracy
+from plcore_plc import KMeansClusterer, PlcClusterer, SpectralClusterer
+from plcore_plc._graph import gram_blocks, knn, normalise_rows, t_matrix, weights_matrix
+from plcore_plc._spectral import njw_spectral_clustering
+
+
+def _blobs(n=120, q=3, seed=0):
+    rng = np.random.RandomState(seed)
+    centers = rng.uniform(-10, 10, size=(q, 5))
+    return make_blobs(n_samples=n, centers=centers, cluster_std=0.5, random_state=seed)
+
+
+def test_singleton_candidates_well_separated_acc_1():
+    X, y = _blobs()
+    S = np.zeros((len(y), 3), bool)
+    S[np.arange(len(y)), y] = True
+    plc = PlcClusterer(random_state=0).fit(X, S)
+    assert clustering_accuracy(y, plc.labels_) == 1.0
+    np.testing.assert_array_equal(plc.pseudo_labels_, y)
+    assert sp.issparse(plc.affinity_) and abs(plc.affinity_ - plc.affinity_.T).max() < 1e-12
+    # every S/D solve's objective trace is non-increasing
+    assert all(np.all(np.diff(o) <= 0) for o in plc.sd_objectives_)
+
+
+def test_partial_labels_well_separated_acc_1_rows_init():
+    X, y = _blobs(n=150, q=3, seed=1)
+    rng = np.random.RandomState(0)
+    S = np.ones((150, 3), bool)
+    lab = rng.rand(150) < 0.2
+    S[lab] = False
+    S[lab, y[lab]] = True
+    S[lab, (y[lab] + 1) % 3] = True  # one false positive each
+    for f_init in ("qp", "rows"):
+        plc = PlcClusterer(random_state=0, f_init=f_init).fit(X, S)
+        assert clustering_accuracy(y[~lab], plc.labels_[~lab]) == 1.0
+        conf = plc.confidences_
+        assert np.all(conf[~S] == 0) and np.allclose(conf.sum(axis=1), 1.0)
+
+
+def test_literal_graph_helpers():
+    rng = np.random.RandomState(0)
+    Z = normalise_rows(rng.randn(20, 6))
+    np.testing.assert_allclose(np.linalg.norm(Z, axis=1), 1.0)
+    nbr = knn(Z, 4)
+    d = ((Z[:, None] - Z[None]) ** 2).sum(-1)
+    np.fill_diagonal(d, np.inf)
+    np.testing.assert_array_equal(np.sort(nbr, 1), np.sort(np.argsort(d, 1)[:, :4], 1))
+    G = gram_blocks(Z, nbr)
+    j = 7
+    O = Z[j] - Z[nbr[j]]
+    np.testing.assert_allclose(G[j], O @ O.T)
+    w = rng.dirichlet(np.ones(4), size=20)
+    Wc = weights_matrix(w, nbr)
+    np.testing.assert_allclose(Wc.toarray()[j, nbr[j]], w[j])
+    # paper: T = W W' + I o (W' 1 1' W) - 2W, literally, for a non-symmetric paper-W
+    Wp = Wc.T.toarray() * rng.uniform(0.5, 1.5, size=(20, 20))
+    T_ref = Wp @ Wp.T + np.eye(20) * (Wp.T @ np.ones((20, 20)) @ Wp) - 2 * Wp
+    np.testing.assert_allclose(t_matrix(sp.csr_matrix(Wp)).toarray(), T_ref, atol=1e-12)
+
+
+def test_njw_recovers_disconnected_blocks():
+    blocks = [np.ones((b, b)) - np.eye(b) for b in (30, 40, 50)]
+    W = sp.block_diag(blocks, format="csr")
+    y = np.repeat([0, 1, 2], [30, 40, 50])
+    assert clustering_accuracy(y, njw_spectral_clustering(W, 3, random_state=0)) == 1.0
+    big = sp.block_diag([sp.csr_matrix(np.ones((150, 150)) - np.eye(150))] * 3, format="csr")
+    yb = np.repeat([0, 1, 2], 150)  # n = 450 uses the sparse eigensolver
+    assert clustering_accuracy(yb, njw_spectral_clustering(big, 3, random_state=0)) == 1.0
+
+
+def test_baselines_default_to_number_of_classes():
+    X, y = _blobs(q=3)
+    S = np.ones((len(y), 4), bool)
+    assert KMeansClusterer(random_state=0).fit(X, S).n_clusters_ == 4
+    assert SpectralClusterer(random_state=0).fit(X, S).n_clusters_ == 4
+    assert PlcClusterer(random_state=0, outer_iter=1).fit(X, S).n_clusters_ == 4
+    assert clustering_accuracy(y, KMeansClusterer(n_clusters=3, random_state=0).fit(X).labels_) == 1.0
+
+
+def test_bad_parameters_raise():
+    X, y = _blobs(n=30)
+    for bad in ({"k": 0}, {"alpha": -1.0}, {"f_init": "x"}, {"lam": 0.0, "mu": 0.0},
+                {"osqp_options": 3}):
+        with pytest.raises(ValueError):
+            PlcClusterer(**bad).fit(X, y)
+
+
+@pytest.mark.data
+def test_msrc_stored_splits_are_used(data_home):
+    from plcore.datasets import load_dataset
+    from plcore.protocols import clustering_partitions
+
+    ds = load_dataset("msrc-v2-plc-splits", data_home=data_home)
+    parts = clustering_partitions(ds, rho=0.05, n_partitions=3, splits="auto", random_state=0)
+    assert len(parts) == 10 and all(tr.sum() == 176 and (tr ^ te).all() for tr, te in parts)
