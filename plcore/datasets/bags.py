@@ -6,14 +6,12 @@ All are seeded scikit-learn estimators (``random_state``) with
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.cluster import KMeans
 
 from plcore.base import BaseBagGenerator
-from plcore.exceptions import DataValidationError
+from plcore.validation import check_int, check_real
 
 __all__ = ["UniformBags", "FixedSizeBags", "ClusterNoisyBags", "DropTrueBags", "random_distinct_others"]
 
@@ -33,19 +31,6 @@ def random_distinct_others(y, n_others, n_classes, rng):
     return picks + (picks >= y[:, None])
 
 
-def _check_int(value, name, low, high=None):
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
-        raise DataValidationError(f"{name} must be an integer, got {value!r}")
-    if value < low or (high is not None and value > high):
-        rng = f">= {low}" if high is None else f"in [{low}, {high}]"
-        raise DataValidationError(f"{name} must be {rng}, got {value}")
-
-
-def _check_rate(value, name):
-    if not isinstance(value, numbers.Real) or not 0.0 <= value <= 1.0:
-        raise DataValidationError(f"{name} must be a probability in [0, 1], got {value!r}")
-
-
 def _singletons(y, q):
     S = np.zeros((y.shape[0], q), dtype=bool)
     S[np.arange(y.shape[0]), y] = True
@@ -63,7 +48,7 @@ class UniformBags(BaseBagGenerator):
         self.random_state = random_state
 
     def _generate(self, y, n_classes, rng, X=None, S=None):
-        _check_int(self.r, "r", 0, n_classes - 1)
+        check_int(self.r, "r", 0, n_classes - 1)
         out = _singletons(y, n_classes)
         others = random_distinct_others(y, self.r, n_classes, rng)
         out[np.arange(y.shape[0])[:, None], others] = True
@@ -78,7 +63,7 @@ class FixedSizeBags(BaseBagGenerator):
         self.random_state = random_state
 
     def _generate(self, y, n_classes, rng, X=None, S=None):
-        _check_int(self.s, "s", 1, n_classes)
+        check_int(self.s, "s", 1, n_classes)
         return UniformBags(r=self.s - 1)._generate(y, n_classes, rng)
 
 
@@ -104,8 +89,8 @@ class ClusterNoisyBags(BaseBagGenerator):
         self.random_state = random_state
 
     def _generate(self, y, n_classes, rng, X=None, S=None):
-        _check_int(self.n_clusters, "n_clusters", 1, X.shape[0])
-        _check_rate(self.eta, "eta")
+        check_int(self.n_clusters, "n_clusters", 1, X.shape[0])
+        check_real(self.eta, "eta", 0.0, 1.0)
         n = y.shape[0]
         km = KMeans(n_clusters=self.n_clusters, n_init=4,
                     random_state=rng.randint(np.iinfo(np.int32).max))
@@ -141,7 +126,7 @@ class DropTrueBags(BaseBagGenerator):
         self.random_state = random_state
 
     def _generate(self, y, n_classes, rng, X=None, S=None):
-        _check_rate(self.eta, "eta")
+        check_real(self.eta, "eta", 0.0, 1.0)
         n = y.shape[0]
         if S is None:
             out = _singletons(y, n_classes)

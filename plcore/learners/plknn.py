@@ -12,15 +12,13 @@ Votes are one sparse (n_query x n_train, k entries a row) by candidate-matrix pr
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_is_fitted
 
 from plcore.base import BaseLearner
-from plcore.exceptions import DataValidationError
+from plcore.validation import check_int, check_option
 
 _WEIGHTS = ("linear", "uniform")
 
@@ -82,10 +80,8 @@ class PlKnnLearner(BaseLearner):
         self.n_jobs = n_jobs
 
     def _check_params(self):
-        if not isinstance(self.k, numbers.Integral) or isinstance(self.k, bool) or self.k < 1:
-            raise DataValidationError(f"k must be a positive integer, got {self.k!r}")
-        if self.weights not in _WEIGHTS:
-            raise DataValidationError(f"weights must be one of {_WEIGHTS}, got {self.weights!r}")
+        check_int(self.k, "k", low=1)
+        check_option(self.weights, "weights", _WEIGHTS)
 
     def _fit(self, X, S):
         self._check_params()

@@ -15,15 +15,13 @@ CENDA features, i.e. ``make_pipeline(CendaReducer(), PlKnnLearner())``).
 
 from __future__ import annotations
 
-import numbers
 
-import numpy as np
 import scipy.sparse as sp
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_is_fitted
 
 from plcore.base import BaseLearner
-from plcore.exceptions import DataValidationError
+from plcore.validation import check_int, check_option
 from plcore.learners.plknn import weighted_votes
 
 from plcore_cenda.reducer import CendaReducer, check_cenda_params
@@ -79,12 +77,9 @@ class CendaPlKnnLearner(BaseLearner):
         self.n_jobs = n_jobs
 
     def _check_params(self):
-        if not isinstance(self.k, numbers.Integral) or isinstance(self.k, bool) or self.k < 1:
-            raise DataValidationError(f"k must be a positive integer, got {self.k!r}")
-        if self.weights not in _WEIGHTS:
-            raise DataValidationError(f"weights must be one of {_WEIGHTS}, got {self.weights!r}")
-        if self.vote not in _VOTES:
-            raise DataValidationError(f"vote must be one of {_VOTES}, got {self.vote!r}")
+        check_int(self.k, "k", low=1)
+        check_option(self.weights, "weights", _WEIGHTS)
+        check_option(self.vote, "vote", _VOTES)
         check_cenda_params(self, prefix="cenda_")
 
     def _fit(self, X, S):
