@@ -2,7 +2,7 @@
 
 Run from the repository root (``OMP_NUM_THREADS=1`` recommended on a shared machine)::
 
-    .venv/bin/python benchmarks/online.py [--data-home DIR] [--repeats 3] [--s 2]
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/online.py [--data-home DIR] [--repeats 5] [--s 2]
 
 Data: satimage (statlog-landsat-satellite, 2859 x 36, q = 6), z-scored, one random order
 (seed 0). The partial-label learners get candidate sets of size ``s`` (FixedSizeBags,
@@ -12,9 +12,13 @@ seed 0); the exact-label baselines and scikit-learn get the true labels. Time = 
 Rows
 ----
 * plcore-online learners, ``predict_partial_fit`` (the online protocol's fast path:
-  predict each example, then update, one call per stream);
+  predict each example, then update, one call per stream), on both inner-loop paths:
+  ``compiled`` (numba, the default) and ``numpy`` (the plain-numpy reference loop,
+  ``plcore_online._core.USE_JIT = False`` / ``PLCORE_ONLINE_NO_JIT=1``). The compiled rows
+  are warm: numba compiles each kernel on its first call in a process, and that first call
+  is timed separately (printed above the tables, not part of the examples/s);
 * the same through the public API one example at a time (``predict`` + ``partial_fit``
-  per row: what the protocol does for a learner without the fast path);
+  per row: what the protocol does for a learner without the fast path), compiled path;
 * ``literal``: the straightforward pure-Python implementation of Algorithm 1 from the
   tests (``plugins/plcore-online/tests/reference_online.py``), on the first 500 rows;
 * scikit-learn ``Perceptron`` and ``SGDClassifier(loss="hinge")``: (a) ``partial_fit``
@@ -42,6 +46,7 @@ from sklearn.linear_model import Perceptron, SGDClassifier
 
 from plcore.datasets.bags import FixedSizeBags
 from plcore.datasets.loaders import load_dataset
+import plcore_online._core as core
 from plcore_online import LEARNERS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,7 +55,7 @@ REPO = Path(__file__).resolve().parents[1]
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--data-home", default=os.environ.get("PLCORE_DATA_HOME", str(REPO.parent / "shared" / "datasets")))
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--s", type=int, default=2)
     args = ap.parse_args(argv)
 
@@ -76,18 +81,40 @@ def main(argv=None):
         jobs.append((f"sklearn {name}", "partial_fit(whole stream), one call", n,
                      lambda make=make: make().partial_fit(X, y, classes=classes)))
         jobs.append((f"sklearn {name}", "predict + partial_fit per example", 299, per_example))
-    for lname, cls in LEARNERS.items():
+
+    def stream(cls, target, jit):
+        def run():
+            core.USE_JIT = jit
+            return cls().predict_partial_fit(X, target, classes=classes)
+        return run
+
+    # one-off costs of the compiled path, timed apart: importing numba (the plugin imports it
+    # lazily, on the first compiled stream) and the first call of each kernel (compilation)
+    t0 = time.perf_counter()
+    import numba
+    numba_import = time.perf_counter() - t0
+    first_call = {}
+    for kernel, lname in (("perceptron", "avg_perceptron"), ("pegasos", "avg_pegasos")):
+        t0 = time.perf_counter()
+        stream(LEARNERS[lname], S, True)()
+        first_call[kernel] = time.perf_counter() - t0
+
+    for lname, cls in LEARNERS.items():  # same arithmetic: identical predictions on both paths
         target = truth if cls._plcore_exact_labels else S
-        jobs.append((f"plcore {lname}", "predict_partial_fit (one call)", n,
-                     lambda cls=cls, target=target: cls().predict_partial_fit(X, target, classes=classes)))
+        assert np.array_equal(stream(cls, target, True)(), stream(cls, target, False)()), lname
+    for path, jit in (("compiled", True), ("numpy", False)):
+        for lname, cls in LEARNERS.items():
+            target = truth if cls._plcore_exact_labels else S
+            jobs.append((f"plcore {lname} [{path}]", "predict_partial_fit (one call)", n, stream(cls, target, jit)))
     for lname in ("avg_perceptron", "avg_pegasos"):
         def generic(cls=LEARNERS[lname], m=1000):
+            core.USE_JIT = True
             e = cls().partial_fit(X[:0], S[:0], classes=classes)
             for i in range(m):
                 e.predict(X[i:i + 1])
                 e.partial_fit(X[i:i + 1], S[i:i + 1])
 
-        jobs.append((f"plcore {lname}", "predict + partial_fit per example", 1000, generic))
+        jobs.append((f"plcore {lname} [compiled]", "predict + partial_fit per example", 1000, generic))
 
     sys.path.insert(0, str(REPO / "plugins" / "plcore-online" / "tests"))
     from reference_online import literal_stream
@@ -102,17 +129,36 @@ def main(argv=None):
             t0 = time.perf_counter()
             fn()
             best[k] = min(best[k], time.perf_counter() - t0)
+    core.USE_JIT = True
     rows = [(impl, mode, m / b) for (impl, mode, m, _), b in zip(jobs, best)]
+    rate = {impl + " | " + mode: r for impl, mode, r in rows}
     ref = {"Perceptron": rows[0][2], "SGDClassifier(hinge)": rows[2][2]}
 
     print(f"satimage n={n} d={X.shape[1]} q={q}, candidate sets of size {args.s}; "
           f"python {platform.python_version()}, numpy {np.__version__}, scikit-learn {sklearn.__version__}, "
-          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}\n")
+          f"numba {numba.__version__}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, "
+          f"best of {args.repeats}\n")
+    warm = {k: n / rate[f"plcore {lname} [compiled] | predict_partial_fit (one call)"]
+            for k, lname in (("perceptron", "avg_perceptron"), ("pegasos", "avg_pegasos"))}
+    print(f"One-off costs of the compiled path per process (not in the examples/s below): "
+          f"import numba {numba_import:.2f} s; first call of each kernel (numba compilation + one epoch): " + "; ".join(
+              f"{k}: {first_call[k]:.2f} s (warm epoch {1e3 * warm[k]:.1f} ms)" for k in first_call) + "\n")
+
+    print("| learner | compiled examples/s | numpy examples/s | compiled / numpy | compiled vs Perceptron "
+          "| compiled vs SGDClassifier | numpy vs Perceptron | numpy vs SGDClassifier |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for lname in LEARNERS:
+        c = rate[f"plcore {lname} [compiled] | predict_partial_fit (one call)"]
+        p = rate[f"plcore {lname} [numpy] | predict_partial_fit (one call)"]
+        print(f"| {lname} | {c:,.0f} | {p:,.0f} | {c / p:.1f}x | {c / ref['Perceptron']:.2f}x | "
+              f"{c / ref['SGDClassifier(hinge)']:.2f}x | {p / ref['Perceptron']:.2f}x | "
+              f"{p / ref['SGDClassifier(hinge)']:.2f}x |")
+    print()
     print("| implementation | mode | examples/s | vs sklearn Perceptron epoch | vs SGDClassifier epoch |")
     print("|---|---|---:|---:|---:|")
-    for impl, mode, rate in rows:
-        print(f"| {impl} | {mode} | {rate:,.0f} | {rate / ref['Perceptron']:.2f}x | "
-              f"{rate / ref['SGDClassifier(hinge)']:.2f}x |")
+    for impl, mode, r in rows:
+        print(f"| {impl} | {mode} | {r:,.0f} | {r / ref['Perceptron']:.2f}x | "
+              f"{r / ref['SGDClassifier(hinge)']:.2f}x |")
     return 0
 
 

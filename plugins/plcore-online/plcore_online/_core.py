@@ -16,26 +16,53 @@ with ``tau_k = 1/|Y|`` for ``k in Y`` and ``-1`` for ``k = argmax_{j not in Y} w
 to the lowest class index (``numpy.argmax``). A candidate set holding every class has
 no non-candidate: its loss is 0 and nothing is updated.
 
-The loop works on small vectors with plain numpy (one example at a time, no per-class
-Python loop). The weights are stored transposed, ``Wt`` of shape ``(K, d)`` (row ``k``
-is the paper's column ``w_k``) so that every update touches contiguous rows. For
-Pegasos the shrink factor ``(1 - 1/t)`` and the projection are kept in a scalar
-``c`` (``W = c * V``) and ``||W||^2`` is updated in O(K) from the scores already
-computed, so neither costs an O(dK) pass per example; ``c`` is folded back into ``Wt``
-before returning (mathematically identical to the literal algorithm, equal up to
-rounding; checked against a literal implementation in the tests).
+The weights are stored transposed, ``Wt`` of shape ``(K, d)`` (row ``k`` is the paper's
+column ``w_k``) so that every update touches contiguous rows. For Pegasos the shrink
+factor ``(1 - 1/t)`` and the projection are kept in a scalar ``c`` (``W = c * V``) and
+``||W||^2`` is updated in O(K) from the scores already computed, so neither costs an
+O(dK) pass per example; ``c`` is folded back into ``Wt`` before returning
+(mathematically identical to the literal algorithm, equal up to rounding; checked
+against a literal implementation in the tests).
+
+Two implementations of the same arithmetic
+------------------------------------------
+* **compiled** (default): :func:`_perceptron_kernel` / :func:`_pegasos_kernel`, scalar
+  loops compiled with ``numba.njit`` (nopython, float64 C-contiguous arrays, the
+  candidate sets as a bool matrix) on first use -- once per process, a few seconds;
+* **numpy** (reference / fallback): :func:`_perceptron` / :func:`_pegasos`, one Python
+  iteration per example over small numpy vectors.
+
+Both perform the same floating-point operations in the same order, so they give
+bit-identical predictions and weights (tested). To that end every sum is taken in index
+order: the scores ``Wt @ x`` as ``cumsum(Wt * x, axis=1)[:, -1]`` in the numpy path, not
+BLAS, whose blocked kernels round identical rows of ``Wt`` differently for ``d >= 8`` and
+so would break the ties-to-the-lowest-index rule (the Avg variants give all candidates the
+same update, so identical rows are common). The numpy path is used when ``USE_JIT`` is
+false: set at import from the environment variable ``PLCORE_ONLINE_NO_JIT`` (``1``,
+``true``, ``yes`` or ``on`` select numpy), assignable at run time
+(``plcore_online._core.USE_JIT = False``), or when numba cannot be imported.
 """
 
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 
-__all__ = ["run_stream", "StreamState"]
+__all__ = ["run_stream", "StreamState", "USE_JIT", "jit_available", "compile_kernels"]
 
 #: recompute ``||W||^2`` exactly after this many Pegasos updates (bounds rounding drift)
 _NORM_REFRESH = 512
+
+
+def _jit_from_env(environ=os.environ) -> bool:
+    """False if ``PLCORE_ONLINE_NO_JIT`` is set to 1/true/yes/on (select the numpy loops)."""
+    return environ.get("PLCORE_ONLINE_NO_JIT", "").strip().lower() not in ("1", "true", "yes", "on")
+
+
+#: use the numba-compiled loops (True) or the plain-numpy reference loops (False)
+USE_JIT = _jit_from_env()
 
 
 class StreamState:
@@ -68,9 +95,17 @@ def _masks(S):
     return S, neg, pos, full
 
 
+def _sqnorm(V):
+    """``||V||_F^2`` summed in row-major order (as the compiled kernel does)."""
+    return float(np.cumsum(V * V)[-1]) if V.size else 0.0
+
+
 def run_stream(state: StreamState, X, S, *, loss: str, algorithm: str, eta: float = 1.0,
                lam: float = 0.1, shrink_on_zero_loss: bool = False) -> np.ndarray:
     """Process the rows of ``X`` in order; return the class index predicted before each update.
+
+    Runs the compiled kernels when ``USE_JIT`` is true and numba is importable, else the
+    plain-numpy loops; both give bit-identical results.
 
     Parameters
     ----------
@@ -98,11 +133,27 @@ def run_stream(state: StreamState, X, S, *, loss: str, algorithm: str, eta: floa
         Predicted class indices (before each example's update).
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
-    S, neg, pos, full = _masks(S)
     n = X.shape[0]
     preds = np.empty(n, dtype=np.int64)
     if n == 0:
         return preds
+    if algorithm not in ("perceptron", "pegasos"):  # pragma: no cover - validated by the learners
+        raise ValueError(f"unknown algorithm {algorithm!r}")
+    if USE_JIT and jit_available():
+        perceptron, pegasos = _jit_kernels()
+        S = np.ascontiguousarray(S, dtype=np.bool_)
+        Wt = state.Wt
+        if not (Wt.dtype == np.float64 and Wt.flags.c_contiguous and Wt.flags.writeable):
+            state.Wt = Wt = np.ascontiguousarray(Wt, dtype=np.float64).copy()
+        if algorithm == "perceptron":
+            updates = perceptron(Wt, X, S, loss == "avg", float(eta), preds)
+        else:
+            updates = pegasos(Wt, X, S, loss == "avg", float(lam), bool(shrink_on_zero_loss),
+                              int(state.t), int(_NORM_REFRESH), preds)
+        state.t += n
+        state.n_updates += int(updates)
+        return preds
+    S, neg, pos, full = _masks(S)
     avg = loss == "avg"
     if avg:
         sizes = S.sum(axis=1)
@@ -110,11 +161,9 @@ def run_stream(state: StreamState, X, S, *, loss: str, algorithm: str, eta: floa
         tau2 = 1.0 / sizes + 1.0           # ||tau||^2
     if algorithm == "perceptron":
         _perceptron(state, X, A if avg else None, neg, pos, full, preds, float(eta))
-    elif algorithm == "pegasos":
+    else:
         _pegasos(state, X, A if avg else None, tau2 if avg else None, neg, pos, full, preds,
                  float(lam), bool(shrink_on_zero_loss))
-    else:  # pragma: no cover - validated by the learners
-        raise ValueError(f"unknown algorithm {algorithm!r}")
     return preds
 
 
@@ -126,9 +175,10 @@ def _perceptron(state, X, A, neg, pos, full, preds, eta):
     out = []
     append = out.append
     outer = np.multiply.outer
+    cumsum = np.cumsum
     updates = 0
     for k in range(X.shape[0]):
-        s = Wt @ X[k]
+        s = cumsum(Wt * X[k], axis=1)[:, -1]           # Wt @ x, summed in feature order
         append(s.argmax())
         if no_update[k]:
             continue
@@ -136,7 +186,7 @@ def _perceptron(state, X, A, neg, pos, full, preds, eta):
         j = sn.argmax()
         if A is not None:
             a = A[k]
-            if s @ a - sn[j] < 1.0:                    # L_APH > 0
+            if cumsum(s * a)[-1] - sn[j] < 1.0:        # L_APH > 0 (s @ a in class order)
                 ex = EX[k]
                 Wt += outer(a, ex)                     # + eta x / |Y| on the candidates
                 Wt[j] -= ex                            # - eta x on the top non-candidate
@@ -159,19 +209,20 @@ def _pegasos(state, X, A, tau2, neg, pos, full, preds, lam, shrink_on_zero_loss)
     V = state.Wt
     t = state.t
     c = 1.0
-    nw2 = float(np.vdot(V, V))        # ||W||^2 with W = c V
+    nw2 = _sqnorm(V)                  # ||W||^2 with W = c V
     r2 = 1.0 / lam                    # squared radius of the ball B
-    x2 = np.einsum("ij,ij->i", X, X)  # ||x||^2 per row
+    x2 = np.cumsum(X * X, axis=1)[:, -1]  # ||x||^2 per row
     updates = 0
     since_refresh = 0
     no_update = full.tolist()
     out = []
     append = out.append
     outer = np.multiply.outer
+    cumsum = np.cumsum
     for k in range(X.shape[0]):
         t += 1
         x = X[k]
-        s = V @ x                     # unscaled scores; the true scores are c * s (c > 0)
+        s = cumsum(V * x, axis=1)[:, -1]  # unscaled scores V x; the true ones are c * s (c > 0)
         append(s.argmax())
         decay = 1.0 - 1.0 / t         # 1 - eta_t lam
         positive = False
@@ -180,7 +231,7 @@ def _pegasos(state, X, A, tau2, neg, pos, full, preds, lam, shrink_on_zero_loss)
             j = sn.argmax()
             if A is not None:
                 a = A[k]
-                m = s @ a - sn[j]     # unscaled margin (tau . s)
+                m = cumsum(s * a)[-1] - sn[j]  # unscaled margin (tau . s)
                 t2 = tau2[k]
             else:
                 sp = s + pos[k]
@@ -218,10 +269,219 @@ def _pegasos(state, X, A, tau2, neg, pos, full, preds, lam, shrink_on_zero_loss)
         if c < 1e-30 or c > 1e30 or since_refresh >= _NORM_REFRESH:
             V *= c
             c = 1.0
-            nw2 = float(np.vdot(V, V))
+            nw2 = _sqnorm(V)
             since_refresh = 0
     if c != 1.0:
         V *= c
     preds[:] = out
     state.t = t
     state.n_updates += updates
+
+
+# ----------------------------------------------------------------------------- compiled path
+# The kernels below are the loops above written with scalars (one pass over the K classes
+# per argmax, one over the d features per row update), the same operations in the same
+# order. They are plain Python functions; :func:`_jit_kernels` compiles them with numba
+# on first use (nopython mode; ``cache=False``: no on-disk cache, compiled once per process).
+
+_KERNELS = None
+_JIT_OK = None
+
+
+def jit_available() -> bool:
+    """True if numba can be imported (the compiled path can be used)."""
+    global _JIT_OK
+    if _JIT_OK is None:
+        try:
+            import numba  # noqa: F401
+        except ImportError:  # pragma: no cover - numba is a dependency
+            _JIT_OK = False
+        else:
+            _JIT_OK = True
+    return _JIT_OK
+
+
+def _jit_kernels():
+    """The compiled ``(perceptron, pegasos)`` kernels (numba dispatchers, built once)."""
+    global _KERNELS
+    if _KERNELS is None:
+        import numba
+
+        jit = numba.njit(cache=False, nogil=True)
+        _KERNELS = (jit(_perceptron_kernel), jit(_pegasos_kernel))
+    return _KERNELS
+
+
+def compile_kernels() -> float:
+    """Compile both kernels now (instead of on the first stream); return the seconds taken."""
+    import time
+
+    start = time.perf_counter()
+    state_p, state_g = StreamState(2, 1), StreamState(2, 1)
+    X = np.ones((1, 1))
+    S = np.array([[True, False]])
+    perceptron, pegasos = _jit_kernels()
+    preds = np.empty(1, dtype=np.int64)
+    perceptron(state_p.Wt, X, S, True, 1.0, preds)
+    pegasos(state_g.Wt, X, S, True, 1.0, False, 0, _NORM_REFRESH, preds)
+    return time.perf_counter() - start
+
+
+def _perceptron_kernel(Wt, X, S, avg, eta, preds):
+    """Algorithms 1 (``avg``: APH) and 2 (MPH) over the rows of ``X``; return #updates."""
+    n, d = X.shape
+    K = Wt.shape[0]
+    s = np.empty(K)
+    updates = 0
+    for k in range(n):
+        x = X[k]
+        best = 0                                  # scores s = Wt x and their argmax
+        for q in range(K):
+            acc = 0.0
+            for f in range(d):
+                acc += Wt[q, f] * x[f]
+            s[q] = acc
+            if acc > s[best]:
+                best = q
+        preds[k] = best
+        j = -1                                    # top non-candidate
+        for q in range(K):
+            if not S[k, q] and (j < 0 or s[q] > s[j]):
+                j = q
+        if j < 0:                                 # full candidate set: loss 0
+            continue
+        if avg:
+            size = 0
+            for q in range(K):
+                if S[k, q]:
+                    size += 1
+            a = 1.0 / size                        # tau on the candidates
+            m = 0.0
+            for q in range(K):
+                if S[k, q]:
+                    m += s[q] * a
+            if m - s[j] < 1.0:                    # L_APH > 0
+                for q in range(K):
+                    if S[k, q]:
+                        for f in range(d):
+                            Wt[q, f] += a * (eta * x[f])
+                for f in range(d):
+                    Wt[j, f] -= eta * x[f]
+                updates += 1
+        else:
+            i = -1                                # top candidate
+            for q in range(K):
+                if S[k, q] and (i < 0 or s[q] > s[i]):
+                    i = q
+            if s[i] - s[j] < 1.0:                 # L_MPH > 0
+                for f in range(d):
+                    Wt[i, f] += eta * x[f]
+                for f in range(d):
+                    Wt[j, f] -= eta * x[f]
+                updates += 1
+    return updates
+
+
+def _pegasos_kernel(V, X, S, avg, lam, shrink_on_zero_loss, t0, norm_refresh, preds):
+    """Algorithms 3 (``avg``: APH) and 4 (MPH), with ``W = c V``; return #updates."""
+    n, d = X.shape
+    K = V.shape[0]
+    s = np.empty(K)
+    c = 1.0
+    nw2 = 0.0                                     # ||W||^2 with W = c V
+    for r in range(K):
+        for f in range(d):
+            nw2 += V[r, f] * V[r, f]
+    r2 = 1.0 / lam                                # squared radius of the ball B
+    t = t0
+    updates = 0
+    since_refresh = 0
+    for k in range(n):
+        t += 1
+        x = X[k]
+        best = 0                                  # unscaled scores s = V x (true: c s)
+        for q in range(K):
+            acc = 0.0
+            for f in range(d):
+                acc += V[q, f] * x[f]
+            s[q] = acc
+            if acc > s[best]:
+                best = q
+        preds[k] = best
+        j = -1                                    # top non-candidate
+        for q in range(K):
+            if not S[k, q] and (j < 0 or s[q] > s[j]):
+                j = q
+        decay = 1.0 - 1.0 / t                     # 1 - eta_t lam
+        positive = False
+        i = -1
+        a = 0.0
+        m = 0.0
+        t2 = 2.0
+        if j >= 0:
+            if avg:
+                size = 0
+                for q in range(K):
+                    if S[k, q]:
+                        size += 1
+                a = 1.0 / size
+                for q in range(K):
+                    if S[k, q]:
+                        m += s[q] * a
+                m = m - s[j]                      # unscaled margin (tau . s)
+                t2 = 1.0 / size + 1.0             # ||tau||^2
+            else:
+                i = -1                            # top candidate
+                for q in range(K):
+                    if S[k, q] and (i < 0 or s[q] > s[i]):
+                        i = q
+                m = s[i] - s[j]
+            positive = c * m < 1.0                # loss > 0
+        if positive:
+            g = 1.0 / (lam * t)                   # eta_t
+            x2 = 0.0
+            for f in range(d):
+                x2 += x[f] * x[f]
+            nw2 = decay * decay * nw2 + 2.0 * decay * c * g * m + g * g * t2 * x2
+            if decay == 0.0:                      # t = 1: (1 - eta_1 lam) W = 0
+                V[:, :] = 0.0
+                c = 1.0
+            else:
+                c *= decay
+            gc = g / c                            # W + g tau x^T = c (V + (g/c) tau x^T)
+            if avg:
+                for q in range(K):
+                    if S[k, q]:
+                        for f in range(d):
+                            V[q, f] += a * (gc * x[f])
+            else:
+                for f in range(d):
+                    V[i, f] += gc * x[f]
+            for f in range(d):
+                V[j, f] -= gc * x[f]
+            if nw2 > r2:                          # projection onto ||W|| <= 1/sqrt(lam)
+                c *= math.sqrt(r2 / nw2)
+                nw2 = r2
+            updates += 1
+            since_refresh += 1
+        elif shrink_on_zero_loss:
+            if decay == 0.0:
+                V[:, :] = 0.0
+                c = 1.0
+                nw2 = 0.0
+            else:
+                c *= decay
+                nw2 *= decay * decay
+        if c < 1e-30 or c > 1e30 or since_refresh >= norm_refresh:
+            nw2 = 0.0
+            for q in range(K):
+                for f in range(d):
+                    V[q, f] *= c
+                    nw2 += V[q, f] * V[q, f]
+            c = 1.0
+            since_refresh = 0
+    if c != 1.0:
+        for q in range(K):
+            for f in range(d):
+                V[q, f] *= c
+    return updates
