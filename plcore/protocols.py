@@ -133,10 +133,26 @@ def _progress(iterable, total, desc, progress):
     return tqdm(iterable, total=total, desc=desc, disable=None if progress else True, leave=False)
 
 
-def _evaluate_split(setup, X, S, y, train, test, preprocessing, step, predictions):
+def _fit_transductive_reducer(pipe, X, S, train):
+    """Fit scaler on the training rows, the reducer on ALL rows' features and candidate
+    sets (never their true labels), the learner on the reduced training rows."""
+    Xs = X
+    for _, scaler in pipe.steps[:-2]:
+        Xs = scaler.fit(X[train]).transform(X)
+    reducer, learner = pipe.steps[-2][1], pipe.steps[-1][1]
+    reducer.fit(Xs, S)
+    learner.fit(reducer.transform(Xs[train]), S[train])
+
+
+def _evaluate_split(setup, X, S, y, train, test, preprocessing, step, predictions, fit_reducer_on="train"):
+    if fit_reducer_on not in ("train", "all"):
+        raise ConfigError(f"fit_reducer_on must be 'train' or 'all', got {fit_reducer_on!r}")
     pipe = build_pipeline(setup.estimators(), preprocessing)
     t0 = time.perf_counter()
-    pipe.fit(X[train], S[train])
+    if fit_reducer_on == "all" and setup.reducer is not None:
+        _fit_transductive_reducer(pipe, X, S, train)
+    else:
+        pipe.fit(X[train], S[train])
     t1 = time.perf_counter()
     pred = pipe.predict(X[test])
     t2 = time.perf_counter()
@@ -151,8 +167,10 @@ def _evaluate_split(setup, X, S, y, train, test, preprocessing, step, prediction
     if setup.reducer is not None:  # the reducer is the step before the learner
         reducer = pipe.steps[-2][1]
         out["n_components"] = getattr(reducer, "n_components_", None)
-        if getattr(reducer, "confidences_", None) is not None:
-            out["reducer_transductive_accuracy"] = transductive_accuracy(y[train], reducer.confidences_)
+        conf = getattr(reducer, "confidences_", None)
+        if conf is not None:
+            conf = conf[train] if conf.shape[0] == X.shape[0] and len(train) != X.shape[0] else conf
+            out["reducer_transductive_accuracy"] = transductive_accuracy(y[train], conf)
     return out
 
 
@@ -162,13 +180,16 @@ def _need_learner(setup, name):
 
 
 def kfold(setup: Setup, dataset: PLDataset, *, n_splits: int = 10, shuffle: bool = True,
-          preprocessing: str = "standardize", random_state=0, progress: bool = True,
-          callback: Callable | None = None) -> ProtocolResult:
+          preprocessing: str = "standardize", fit_reducer_on: str = "train", random_state=0,
+          progress: bool = True, callback: Callable | None = None) -> ProtocolResult:
     """k-fold cross-validation: fit ``scaler -> [reducer ->] learner`` on each training fold.
 
     Accuracy is measured on the test fold's true labels; transductive accuracy (the
     learner's ``confidences_`` vs the training fold's truth) where available.
     Summary: ``accuracy_mean/std``, ``transductive_accuracy_mean/std``, ``fit_time_mean``.
+    ``fit_reducer_on="all"`` fits the reducer transductively on every row's features and
+    candidate sets (test rows' true labels are never used) -- how some papers appear to have
+    evaluated dimensionality reduction; the default ``"train"`` is the inductive protocol.
     """
     if not isinstance(setup, Setup):
         setup = Setup(learner=setup)
@@ -181,7 +202,8 @@ def kfold(setup: Setup, dataset: PLDataset, *, n_splits: int = 10, shuffle: bool
     result = ProtocolResult("kfold")
     bar = _progress(splitter.split(ds.X), n_splits, f"{n_splits}-fold {ds.name}", progress)
     for i, (train, test) in enumerate(bar):
-        step = _evaluate_split(setup, ds.X, ds.S, ds.y_true, train, test, preprocessing, i, result.predictions)
+        step = _evaluate_split(setup, ds.X, ds.S, ds.y_true, train, test, preprocessing, i, result.predictions,
+                               fit_reducer_on)
         result.steps.append(step)
         bar.set_postfix(acc=f"{step['accuracy']:.3f}")
         if callback is not None:
@@ -368,7 +390,7 @@ def clustering(setup: Setup, dataset: PLDataset, *, rho: float = 0.1, n_partitio
 PROTOCOLS = {"kfold": kfold, "holdout": holdout, "online": online, "clustering": clustering}
 
 _DEFAULTS = {
-    "kfold": {"n_splits": 10, "shuffle": True, "preprocessing": "standardize"},
+    "kfold": {"n_splits": 10, "shuffle": True, "preprocessing": "standardize", "fit_reducer_on": "train"},
     "holdout": {"test_size": 0.2, "n_repeats": 1, "stratify": False, "preprocessing": "standardize"},
     "online": {"n_runs": 100, "exact_labels": "auto", "preprocessing": "none"},
     "clustering": {"rho": 0.1, "n_partitions": 10, "splits": "auto", "preprocessing": "standardize"},

@@ -265,3 +265,37 @@ def test_kfold_records_reducer_dimensions_and_disambiguation():
     assert res.summary["n_components_mean"] == 2
     # uniform confidences over {true, one false}: argmax picks the lower index -> about half right
     assert 0.2 < res.summary["reducer_transductive_accuracy_mean"] < 0.8
+
+
+def test_kfold_transductive_reducer_sees_all_rows_but_learner_only_train():
+    from plcore.base import BaseReducer
+
+    class CountingReducer(BaseReducer):
+        calls = []  # rows seen by each fit (class-level: survives clone)
+
+        def __init__(self):
+            pass
+
+        def _fit(self, X, S):
+            CountingReducer.calls.append(X.shape[0])
+            self.n_components_ = X.shape[1]
+            conf = np.asarray(S, dtype=float)
+            self.confidences_ = conf / conf.sum(axis=1, keepdims=True)
+
+        def _transform(self, X):
+            return X
+
+    ds = small_dataset()
+    res = kfold(Setup(reducer=CountingReducer(), learner=PlKnnLearner(k=3)), ds, n_splits=3,
+                fit_reducer_on="all", progress=False)
+    assert CountingReducer.calls == [60, 60, 60]
+    CountingReducer.calls.clear()
+    inductive = kfold(Setup(reducer=CountingReducer(), learner=PlKnnLearner(k=3)), ds, n_splits=3,
+                      progress=False)
+    assert CountingReducer.calls == [40, 40, 40]
+    # identity reducer: both protocols must give the same predictions
+    assert [s["accuracy"] for s in res.steps] == [s["accuracy"] for s in inductive.steps]
+    assert "reducer_transductive_accuracy" in res.steps[0]
+    with pytest.raises(ValueError, match="fit_reducer_on"):
+        kfold(Setup(reducer=CountingReducer(), learner=PlKnnLearner(k=3)), ds, n_splits=3,
+              fit_reducer_on="test", progress=False)
