@@ -18,7 +18,6 @@ without any m x m matrix.
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
@@ -26,6 +25,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from plcore.base import BaseReducer
+from plcore.validation import check_int, check_option, check_real
 from plcore.exceptions import DataValidationError
 
 from plcore_cenda._core import (
@@ -43,42 +43,18 @@ from plcore_cenda._core import (
 _ALGORITHMS = ("auto", "kd_tree", "ball_tree", "brute")
 
 
-def _is_int(v):
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
-
-
-def _is_real(v):
-    return isinstance(v, numbers.Real) and not isinstance(v, bool) and np.isfinite(v)
-
-
 def check_cenda_params(est, prefix=""):
     """Validate the CENDA parameters of ``est`` (shared by the reducer and the learner)."""
     g = lambda n: getattr(est, prefix + n)  # noqa: E731
-    name = lambda n: prefix + n  # noqa: E731
-    thr = g("thr")
-    if not _is_real(thr) or not 0.0 < thr <= 1.0:
-        raise DataValidationError(f"{name('thr')} must be a number in (0, 1], got {thr!r}")
-    mu = g("mu")
-    if not _is_real(mu) or not 0.0 <= mu <= 1.0:
-        raise DataValidationError(f"{name('mu')} must be a number in [0, 1], got {mu!r}")
-    k = g("k")
-    if not _is_int(k) or k < 1:
-        raise DataValidationError(f"{name('k')} must be a positive integer, got {k!r}")
-    alpha = g("alpha")
-    if not _is_real(alpha) or alpha < 0:
-        raise DataValidationError(f"{name('alpha')} must be a non-negative number, got {alpha!r}")
-    max_iter = g("max_iter")
-    if not _is_int(max_iter) or max_iter < 1:
-        raise DataValidationError(f"{name('max_iter')} must be a positive integer, got {max_iter!r}")
-    tol = g("tol")
-    if not _is_real(tol) or tol < 0:
-        raise DataValidationError(f"{name('tol')} must be a non-negative number, got {tol!r}")
-    nc = g("n_components")
-    if nc is not None and (not _is_int(nc) or nc < 1):
-        raise DataValidationError(f"{name('n_components')} must be None or a positive integer, got {nc!r}")
-    algo = g("algorithm")
-    if algo not in _ALGORITHMS:
-        raise DataValidationError(f"{name('algorithm')} must be one of {_ALGORITHMS}, got {algo!r}")
+    check_real(g("thr"), prefix + "thr", 0.0, 1.0, closed_low=False)
+    check_real(g("mu"), prefix + "mu", 0.0, 1.0)
+    check_int(g("k"), prefix + "k", low=1)
+    check_real(g("alpha"), prefix + "alpha", low=0.0)
+    check_int(g("max_iter"), prefix + "max_iter", low=1)
+    check_real(g("tol"), prefix + "tol", low=0.0)
+    if g("n_components") is not None:
+        check_int(g("n_components"), prefix + "n_components", low=1)
+    check_option(g("algorithm"), prefix + "algorithm", _ALGORITHMS)
 
 
 class CendaReducer(BaseReducer):
