@@ -212,7 +212,11 @@ def print_listing(registry: Registry, file=None) -> None:
 
 
 def main(argv=None) -> int:
-    """Entry point of ``python -m plcore``; ``python -m plcore list`` lists components."""
+    """Entry point of ``python -m plcore``.
+
+    ``python -m plcore list`` lists components; ``python -m plcore report`` rebuilds a report
+    (:mod:`plcore.report`) from a tracking database.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     full_error = bool(os.environ.get("PLCORE_FULL_ERROR"))
     try:
@@ -220,6 +224,10 @@ def main(argv=None) -> int:
         if argv[:1] == ["list"]:
             print_listing(registry)
             return 0
+        if argv[:1] == ["report"]:
+            from plcore.report import main as report_main
+
+            return report_main(argv[1:])
         check_overrides(argv, registry)
         store_configs(registry)
         conf_dir = find_conf_dir()

@@ -227,6 +227,12 @@ class Registry:
             if not (isinstance(spec.cls, type) and issubclass(spec.cls, base)):
                 problem = (f"registers {spec.kind} {spec.name!r} as {spec.cls!r}, which does not subclass "
                            f"plcore.base.{base.__name__}")
+        if problem is None and spec.kind in ESTIMATOR_KINDS and spec.config is None:
+            try:  # the default config instantiates the class with its defaults: fail here, per plugin
+                spec.cls().get_params(deep=False)
+            except Exception as err:  # noqa: BLE001
+                problem = (f"registers {spec.kind} {spec.name!r} as {spec.cls.__qualname__}, which cannot be "
+                           f"created with its default parameters: {type(err).__name__}: {err}")
         if problem is not None:
             self._error(provider, problem)
             return

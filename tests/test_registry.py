@@ -68,6 +68,25 @@ def test_wrong_base_class_and_unknown_kind_are_reported_and_skipped():
     assert all(e.distribution == "d1" for e in reg.errors)
 
 
+def test_component_that_cannot_be_created_with_defaults_is_reported_not_fatal():
+    class NeedsArgument(PlKnnLearner):
+        def __init__(self, required):
+            self.required = required
+
+    class Abstract(BaseLearner):  # _fit/_scores missing: cannot be instantiated
+        pass
+
+    reg = Registry()
+    reg.register(plugin_with(ComponentSpec("learner", "needs", NeedsArgument),
+                             ComponentSpec("learner", "abstract", Abstract),
+                             ComponentSpec("learner", "good", PlKnnLearner)), name="p2", distribution="d2")
+    reg.load(entry_points=False, builtins=False)
+    assert reg.names("learner") == ["good"]
+    msgs = " | ".join(e.error for e in reg.errors)
+    assert "'needs'" in msgs and "cannot be created with its default parameters" in msgs
+    assert "'abstract'" in msgs and "abstract" in msgs.lower()
+
+
 def test_failing_experiments_hook_is_reported():
     class Broken:
         @hookimpl

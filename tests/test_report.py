@@ -1,0 +1,116 @@
+"""plcore.report: paired t-tests, the reproduction table, and the end-of-sweep callback."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from plcore.report import RunRecord, fmt_mean_std, paired_ttest, reproduction_table
+
+
+def _run(name, metrics, params=None, overrides="", steps=None):
+    rec = RunRecord(run_id=name, name=name, params=dict(params or {}), metrics=dict(metrics),
+                    tags={"overrides": overrides})
+    if steps is not None:
+        rec._history["accuracy"] = np.asarray(steps, dtype=float)
+    return rec
+
+
+def test_paired_ttest_decisions_match_scipy():
+    rng = np.random.default_rng(0)
+    base = rng.uniform(0.3, 0.5, size=10)
+    better = base + 0.05 + rng.normal(0, 0.01, size=10)
+    noisy = base + rng.normal(0, 0.05, size=10)
+    assert stats.ttest_rel(better, base).pvalue < 0.05
+    assert paired_ttest(better, base) == "win"
+    assert paired_ttest(base, better) == "loss"
+    p = stats.ttest_rel(noisy, base).pvalue
+    assert paired_ttest(noisy, base) == ("tie" if p >= 0.05 else ("win" if (noisy - base).mean() > 0 else "loss"))
+    assert paired_ttest(base, base) == "tie"                      # identical folds
+    assert paired_ttest(base + 0.01, base) == "win"               # constant improvement: p = 0
+    # the level matters: a difference significant at 0.05 but not at 0.001
+    mid = base + 0.01 + rng.normal(0, 0.012, size=10)
+    pm = stats.ttest_rel(mid, base).pvalue
+    if 0.001 < pm < 0.05:
+        assert paired_ttest(mid, base, alpha=0.05) == "win" and paired_ttest(mid, base, alpha=0.001) == "tie"
+
+
+def test_paired_ttest_rejects_unpaired_input():
+    with pytest.raises(ValueError, match="equally long"):
+        paired_ttest([0.1, 0.2, 0.3], [0.1, 0.2])
+    with pytest.raises(ValueError):
+        paired_ttest([0.1], [0.2])
+
+
+def test_fmt_mean_std():
+    assert fmt_mean_std([0.5, 0.7]) == "0.600 ± 0.100"
+    assert fmt_mean_std(mean=0.81, std=0.012) == "0.810 ± 0.012"
+    assert fmt_mean_std(mean=0.81) == "0.810"
+    assert fmt_mean_std() == "–"
+
+
+def test_reproduction_table_puts_ours_beside_the_paper():
+    runs = [
+        _run("a", {"accuracy_mean": 0.756, "accuracy_std": 0.035},
+             {"paper.source": "CENDA, Table 7", "paper.setting": "Lost, PL-KNN-CENDA", "paper.metric": "accuracy_mean",
+              "paper.value": "0.81", "paper.std": "0.012"}, overrides="experiment=paper_cenda_lost"),
+        _run("b", {"acc_mean": 0.376, "acc_std": 0.031},
+             {"paper.source": "PLC, Table 1", "paper.setting": "Lost rho 0.05", "paper.metric": "acc_mean",
+              "paper.value": "0.399", "paper.std": "0.027"}, overrides="experiment=paper_plc_lost_rho05"),
+        _run("c", {"mistake_rate_final_mean": 0.366, "mistake_rate_final_std": 0.033},
+             {"paper.source": "Online, Fig. 2", "paper.metric": "mistake_rate_final_mean"},
+             overrides="experiment=paper_online_ecoli"),
+        _run("no-paper-block", {"accuracy_mean": 0.9}),
+    ]
+    table = reproduction_table(runs)
+    lines = table.strip().splitlines()
+    assert len(lines) == 2 + 3                                    # header + 3 rows; the run without a paper block is left out
+    row = next(l for l in lines if "PL-KNN-CENDA" in l)
+    assert "0.810 ± 0.012" in row and "0.756 ± 0.035" in row and "-0.054" in row
+    assert "`python -m plcore experiment=paper_cenda_lost`" in row
+    assert "-0.023" in next(l for l in lines if "PLC" in l)
+    online = next(l for l in lines if "Online" in l)
+    assert "figure only" in online and "0.366 ± 0.033" in online
+    assert reproduction_table([runs[-1]]) == ""
+
+
+def test_sweep_writes_the_reproduction_report_and_report_command_rebuilds_it(tmp_path):
+    env = dict(os.environ)
+    env.pop("MLFLOW_TRACKING_URI", None)
+    out = tmp_path / "rep.md"
+    args = ["-m", "+learner=plknn", "learner.k=3,7", "protocol.n_splits=2", "progress=false",
+            "+paper.source='Test paper'", "+paper.setting='digits, r=3'", "+paper.metric=accuracy_mean",
+            "+paper.value=0.5", "+paper.std=0.1", f"hydra.callbacks.report.output={out}"]
+    proc = subprocess.run([sys.executable, "-m", "plcore", *args], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert f"report written to {out}" in proc.stdout
+    text = out.read_text()
+    rows = [l for l in text.splitlines() if l.startswith("| Test paper")]
+    assert len(rows) == 2 and all("0.500 ± 0.100" in r for r in rows)
+
+    import mlflow
+
+    client = mlflow.tracking.MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
+    exp = client.get_experiment_by_name("plcore")
+    means = sorted(f"{r.data.metrics['accuracy_mean']:.3f}" for r in client.search_runs([exp.experiment_id]))
+    assert sorted(r.split("|")[5].split("±")[0].strip() for r in rows) == means
+
+    again = tmp_path / "again.md"
+    proc = subprocess.run([sys.executable, "-m", "plcore", "report", "--out", str(again)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    strip = lambda t: [l for l in t.splitlines() if not l.startswith("Generated")]  # noqa: E731
+    assert strip(again.read_text()) == strip(text)
+
+
+def test_report_command_with_nothing_to_report(tmp_path):
+    env = dict(os.environ)
+    env.pop("MLFLOW_TRACKING_URI", None)
+    proc = subprocess.run([sys.executable, "-m", "plcore", "report", "--out", str(tmp_path / "x.md")], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and "nothing to report" in proc.stdout
+    assert not (tmp_path / "x.md").exists()
