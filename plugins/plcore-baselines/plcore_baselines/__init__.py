@@ -1,0 +1,13 @@
+"""plcore-baselines: the comparison methods of the CENDA / SAUTE / PLC papers.
+
+IPAL (Zhang & Yu, IJCAI 2015), PL-SVM (Nguyen & Caruana, KDD 2008), PL-ECOC (Zhang, Yu &
+Tang, TKDE 2017) as learners and DELIN (Wu & Zhang, 2019) as a reducer.
+"""
+
+from plcore_baselines.delin import DelinReducer
+from plcore_baselines.ipal import IpalLearner
+from plcore_baselines.plecoc import PlEcocLearner
+from plcore_baselines.plsvm import PlSvmLearner
+
+__version__ = "0.1.0"
+__all__ = ["IpalLearner", "PlSvmLearner", "PlEcocLearner", "DelinReducer", "__version__"]

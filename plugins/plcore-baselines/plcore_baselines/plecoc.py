@@ -1,0 +1,310 @@
+"""PL-ECOC: disambiguation-free partial-label learning with error-correcting output codes.
+
+Zhang, Yu & Tang, "Disambiguation-free partial label learning", IEEE TKDE 29(10), 2017
+(the CENDA paper's [49]; its Section 4.1 summary: "decomposing the PL learning problem into
+a group of binary learning problems via adapting the error-correcting output codes (ECOC)
+techniques", coding length ``ceil(10 log2 q)``). We follow the paper's abstract and
+algorithm as summarised there and as implemented by the public Python port of the method
+(``RandPLECOC``: libsvm ``-t 2 -c 1``, ``|B| >= ceil(0.1 n)``, at least 5 examples a side,
+at most 2000 random draws):
+
+Encoding. Repeat until ``L = ceil(10 log2 q)`` columns are kept: draw ``v`` uniformly from
+``{+1, -1}^q``; ``Y+ = {l : v_l = +1}``, ``Y- = {l : v_l = -1}``; example ``i`` is a
+*positive* binary example if ``S_i`` lies inside ``Y+``, *negative* if inside ``Y-``, else
+unused ("its candidate label set entirely falls into the coding dichotomy"). Keep ``v``
+when the binary set has ``|B| >= ceil(min_fraction * n)`` examples and each side at least
+``min(min_side, floor(|B|_min / 2))`` of them (``min_side`` 5 as in the port, smaller only
+for tiny training sets); train a binary classifier ``h_v`` on it (default: SVC with the
+Gaussian kernel and ``C = 1`` as the port's libsvm call, ``gamma = 1 / (d Var(X))``, which
+is libsvm's default ``1/d`` on standardised features; with ``gamma = 1/d`` on min-max
+scaled features accuracy on Lost collapses from ~0.66 to ~0.4). A column equal to a kept
+one or to its negation (the same binary problem) is not drawn twice.
+
+Weights. ``G[y, v]`` = accuracy of ``sign(h_v)`` against the code bit ``M[y, v]`` on the
+training examples whose candidate set contains ``y``, each row normalised to sum 1
+("binary classifiers' empirical performance").
+
+Decoding (loss-based, exponential loss): ``y(x) = argmin_y sum_v G[y, v] exp(-M[y, v] h_v(x))``
+with the real-valued output ``h_v(x)`` ("predictive margin"); ``_scores`` is the negative
+of that loss. (The opposite sign gives near-chance accuracy: DESIGN.md section 8.)
+
+Degenerate inputs (our addition). When ``max_draws`` random draws (or all ``2^(q-1) - 1``
+distinct dichotomies) give fewer than ``L`` admissible columns -- e.g. ``q = 3`` with every
+candidate set of size 2, where no dichotomy has examples on both sides -- the code is
+filled up with *relaxed* columns, oriented dichotomies in which example ``i`` is positive
+when ``S_i`` meets ``Y+`` (the true label *may* be positive), with sample weight
+``|S_i n Y+| / |S_i|``, and negative (weight 1) when ``S_i`` lies inside ``Y-`` (it
+certainly is negative). With singleton candidate sets this is the strict rule.
+A ``UserWarning`` says so and ``n_strict_columns_`` records it. With no usable column at
+all (e.g. every candidate set holds every label) the learner predicts the label most
+frequent in the training candidate sets.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.svm import SVC
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import has_fit_parameter
+
+from plcore.base import BaseLearner
+from plcore.exceptions import DataValidationError
+from plcore.validation import check_int, check_real
+
+__all__ = ["PlEcocLearner", "default_code_length", "column_split", "relaxed_split",
+           "generate_code", "performance_weights", "decoding_loss"]
+
+
+def default_code_length(q: int) -> int:
+    """The paper's coding length ``ceil(10 log2 q)``."""
+    return int(math.ceil(10.0 * math.log2(q)))
+
+
+def column_split(S, v):
+    """Strict dichotomy of column ``v`` (bool, True = +1): ``(S_i in Y+, S_i in Y-)`` masks."""
+    S = np.asarray(S, dtype=bool)
+    v = np.asarray(v, dtype=bool)
+    pos = ~(S & ~v).any(axis=1)
+    neg = ~(S & v).any(axis=1)
+    return pos, neg
+
+
+def relaxed_split(S, v):
+    """Relaxed (oriented) dichotomy of ``v``: masks ``(S_i meets Y+, S_i in Y-)`` and the
+    positive weights ``|S_i n Y+| / |S_i|``."""
+    S = np.asarray(S, dtype=bool)
+    share = (S & np.asarray(v, dtype=bool)).sum(axis=1) / S.sum(axis=1)
+    pos = share > 0
+    return pos, ~pos, share
+
+
+def _side_minimum(n, min_fraction, min_side):
+    tau = int(math.ceil(min_fraction * n))
+    return tau, max(1, min(int(min_side), tau // 2))
+
+
+def generate_code(S, length, rng, *, min_fraction=0.1, min_side=5, max_draws=2000):
+    """Random PL-ECOC columns.
+
+    Returns ``(code, strict)``: ``code`` a bool (q, L') matrix (True = +1), ``L' <= length``
+    (and ``<= 2^(q-1) - 1``, the number of distinct dichotomies), and a bool (L',) array,
+    True for a strict column, False for a relaxed one (added only when fewer strict columns
+    than wanted were found).
+    """
+    S = np.asarray(S, dtype=bool)
+    n, q = S.shape
+    tau, side = _side_minimum(n, min_fraction, min_side)
+    n_distinct = 2 ** (q - 1) - 1 if q < 63 else np.inf
+    length = int(min(length, n_distinct))
+    seen, tried, strict_cols = set(), [], []
+    draws = 0
+    while len(strict_cols) < length and draws < max_draws and len(seen) < n_distinct:
+        v = rng.randint(2, size=q).astype(bool)
+        draws += 1
+        if v.all() or not v.any():
+            continue
+        key = (v if v[0] else ~v).tobytes()
+        if key in seen:
+            continue
+        seen.add(key)
+        pos, neg = column_split(S, v)
+        n_pos, n_neg = int(pos.sum()), int(neg.sum())
+        if n_pos + n_neg >= tau and n_pos >= side and n_neg >= side:
+            strict_cols.append(v)
+        else:
+            tried.append(v)
+    relaxed_cols = []
+    if len(strict_cols) < length:
+        # fall back: relaxed columns (both orientations of the rejected dichotomies first)
+        pool = [u for v in tried for u in (v, ~v)]
+        done = {v.tobytes() for v in strict_cols} | {(~v).tobytes() for v in strict_cols}
+        extra = 0
+        while len(strict_cols) + len(relaxed_cols) < length and (pool or (
+                extra < max_draws and len(done) < 2 ** q - 2)):
+            if pool:
+                v = pool.pop(0)
+            else:
+                v = rng.randint(2, size=q).astype(bool)
+                extra += 1
+                if v.all() or not v.any():
+                    continue
+            if v.tobytes() in done:
+                continue
+            done.add(v.tobytes())
+            pos, neg, _ = relaxed_split(S, v)
+            if pos.sum() >= side and neg.sum() >= side:
+                relaxed_cols.append(v)
+    cols = strict_cols + relaxed_cols
+    code = np.array(cols, dtype=bool).T if cols else np.zeros((q, 0), dtype=bool)
+    strict = np.array([True] * len(strict_cols) + [False] * len(relaxed_cols), dtype=bool)
+    return code, strict
+
+
+def performance_weights(S, code, H):
+    """``G[y, v]``: accuracy of ``sign(H[:, v])`` against ``M[y, v]`` on ``{i : y in S_i}``, rows sum 1.
+
+    ``code`` is the bool (q, L) code (True = +1), ``H`` the (n, L) real outputs on the
+    training set (``h > 0`` counts as +1). A class in no candidate set, or with zero
+    accuracy everywhere, gets uniform weights.
+    """
+    S = np.asarray(S, dtype=bool)
+    pred = H > 0                                     # (n, L) predicted +1
+    agree = (pred[:, None, :] == code[None, :, :])   # (n, q, L)
+    counts = S.sum(axis=0).astype(float)             # examples per class
+    hits = np.einsum("iq,iql->ql", S.astype(float), agree.astype(float))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        acc = hits / counts[:, None]
+    acc[counts == 0] = 0.0
+    total = acc.sum(axis=1, keepdims=True)
+    L = code.shape[1]
+    return np.where(total > 0, acc / np.where(total > 0, total, 1.0), 1.0 / max(L, 1))
+
+
+def decoding_loss(G, code, H):
+    """Loss-based decoding: ``loss[x, y] = sum_v G[y, v] exp(-M[y, v] h_v(x))``, shape (n, q)."""
+    M = np.where(code, 1.0, -1.0)                    # (q, L)
+    expo = np.clip(-H[:, None, :] * M[None, :, :], None, 700.0)
+    return np.einsum("ql,nql->nq", G, np.exp(expo))
+
+
+class PlEcocLearner(BaseLearner):
+    """PL-ECOC (Zhang, Yu & Tang, TKDE 2017): candidate sets as a whole in random ECOC dichotomies.
+
+    Follows the published description as summarised in the CENDA paper (Section 4.1):
+    coding length ``ceil(10 log2 q)``, binary training sets from candidate sets that fall
+    entirely on one side of a column, performance-weighted loss-based decoding (see the
+    module docstring for the exact rules and the fallback for degenerate inputs).
+
+    Parameters
+    ----------
+    estimator : scikit-learn binary classifier or None, default=None
+        Binary learner, cloned per column. None = ``SVC(kernel="rbf", C=1.0, gamma="scale")``
+        (libsvm ``-t 2 -c 1`` on standardised features). Needs ``decision_function`` or
+        ``predict_proba``.
+    code_length : int or "auto", default="auto"
+        Columns wanted, "auto" = ``ceil(10 log2 q)``.
+    min_fraction : float in (0, 1], default=0.1
+        A column is kept when its binary training set holds at least
+        ``ceil(min_fraction * n)`` examples.
+    min_side : int, default=5
+        ... and each side at least ``min(min_side, that number // 2)`` examples.
+    max_draws : int, default=2000
+        Random columns drawn at most (then the fallback of the module docstring).
+    random_state : int, RandomState or None, default=None
+        Column draws (and the binary learner's ``random_state``, when it has one).
+
+    Attributes
+    ----------
+    code_ : ndarray of shape (n_classes, n_columns)
+        Coding matrix ``M`` in {+1, -1}.
+    performance_ : ndarray of shape (n_classes, n_columns)
+        Weights ``G`` (rows sum to 1).
+    estimators_ : list of fitted binary classifiers, one per column
+    n_strict_columns_ : int
+        Columns obtained by the paper's rule (the rest are relaxed fall-backs).
+    column_strict_ : ndarray of shape (n_columns,)
+        True for the paper's columns (they come first), False for relaxed ones.
+    code_length_ : int
+        Columns used (at most ``2^(q-1) - 1``, the number of distinct dichotomies).
+    """
+
+    def __init__(self, estimator=None, code_length="auto", min_fraction=0.1, min_side=5,
+                 max_draws=2000, random_state=None):
+        self.estimator = estimator
+        self.code_length = code_length
+        self.min_fraction = min_fraction
+        self.min_side = min_side
+        self.max_draws = max_draws
+        self.random_state = random_state
+
+    def _check_params(self, q):
+        if isinstance(self.code_length, str):
+            if self.code_length != "auto":
+                raise DataValidationError(
+                    f"code_length must be a positive integer or 'auto', got {self.code_length!r}")
+            length = default_code_length(q)
+        else:
+            length = check_int(self.code_length, "code_length", low=1)
+        check_real(self.min_fraction, "min_fraction", low=0.0, high=1.0, closed_low=False)
+        check_int(self.min_side, "min_side", low=1)
+        check_int(self.max_draws, "max_draws", low=1)
+        if self.estimator is not None and not hasattr(self.estimator, "fit"):
+            raise DataValidationError(f"estimator must be a scikit-learn classifier, got {self.estimator!r}")
+        return length
+
+    def _base_estimator(self):
+        if self.estimator is None:
+            return SVC(kernel="rbf", C=1.0, gamma="scale")
+        return clone(self.estimator)
+
+    @staticmethod
+    def _margin(est, X):
+        if hasattr(est, "decision_function"):
+            return np.asarray(est.decision_function(X), dtype=float).ravel()
+        proba = est.predict_proba(X)
+        col = int(np.flatnonzero(est.classes_ == 1)[0])
+        return 2.0 * proba[:, col] - 1.0
+
+    def _fit(self, X, S):
+        S = np.asarray(S.toarray() if sp.issparse(S) else S, dtype=bool)
+        n, q = S.shape
+        length = self._check_params(q)
+        rng = check_random_state(self.random_state)
+        self.prior_ = S.sum(axis=0) / n
+        code, strict = generate_code(S, length, rng, min_fraction=float(self.min_fraction),
+                                     min_side=int(self.min_side), max_draws=int(self.max_draws))
+        self.n_strict_columns_ = int(strict.sum())
+        self.code_length_ = int(code.shape[1])
+        self.column_strict_ = strict
+        length = min(length, 2 ** (q - 1) - 1)
+        if self.code_length_ == 0:
+            warnings.warn("PL-ECOC: no usable coding column (every dichotomy leaves one side "
+                          "empty); predicting the label most frequent in the candidate sets",
+                          UserWarning, stacklevel=3)
+        elif self.n_strict_columns_ < length:
+            warnings.warn(
+                f"PL-ECOC: only {self.n_strict_columns_} of {length} columns satisfy the paper's "
+                f"rule (candidate set inside one side, enough examples per side) among "
+                f"max_draws={self.max_draws} random dichotomies; using {self.code_length_ - self.n_strict_columns_} "
+                "relaxed columns (positive: candidate set meets the positive side)",
+                UserWarning, stacklevel=3)
+        self.code_ = np.where(code, 1, -1).astype(np.int8)
+        self.estimators_ = []
+        H = np.empty((n, self.code_length_))
+        for col in range(self.code_length_):
+            v = code[:, col]
+            est = self._base_estimator()
+            if "random_state" in est.get_params():
+                est.set_params(random_state=int(rng.randint(np.iinfo(np.int32).max)))
+            if strict[col]:
+                pos, neg = column_split(S, v)
+                weight = None
+            else:
+                pos, neg, share = relaxed_split(S, v)
+                weight = np.concatenate([share[pos], np.ones(neg.sum())])
+            rows = np.concatenate([np.flatnonzero(pos), np.flatnonzero(neg)])
+            target = np.concatenate([np.ones(pos.sum()), -np.ones(neg.sum())])
+            if weight is not None and has_fit_parameter(est, "sample_weight"):
+                est.fit(X[rows], target, sample_weight=weight)
+            else:
+                est.fit(X[rows], target)
+            self.estimators_.append(est)
+            H[:, col] = self._margin(est, X)
+        self.performance_ = performance_weights(S, code, H)
+        return self
+
+    def _margins(self, X):
+        """Real outputs ``h_v(x)`` of every column, shape (n, n_columns)."""
+        if not self.estimators_:
+            return np.zeros((X.shape[0], 0))
+        return np.column_stack([self._margin(est, X) for est in self.estimators_])
+
+    def _scores(self, X):
+        if self.code_length_ == 0:
+            return np.tile(self.prior_, (X.shape[0], 1))
+        return -decoding_loss(self.performance_, self.code_ > 0, self._margins(X))

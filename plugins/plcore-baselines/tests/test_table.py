@@ -1,0 +1,71 @@
+"""The cenda_table report: cells, paper figures and win/tie/loss from (fake) MLflow runs."""
+
+import numpy as np
+from scipy import stats
+
+from plcore.report import RunRecord
+from plcore_baselines.table import COMPARISONS, LEARNERS, REDUCERS, cenda_table, cenda_table_preset, run_key
+
+
+def _run(dataset, learner, reducer, folds):
+    folds = np.asarray(folds, dtype=float)
+    over = f"dataset={dataset} +learner={learner}" + (f" +reducer={reducer}" if reducer else "")
+    rec = RunRecord(run_id=f"{dataset}-{learner}-{reducer}", name="x", params={},
+                    metrics={"accuracy_mean": folds.mean(), "accuracy_std": folds.std()},
+                    tags={"overrides": over, "dataset": dataset})
+    rec._history["accuracy"] = folds
+    return rec
+
+
+def test_run_key_reads_the_sweep_overrides():
+    assert run_key(_run("lost", "ipal", "delin", [0.1, 0.2])) == ("lost", "ipal", "delin")
+    assert run_key(_run("lost", "ipal", None, [0.1, 0.2])) == ("lost", "ipal", "none")
+    assert run_key(_run("lost", "ipal", "none", [0.1, 0.2])) == ("lost", "ipal", "none")
+    assert run_key(_run("lost", "aknn", None, [0.1, 0.2])) is None   # not one of the table's learners
+
+
+def test_table_cells_paper_figures_and_win_tie_loss():
+    rng = np.random.default_rng(1)
+    base = rng.uniform(0.35, 0.45, size=10)
+    runs = []
+    for lrn in LEARNERS:
+        runs.append(_run("lost", lrn, "none", base))
+        runs.append(_run("lost", lrn, "cenda", base + 0.3 + rng.normal(0, 0.01, 10)))        # clear win
+        runs.append(_run("lost", lrn, "delin", base + 0.3 + rng.normal(0, 0.01, 10) - (0.1 if lrn == "ipal" else 0)))
+        runs.append(_run("lost", lrn, "saute", base - 0.05 + rng.normal(0, 0.005, 10)))       # clear loss
+    text = cenda_table(runs)
+    lines = text.splitlines()
+    ipal = next(l for l in lines if l.startswith("| lost | IPAL |"))
+    cells = [c.strip() for c in ipal.strip("|").split("|")]
+    assert cells[2] == f"{base.mean():.3f} ± {base.std():.3f}"
+    assert cells[6] == "0.733 ± 0.031 / 0.818 ± 0.011 / 0.850 ± 0.014"           # CENDA paper, Table 7
+    wtl = next(l for l in lines if l.startswith("| lost | win") or l.startswith("| lost | tie")
+               or l.startswith("| lost | loss"))
+    res = [c.strip() for c in wtl.strip("|").split("|")][1:]
+    assert len(res) == len(COMPARISONS) * len(LEARNERS)
+    by = dict(zip([(a, b, l) for a, b in COMPARISONS for l in LEARNERS], res))
+    assert all(by[("cenda", "none", l)] == "win" for l in LEARNERS)
+    assert all(by[("saute", "none", l)] == "loss" for l in LEARNERS)
+    ra = next(r for r in runs if run_key(r) == ("lost", "ipal", "cenda"))
+    rb = next(r for r in runs if run_key(r) == ("lost", "ipal", "delin"))
+    assert stats.ttest_rel(ra.steps(), rb.steps()).pvalue < 0.05
+    assert by[("cenda", "delin", "ipal")] == "win"
+    total = lines[lines.index(wtl) + 1]
+    assert total.startswith("| in total | 1/0/0")
+
+
+def test_missing_cells_are_dashes_and_empty_input_writes_nothing():
+    text = cenda_table([_run("msrc-v2", "plknn", None, [0.4, 0.5, 0.45])])
+    row = next(l for l in text.splitlines() if l.startswith("| msrc-v2 | PL-KNN |"))
+    assert row.count("–") == 4                     # three reducers missing + no paper figure for msrc-v2
+    assert cenda_table([]) == ""
+
+
+def test_preset_sweeps_every_cell():
+    preset = cenda_table_preset()
+    params = preset["hydra"]["sweeper"]["params"]
+    assert params["+learner"].split(",") == list(LEARNERS)
+    assert params["+reducer"].split(",") == list(REDUCERS)
+    assert set(params["dataset"].split(",")) == {"lost", "msrc-v2"}
+    assert preset["protocol"]["n_splits"] == 10
+    assert preset["hydra"]["callbacks"]["report"]["writer"] == "plcore_baselines.table.cenda_table"
