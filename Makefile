@@ -21,7 +21,7 @@ install: $(STAMP)
 $(STAMP): requirements.lock pyproject.toml $(PLUGINS)
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q "uv==$(UV_VERSION)"
-	$(VENV)/bin/uv pip install --python $(PY) -q -r requirements.lock
+	$(VENV)/bin/uv pip install --python $(PY) -q --compile-bytecode -r requirements.lock
 	$(VENV)/bin/uv pip install --python $(PY) -q --no-deps -e . $(foreach p,$(PLUGINS),-e $(dir $(p)))
 	$(VENV)/bin/uv pip check --python $(PY)
 	touch $@

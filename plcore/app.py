@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import re
 import sys
 from pathlib import Path
@@ -139,7 +140,8 @@ def _run_job(cfg) -> float | None:
     tcfg = OmegaConf.to_container(cfg.tracking, resolve=True)
     resolved = OmegaConf.to_container(cfg, resolve=True)
     tags = tracking.version_tags(registry)
-    tags.update({"seed": str(cfg.seed), "dataset": dataset.name, "protocol": pname})
+    tags.update({"seed": str(cfg.seed), "dataset": dataset.name, "protocol": pname,
+                 "host": socket.gethostname(), "pid": str(os.getpid())})  # which worker ran it (sweeps)
     try:
         hc = HydraConfig.get()
         tags["overrides"] = " ".join(hc.overrides.task) or "(none)"

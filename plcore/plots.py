@@ -23,6 +23,7 @@ def per_step_bar(result, key, ylabel, title):
     vals = [s[key] for s in result.steps]
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.bar(np.arange(len(vals)), vals, color="#4c72b0")
+    ax.set_xticks(np.arange(len(vals)))  # integer steps, as logged to MLflow (step=)
     ax.axhline(np.mean(vals), color="k", ls="--", lw=1, label=f"mean {np.mean(vals):.3f}")
     ax.set_xlabel("fold" if result.protocol == "kfold" else "step")
     ax.set_ylabel(ylabel)

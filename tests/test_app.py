@@ -1,10 +1,8 @@
 """The Hydra app end to end (subprocesses in a scratch directory) and MLflow tracking."""
 
 import os
-import socket
 import subprocess
 import sys
-import time
 import urllib.parse
 import urllib.request
 import json
@@ -96,24 +94,10 @@ def test_real_dataset_tracking_none(tmp_path, data_home):
     assert not (tmp_path / "mlflow.db").exists()
 
 
-def test_multirun_joblib_three_runs(tmp_path):
-    run_plcore(["-m", "+learner=plknn", "learner.k=5,10,20", "hydra/launcher=joblib",
-                "hydra.launcher.n_jobs=2", "protocol.n_splits=2"], tmp_path)
-    _, runs = mlflow_runs(tmp_path / "mlflow.db")
-    assert sorted(r.data.params["learner.k"] for r in runs) == ["10", "20", "5"]
-    assert all(r.info.status == "FINISHED" for r in runs)
-
-
 def test_env_tracking_uri_is_honoured(tmp_path):
     db = tmp_path / "elsewhere.db"
     run_plcore(["protocol.n_splits=2"], tmp_path, {"MLFLOW_TRACKING_URI": f"sqlite:///{db}"})
     assert db.exists() and not (tmp_path / "mlflow.db").exists()
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _get(url):
@@ -122,43 +106,24 @@ def _get(url):
 
 
 @pytest.mark.slow
-def test_mlflow_ui_serves_the_run(default_run):
+def test_mlflow_ui_serves_the_run(default_run, mlflow_server):
     """`mlflow ui` over the default run's database serves it through the REST API."""
     cwd, _ = default_run
-    port = _free_port()
-    env = dict(os.environ, MLFLOW_SERVER_ENABLE_JOB_EXECUTION="false")
-    mlflow_bin = os.path.join(os.path.dirname(sys.executable), "mlflow")
-    proc = subprocess.Popen([mlflow_bin, "ui", "--backend-store-uri", f"sqlite:///{cwd / 'mlflow.db'}",
-                             "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
-                            cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 120
-        while True:
-            try:
-                urllib.request.urlopen(base + "/health", timeout=2)
-                break
-            except OSError:
-                if time.time() > deadline or proc.poll() is not None:
-                    raise AssertionError("mlflow ui did not start") from None
-                time.sleep(1)
-        exp = _get(base + "/api/2.0/mlflow/experiments/get-by-name?experiment_name=plcore")["experiment"]
-        req = urllib.request.Request(
-            base + "/api/2.0/mlflow/runs/search", method="POST",
-            data=json.dumps({"experiment_ids": [exp["experiment_id"]]}).encode(),
-            headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=10) as r:
-            runs = json.loads(r.read().decode())["runs"]
-        (run,) = runs
-        assert run["info"]["status"] == "FINISHED"
-        metrics = {m["key"]: m["value"] for m in run["data"]["metrics"]}
-        assert metrics["accuracy_mean"] > 0.85
-        q = urllib.parse.urlencode({"run_id": run["info"]["run_id"], "path": "plots"})
-        files = _get(base + "/api/2.0/mlflow/artifacts/list?" + q)["files"]
-        assert [f["path"] for f in files] == ["plots/accuracy_per_fold.png"]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    base = mlflow_server(f"sqlite:///{cwd / 'mlflow.db'}", cwd, command="ui").url
+    exp = _get(base + "/api/2.0/mlflow/experiments/get-by-name?experiment_name=plcore")["experiment"]
+    req = urllib.request.Request(
+        base + "/api/2.0/mlflow/runs/search", method="POST",
+        data=json.dumps({"experiment_ids": [exp["experiment_id"]]}).encode(),
+        headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        runs = json.loads(r.read().decode())["runs"]
+    (run,) = runs
+    assert run["info"]["status"] == "FINISHED"
+    metrics = {m["key"]: m["value"] for m in run["data"]["metrics"]}
+    assert metrics["accuracy_mean"] > 0.85
+    q = urllib.parse.urlencode({"run_id": run["info"]["run_id"], "path": "plots"})
+    files = _get(base + "/api/2.0/mlflow/artifacts/list?" + q)["files"]
+    assert [f["path"] for f in files] == ["plots/accuracy_per_fold.png"]
 
 
 @pytest.mark.slow
