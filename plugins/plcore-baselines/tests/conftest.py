@@ -1,0 +1,22 @@
+"""Shared fixtures of the plcore-baselines tests."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import StandardScaler
+
+
+@pytest.fixture(scope="session")
+def digits_r2():
+    """digits with uniform bags r=2, a 70/30 split z-scored on the training part, and the
+    candidate-frequency baseline (predict the label most frequent in the training candidate sets)."""
+    from plcore.datasets import UniformBags, load_dataset
+
+    ds = load_dataset("digits")
+    S = UniformBags(r=2, random_state=0).generate(ds.y_true)
+    Xtr, Xte, Str, _, _, yte = train_test_split(ds.X, S, ds.y_true, test_size=0.3, random_state=0)
+    sc = StandardScaler().fit(Xtr)
+    return SimpleNamespace(Xtr=sc.transform(Xtr), Xte=sc.transform(Xte), Str=Str, yte=yte,
+                           baseline=float(np.mean(yte == np.argmax(Str.sum(axis=0)))))
