@@ -29,4 +29,5 @@ def plcore_components():
 
 @hookimpl
 def plcore_experiments():
-    return {"cenda_table": cenda_table_preset()}
+    return {"cenda_table": cenda_table_preset(),
+            "cenda_table_transductive": cenda_table_preset(transductive=True)}

@@ -69,3 +69,16 @@ def test_preset_sweeps_every_cell():
     assert set(params["dataset"].split(",")) == {"lost", "msrc-v2"}
     assert preset["protocol"]["n_splits"] == 10
     assert preset["hydra"]["callbacks"]["report"]["writer"] == "plcore_baselines.table.cenda_table"
+
+
+def test_transductive_preset_and_its_report_say_how_reducers_were_fitted():
+    preset = cenda_table_preset(transductive=True)
+    assert preset["protocol"]["fit_reducer_on"] == "all"
+    assert preset["tracking"]["experiment_name"] == "cenda_table_transductive"
+    assert preset["hydra"]["callbacks"]["report"]["output"] == "docs/results/cenda_table_transductive.md"
+    assert "fit_reducer_on" not in cenda_table_preset()["protocol"]
+    run = _run("lost", "plknn", "cenda", [0.8, 0.85, 0.82])
+    run.params["protocol.fit_reducer_on"] = "all"
+    text = cenda_table([run])
+    assert "experiment=cenda_table_transductive" in text and "fitted transductively" in text
+    assert "fitted on the training folds only" in cenda_table([_run("lost", "plknn", "cenda", [0.8, 0.85])])
