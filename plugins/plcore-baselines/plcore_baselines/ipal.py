@@ -1,21 +1,25 @@
 """IPAL: instance-based partial-label learning (Zhang & Yu, IJCAI 2015).
 
 Published description followed: M.-L. Zhang and F. Yu, "Solving the partial label learning
-problem: an instance-based approach", IJCAI 2015, 4048-4054 (Table 1 and Eqs. (1)-(8)), as
-summarised in the CENDA paper (Bao, Hang & Zhang, KDD 2021, Section 4.1: "label propagation for
-graph-based disambiguation", alpha = 0.95). Where the text leaves a detail open we follow the
-published reimplementations of the algorithm (column-normalised ``H = W D^-1``, class mass from
-the initial confidences):
+problem: an instance-based approach", IJCAI 2015, 4048-4054 (Table 1 and Eqs. (1)-(8)), with
+the details the text leaves open taken from the authors' public MATLAB code (``IPAL_train.m``,
+``IPAL_predict.m``): rows L2-normalised (``normr``) before everything, row-normalised
+propagation matrix, class mass from the initial confidences. alpha = 0.95 as in the CENDA
+paper (Bao, Hang & Zhang, KDD 2021, Section 4.1).
 
+0. **row normalisation** (authors' code, not in the paper's text): training and test rows are
+   scaled to unit L2 norm (MATLAB ``normr``; zero rows stay zero) unless
+   ``row_normalize=False``. On lost (z-scored) this moves 10-fold accuracy from 0.58 to 0.73.
 1. **graph** (Eq. 1): for every training example ``x_i`` and its ``k`` nearest neighbours
    ``N(i)``, ``w_i = argmin_{w >= 0} ||x_i - sum_{j in N(i)} w_ij x_j||^2`` -- all ``n``
    non-negative least-squares problems are solved as ONE block-diagonal OSQP problem
    (:func:`batched_nnls`);
 2. **propagation** (Eqs. 2-5): ``W[j, i] = w_ij`` (edge ``x_j -> x_i``), ``H = W D^-1`` with
    ``D = diag(column sums of W)``, so ``(H^T F)_i`` is the reconstruction-weighted mean of the
-   neighbours' confidences; ``F0`` is uniform on each candidate set (Eq. 3);
-   ``F~ = alpha H^T F + (1 - alpha) F0`` (Eq. 4), then each row is rescaled onto its candidates
-   (Eq. 5); ``T = max_iter`` (100) iterations;
+   neighbours' confidences (the authors' ``trans = diag(1/sumW) * W^T``); ``F0`` is uniform on
+   each candidate set (Eq. 3); ``F~ = alpha H^T F + (1 - alpha) F0`` (Eq. 4), then each row is
+   rescaled onto its candidates (Eq. 5); ``T = max_iter`` (100) iterations (the authors' code
+   also stops once ``||F_t - F_{t-1}||_2 < 1e-4``; on lost this changes nothing);
 3. **disambiguation** (Eqs. 6-7): class-mass normalisation -- column ``c`` of ``F`` is scaled by
    ``sum_i F0[i, c] / sum_i F[i, c]`` and ``y^_i`` is the argmax over the candidates of ``x_i``;
 4. **prediction** (Eq. 8): for a test ``x`` the weights ``w`` on its ``k`` nearest training
@@ -39,7 +43,7 @@ from plcore.exceptions import DataValidationError
 from plcore.validation import check_int, check_real
 
 __all__ = ["IpalLearner", "batched_nnls", "propagate", "class_mass_normalise",
-           "reconstruction_errors", "DEFAULT_OSQP"]
+           "reconstruction_errors", "normalise_rows", "DEFAULT_OSQP"]
 
 #: OSQP defaults: with solution polishing the weights equal an exact NNLS solution (to ~1e-12)
 #: when it is unique (d >= k in general position); otherwise accurate to ~1e-6.
@@ -165,6 +169,12 @@ def reconstruction_errors(X, w, G, b, neighbour_labels, n_classes):
     return np.sqrt(np.maximum(r2, 0.0))
 
 
+def normalise_rows(X):
+    """Rows scaled to unit L2 norm (zero rows stay zero), as MATLAB ``normr``."""
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    return np.divide(X, norms, out=np.zeros_like(X, dtype=np.float64), where=norms > 0)
+
+
 def _dense_bool(S):
     return S.toarray().astype(bool) if sp.issparse(S) else np.asarray(S, dtype=bool)
 
@@ -183,6 +193,10 @@ class IpalLearner(BaseLearner):
         Balancing coefficient of the propagation (Eq. 4); the paper's value.
     max_iter : int, default=100
         Number of propagation iterations ``T`` (all are run, as in the paper).
+    row_normalize : bool, default=True
+        Scale training and test rows to unit L2 norm first, as the authors' code does
+        (``normr`` in ``IPAL_train.m`` / ``IPAL_predict.m``). ``False`` runs the paper's
+        equations on the features as given.
     osqp_options : dict, optional
         OSQP settings for the batched NNLS problems (defaults :data:`DEFAULT_OSQP`).
     n_jobs : int, optional
@@ -199,7 +213,8 @@ class IpalLearner(BaseLearner):
     disambiguated_ : ndarray of shape (n_train,)
         Indices (into ``classes_``) of the disambiguated training labels ``y^_i``.
     weights_ : scipy.sparse.csr_matrix of shape (n_train, n_train)
-        Row ``i`` holds the NNLS reconstruction weights ``w_ij`` of ``x_i`` (``W^T``).
+        Row ``i`` holds the NNLS reconstruction weights ``w_ij`` of ``x_i`` (``W^T``), computed
+        on the row-normalised features when ``row_normalize``.
     n_iter_ : int
         Propagation iterations run (``max_iter``).
     n_features_in_ : int
@@ -210,10 +225,12 @@ class IpalLearner(BaseLearner):
     IJCAI 2015, 4048-4054.
     """
 
-    def __init__(self, k=10, alpha=0.95, max_iter=100, osqp_options=None, n_jobs=None):
+    def __init__(self, k=10, alpha=0.95, max_iter=100, row_normalize=True, osqp_options=None,
+                 n_jobs=None):
         self.k = k
         self.alpha = alpha
         self.max_iter = max_iter
+        self.row_normalize = row_normalize
         self.osqp_options = osqp_options
         self.n_jobs = n_jobs
 
@@ -221,6 +238,8 @@ class IpalLearner(BaseLearner):
         check_int(self.k, "k", low=1)
         check_real(self.alpha, "alpha", 0.0, 1.0, closed_high=False)
         check_int(self.max_iter, "max_iter", low=1)
+        if not isinstance(self.row_normalize, (bool, np.bool_)):
+            raise DataValidationError(f"row_normalize must be a bool, got {self.row_normalize!r}")
         if self.osqp_options is not None and not hasattr(self.osqp_options, "keys"):
             raise DataValidationError(f"osqp_options must be a dict, got {self.osqp_options!r}")
 
@@ -230,6 +249,8 @@ class IpalLearner(BaseLearner):
     def _fit(self, X, S):
         self._check_params()
         S = _dense_bool(S)
+        if self.row_normalize:
+            X = normalise_rows(X)                                           # authors' normr
         n, q = S.shape
         F0 = S / S.sum(axis=1, keepdims=True, dtype=np.float64)             # Eq. (3)
         k_graph = min(int(self.k), n - 1)
@@ -257,11 +278,16 @@ class IpalLearner(BaseLearner):
 
     def _scores(self, X):
         """Negative reconstruction errors of Eq. (8), shape (n, q); argmax = prediction."""
+        if self.row_normalize:
+            X = normalise_rows(X)
         nbr = self._nn.kneighbors(X, return_distance=False)
         w, G, b = batched_nnls(X, self._X, nbr, self._osqp())
         return -reconstruction_errors(X, w, G, b, self.disambiguated_[nbr], self._q)
 
     def reconstruction_errors(self, X):
-        """Per-class reconstruction errors of Eq. (8) for the rows of ``X``, shape (n, q)."""
+        """Per-class reconstruction errors of Eq. (8) for the rows of ``X``, shape (n, q).
+
+        Measured on the row-normalised features when ``row_normalize``.
+        """
         check_is_fitted(self)
         return -self._scores(self._validate_predict(X))

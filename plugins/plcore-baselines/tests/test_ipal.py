@@ -53,9 +53,13 @@ def test_batched_weights_degenerate_blocks_reach_the_nnls_optimum():
 
 
 # ----------------------------------------------------------------------------- textbook IPAL
-def textbook_ipal(Xtr, S, Xte, k, alpha, T):
-    """Literal dense IPAL, one row at a time (Zhang & Yu 2015, Table 1)."""
+def textbook_ipal(Xtr, S, Xte, k, alpha, T, normr=True):
+    """Literal dense IPAL, one row at a time (Zhang & Yu 2015, Table 1; ``normr`` of the
+    authors' IPAL_train.m / IPAL_predict.m when ``normr``)."""
     n, q = S.shape
+    if normr:
+        Xtr = np.array([row / np.sqrt(sum(v * v for v in row)) for row in Xtr])
+        Xte = np.array([row / np.sqrt(sum(v * v for v in row)) for row in Xte])
     nbr = NearestNeighbors(n_neighbors=k).fit(Xtr).kneighbors(return_distance=False)
     W = np.zeros((n, n))                      # W[j, i]: weight of x_j in the reconstruction of x_i
     for i in range(n):
@@ -91,21 +95,39 @@ def textbook_ipal(Xtr, S, Xte, k, alpha, T):
     return F, yhat, errors
 
 
-def test_fit_and_predict_equal_the_textbook_loops():
+@pytest.mark.parametrize("row_normalize", [True, False])
+def test_fit_and_predict_equal_the_textbook_loops(row_normalize):
     rng = np.random.RandomState(2)
     q, n, d = 4, 45, 12
     y = rng.randint(q, size=n + 15)
     X = rng.randn(n + 15, d) + 2.0 * np.eye(q, d)[y]
     S = _random_bags(y[:n], q, 1, rng)
-    F, yhat, errors = textbook_ipal(X[:n], S, X[n:], k=5, alpha=0.9, T=20)
-    est = IpalLearner(k=5, alpha=0.9, max_iter=20).fit(X[:n], S)
+    F, yhat, errors = textbook_ipal(X[:n], S, X[n:], k=5, alpha=0.9, T=20, normr=row_normalize)
+    est = IpalLearner(k=5, alpha=0.9, max_iter=20, row_normalize=row_normalize).fit(X[:n], S)
     np.testing.assert_allclose(est.propagated_confidences_, F, atol=1e-6)
     np.testing.assert_array_equal(est.disambiguated_, yhat)
     np.testing.assert_allclose(est.reconstruction_errors(X[n:]), errors, atol=1e-6)
     np.testing.assert_array_equal(est.predict(X[n:]), np.argmin(errors, axis=1))
     # the sparse candidate matrix gives the same model
-    est_sp = IpalLearner(k=5, alpha=0.9, max_iter=20).fit(X[:n], sp.csr_matrix(S.astype(float)))
+    est_sp = IpalLearner(k=5, alpha=0.9, max_iter=20, row_normalize=row_normalize).fit(
+        X[:n], sp.csr_matrix(S.astype(float)))
     np.testing.assert_allclose(est_sp.confidences_, est.confidences_, atol=1e-12)
+
+
+def test_row_normalisation_makes_the_model_invariant_to_row_scaling():
+    """With normr (the authors' code) rescaling any row by c > 0 changes nothing; without it,
+    the same rescaling changes the graph."""
+    X, S, _ = make_pl_data(n_samples=80, n_classes=4, r=1, random_state=5)
+    Xte = X[:20] + 0.1
+    c = np.random.RandomState(5).uniform(0.1, 10.0, size=(80, 1))
+    a = IpalLearner(k=6).fit(X, S)
+    b = IpalLearner(k=6).fit(c * X, S)
+    np.testing.assert_allclose(b.propagated_confidences_, a.propagated_confidences_, atol=1e-6)
+    np.testing.assert_allclose(b.reconstruction_errors(c[:20] * Xte), a.reconstruction_errors(Xte),
+                               atol=1e-6)
+    raw_a = IpalLearner(k=6, row_normalize=False).fit(X, S)
+    raw_b = IpalLearner(k=6, row_normalize=False).fit(c * X, S)
+    assert np.abs(raw_b.propagated_confidences_ - raw_a.propagated_confidences_).max() > 1e-3
 
 
 def test_confidences_lie_on_candidates_and_sum_to_one():
@@ -128,7 +150,8 @@ def test_alpha_zero_keeps_the_initial_confidences():
 
 
 @pytest.mark.parametrize("params", [{"alpha": 1.0}, {"alpha": -0.1}, {"k": 0}, {"max_iter": 0},
-                                    {"osqp_options": "fast"}, {"k": 2.5}])
+                                    {"osqp_options": "fast"}, {"k": 2.5},
+                                    {"row_normalize": "yes"}])
 def test_bad_parameters_raise(params):
     X, S, _ = make_pl_data(n_samples=30)
     with pytest.raises(ValueError):
