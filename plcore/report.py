@@ -144,9 +144,12 @@ def _float(x):
 
 
 def reproduction_table(runs: Sequence[RunRecord]) -> str:
-    """Markdown: one row per run with a ``paper`` block, ours beside the paper's figure."""
+    """Markdown: one row per preset with a ``paper`` block (its latest run), ours beside the paper's figure."""
+    latest = {}
+    for r in sorted(runs, key=lambda r: r.start_time):
+        latest[r.preset or r.tags.get("overrides", r.run_id)] = r
     rows = []
-    for r in runs:
+    for r in latest.values():
         p = {k[len("paper."):]: v for k, v in r.params.items() if k.startswith("paper.")}
         if not p:
             continue
@@ -216,7 +219,7 @@ except ImportError:  # pragma: no cover - hydra is a dependency
 
 
 class ReportCallback(Callback):
-    """Hydra callback: at the end of a multirun, write a report of the sweep's runs.
+    """Hydra callback: at the end of a multirun, write a report of the experiment's runs.
 
     ``writer="reproduction"`` writes the reproduction table when the sweep ran presets
     with a ``paper`` block, and nothing otherwise; a dotted path selects another writer
@@ -227,10 +230,6 @@ class ReportCallback(Callback):
     def __init__(self, output: str = "docs/results/reproduction.md", writer: str = "reproduction"):
         self.output = output
         self.writer = writer
-        self._since_ms = None
-
-    def on_multirun_start(self, config, **kwargs):
-        self._since_ms = int(time.time() * 1000) - 1000
 
     def on_multirun_end(self, config, **kwargs):
         tcfg = config.get("tracking", {})
@@ -240,11 +239,10 @@ class ReportCallback(Callback):
             from hydra.core.hydra_config import HydraConfig
 
             HydraConfig.instance().set_config(config)
-            runs = load_runs(tcfg.tracking_uri, experiment_name=tcfg.get("experiment_name") or "plcore",
-                             since_ms=self._since_ms)
-            sweep_dir = str(config.hydra.sweep.dir)
-            same = [r for r in runs if r.tags.get(SWEEP_TAG) == sweep_dir]
-            path = write_report(same or runs, self.output, self.writer)
+            # every finished run of the experiment, not only this sweep's: re-running part of a
+            # table (one learner, one preset) updates its cells and keeps the others
+            runs = load_runs(tcfg.tracking_uri, experiment_name=tcfg.get("experiment_name") or "plcore")
+            path = write_report(runs, self.output, self.writer)
         except Exception as err:  # noqa: BLE001 - a report must not turn a finished sweep into a failure
             log.warning("could not write the report %s: %s", self.output, err)
             print(f"warning: could not write the report {self.output}: {err}")

@@ -75,6 +75,12 @@ def test_reproduction_table_puts_ours_beside_the_paper():
     online = next(l for l in lines if "Online" in l)
     assert "figure only" in online and "0.366 ± 0.033" in online
     assert reproduction_table([runs[-1]]) == ""
+    # a preset run again: only its latest run is reported
+    older = _run("a-old", {"accuracy_mean": 0.700, "accuracy_std": 0.05}, runs[0].params,
+                 overrides="experiment=paper_cenda_lost")
+    runs[0].start_time, older.start_time = 2, 1
+    again = reproduction_table([runs[0], older])
+    assert again.count("paper_cenda_lost") == 1 and "0.756 ± 0.035" in again and "0.700" not in again
 
 
 def test_sweep_writes_the_reproduction_report_and_report_command_rebuilds_it(tmp_path):
