@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.model_selection import KFold, train_test_split
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import MinMaxScaler, StandardScaler
@@ -56,11 +56,51 @@ def make_preprocessor(preprocessing: str):
                       f"got {preprocessing!r}")
 
 
-def build_pipeline(estimators, preprocessing: str = "standardize") -> Pipeline:
-    """``make_pipeline(scaler, *estimators)`` with fresh clones of the estimators."""
+class RescaledReducer(TransformerMixin, BaseEstimator):
+    """A reducer followed by a scaler fitted on its output (``protocol.reduced_preprocessing``).
+
+    Reducers such as CENDA return coordinates on an arbitrary scale (CENDA's ``P^T B P = I``
+    gives every component a standard deviation of about ``1 / sqrt(mu n)``); distance-based
+    learners do not care, but learners with a fixed regularisation grid (PL-SVM) do. The
+    fitted reducer's attributes (``n_components_``, ``confidences_``, ...) stay readable
+    on this wrapper.
+    """
+
+    def __init__(self, reducer=None, preprocessing: str = "standardize"):
+        self.reducer = reducer
+        self.preprocessing = preprocessing
+
+    def fit(self, X, y=None):
+        self.reducer_ = clone(self.reducer).fit(X, y)
+        self.scaler_ = make_preprocessor(self.preprocessing)
+        if self.scaler_ is not None:
+            self.scaler_.fit(self.reducer_.transform(X))
+        return self
+
+    def transform(self, X):
+        Z = self.reducer_.transform(X)
+        return Z if self.scaler_ is None else self.scaler_.transform(Z)
+
+    def __getattr__(self, name):
+        # fitted attributes of the wrapped reducer (``reducer_`` itself is in __dict__ once fitted)
+        if name.endswith("_") and not name.startswith("__") and "reducer_" in self.__dict__:
+            return getattr(self.__dict__["reducer_"], name)
+        raise AttributeError(name)
+
+
+def build_pipeline(estimators, preprocessing: str = "standardize",
+                   reduced_preprocessing: str = "none") -> Pipeline:
+    """``make_pipeline(scaler, *estimators)`` with fresh clones of the estimators.
+
+    With a reducer and a learner, ``reduced_preprocessing`` other than ``"none"`` also
+    scales the reducer's output (fitted on the rows the reducer is fitted on).
+    """
     if not isinstance(estimators, (list, tuple)):
         estimators = [estimators]
     steps = [clone(e) for e in estimators if e is not None]
+    make_preprocessor(reduced_preprocessing)  # validates the name
+    if reduced_preprocessing != "none" and len(steps) >= 2:
+        steps[0] = RescaledReducer(steps[0], reduced_preprocessing)
     scaler = make_preprocessor(preprocessing)
     if scaler is not None:
         steps.insert(0, scaler)
@@ -144,10 +184,11 @@ def _fit_transductive_reducer(pipe, X, S, train):
     learner.fit(reducer.transform(Xs[train]), S[train])
 
 
-def _evaluate_split(setup, X, S, y, train, test, preprocessing, step, predictions, fit_reducer_on="train"):
+def _evaluate_split(setup, X, S, y, train, test, preprocessing, step, predictions, fit_reducer_on="train",
+                    reduced_preprocessing="none"):
     if fit_reducer_on not in ("train", "all"):
         raise ConfigError(f"fit_reducer_on must be 'train' or 'all', got {fit_reducer_on!r}")
-    pipe = build_pipeline(setup.estimators(), preprocessing)
+    pipe = build_pipeline(setup.estimators(), preprocessing, reduced_preprocessing)
     t0 = time.perf_counter()
     if fit_reducer_on == "all" and setup.reducer is not None:
         _fit_transductive_reducer(pipe, X, S, train)
@@ -180,8 +221,8 @@ def _need_learner(setup, name):
 
 
 def kfold(setup: Setup, dataset: PLDataset, *, n_splits: int = 10, shuffle: bool = True,
-          preprocessing: str = "standardize", fit_reducer_on: str = "train", random_state=0,
-          progress: bool = True, callback: Callable | None = None) -> ProtocolResult:
+          preprocessing: str = "standardize", fit_reducer_on: str = "train", reduced_preprocessing: str = "none",
+          random_state=0, progress: bool = True, callback: Callable | None = None) -> ProtocolResult:
     """k-fold cross-validation: fit ``scaler -> [reducer ->] learner`` on each training fold.
 
     Accuracy is measured on the test fold's true labels; transductive accuracy (the
@@ -190,6 +231,8 @@ def kfold(setup: Setup, dataset: PLDataset, *, n_splits: int = 10, shuffle: bool
     ``fit_reducer_on="all"`` fits the reducer transductively on every row's features and
     candidate sets (test rows' true labels are never used) -- how some papers appear to have
     evaluated dimensionality reduction; the default ``"train"`` is the inductive protocol.
+    ``reduced_preprocessing`` (default ``"none"``) scales the reducer's output before the
+    learner (see :class:`RescaledReducer`).
     """
     if not isinstance(setup, Setup):
         setup = Setup(learner=setup)
@@ -203,7 +246,7 @@ def kfold(setup: Setup, dataset: PLDataset, *, n_splits: int = 10, shuffle: bool
     bar = _progress(splitter.split(ds.X), n_splits, f"{n_splits}-fold {ds.name}", progress)
     for i, (train, test) in enumerate(bar):
         step = _evaluate_split(setup, ds.X, ds.S, ds.y_true, train, test, preprocessing, i, result.predictions,
-                               fit_reducer_on)
+                               fit_reducer_on, reduced_preprocessing)
         result.steps.append(step)
         bar.set_postfix(acc=f"{step['accuracy']:.3f}")
         if callback is not None:
@@ -219,8 +262,8 @@ def _summarise_splits(result):
 
 
 def holdout(setup: Setup, dataset: PLDataset, *, test_size: float = 0.2, n_repeats: int = 1,
-            preprocessing: str = "standardize", stratify: bool = False, random_state=0,
-            progress: bool = True, callback: Callable | None = None) -> ProtocolResult:
+            preprocessing: str = "standardize", stratify: bool = False, reduced_preprocessing: str = "none",
+            random_state=0, progress: bool = True, callback: Callable | None = None) -> ProtocolResult:
     """Repeated random train/test splits (``n_repeats`` seeds from ``random_state``)."""
     if not isinstance(setup, Setup):
         setup = Setup(learner=setup)
@@ -235,7 +278,8 @@ def holdout(setup: Setup, dataset: PLDataset, *, test_size: float = 0.2, n_repea
         idx = np.arange(ds.n_samples)
         train, test = train_test_split(idx, test_size=test_size, random_state=int(seeds[r]),
                                        stratify=ds.y_true if stratify else None)
-        step = _evaluate_split(setup, ds.X, ds.S, ds.y_true, train, test, preprocessing, r, result.predictions)
+        step = _evaluate_split(setup, ds.X, ds.S, ds.y_true, train, test, preprocessing, r, result.predictions,
+                               reduced_preprocessing=reduced_preprocessing)
         result.steps.append(step)
         if callback is not None:
             callback(step)
@@ -390,8 +434,10 @@ def clustering(setup: Setup, dataset: PLDataset, *, rho: float = 0.1, n_partitio
 PROTOCOLS = {"kfold": kfold, "holdout": holdout, "online": online, "clustering": clustering}
 
 _DEFAULTS = {
-    "kfold": {"n_splits": 10, "shuffle": True, "preprocessing": "standardize", "fit_reducer_on": "train"},
-    "holdout": {"test_size": 0.2, "n_repeats": 1, "stratify": False, "preprocessing": "standardize"},
+    "kfold": {"n_splits": 10, "shuffle": True, "preprocessing": "standardize", "fit_reducer_on": "train",
+              "reduced_preprocessing": "none"},
+    "holdout": {"test_size": 0.2, "n_repeats": 1, "stratify": False, "preprocessing": "standardize",
+                "reduced_preprocessing": "none"},
     "online": {"n_runs": 100, "exact_labels": "auto", "preprocessing": "none"},
     "clustering": {"rho": 0.1, "n_partitions": 10, "splits": "auto", "preprocessing": "standardize"},
 }

@@ -299,3 +299,46 @@ def test_kfold_transductive_reducer_sees_all_rows_but_learner_only_train():
     with pytest.raises(ValueError, match="fit_reducer_on"):
         kfold(Setup(reducer=CountingReducer(), learner=PlKnnLearner(k=3)), ds, n_splits=3,
               fit_reducer_on="test", progress=False)
+
+
+def test_reduced_preprocessing_scales_the_reducer_output_and_keeps_its_attributes():
+    from plcore.base import BaseReducer
+    from plcore.protocols import RescaledReducer, build_pipeline
+
+    class TinyScale(BaseReducer):
+        """Keeps two columns on a 0.01 scale (as CENDA's P^T B P = I output)."""
+
+        def __init__(self):
+            pass
+
+        def _fit(self, X, S):
+            self.n_components_ = 2
+            conf = np.asarray(S, dtype=float)
+            self.confidences_ = conf / conf.sum(axis=1, keepdims=True)
+
+        def _transform(self, X):
+            return 0.01 * X[:, :2]
+
+    ds = small_dataset()
+    pipe = build_pipeline([TinyScale(), PlKnnLearner(k=3)], "standardize", "standardize")
+    assert isinstance(pipe.steps[-2][1], RescaledReducer)
+    pipe.fit(ds.X, ds.S)
+    red = pipe.steps[-2][1]
+    Z = red.transform(pipe.steps[0][1].transform(ds.X))
+    np.testing.assert_allclose(Z.mean(axis=0), 0, atol=1e-12)
+    np.testing.assert_allclose(Z.std(axis=0), 1, rtol=1e-12)
+    assert red.n_components_ == 2 and red.confidences_.shape == (60, ds.S.shape[1])
+    with pytest.raises(AttributeError):
+        red.not_an_attribute_
+    # default: no wrapper, raw reducer output
+    assert isinstance(build_pipeline([TinyScale(), PlKnnLearner(k=3)]).steps[-2][1], TinyScale)
+    # kfold reports the wrapped reducer's attributes, inductively and transductively
+    base = kfold(Setup(reducer=TinyScale(), learner=PlKnnLearner(k=3)), ds, n_splits=3, progress=False)
+    for on in ("train", "all"):
+        res = kfold(Setup(reducer=TinyScale(), learner=PlKnnLearner(k=3)), ds, n_splits=3, progress=False,
+                    reduced_preprocessing="standardize", fit_reducer_on=on)
+        assert res.summary["n_components_mean"] == 2 and "reducer_transductive_accuracy_mean" in res.summary
+    with pytest.raises(ValueError, match="preprocessing"):
+        kfold(Setup(reducer=TinyScale(), learner=PlKnnLearner(k=3)), ds, n_splits=3, progress=False,
+              reduced_preprocessing="zscore")
+    assert base.summary["n_components_mean"] == 2
