@@ -25,13 +25,29 @@ from plcore.metrics import accuracy, clustering_accuracy, nmi, transductive_accu
 __all__ = ["make_preprocessor", "build_pipeline", "Setup", "ProtocolResult", "apply_bags",
            "kfold", "holdout", "online", "clustering", "PROTOCOLS", "default_config"]
 
-PREPROCESSING = ("standardize", "minmax", "none")
+PREPROCESSING = ("standardize", "minmax", "isotropic", "none")
+
+
+class IsotropicScaler(TransformerMixin, BaseEstimator):
+    """Centre, then divide every column by ONE number: the root mean square of the centred
+    data over all columns (``preprocessing="isotropic"``). Distances keep their ratios, so
+    nearest neighbours do not change; only the overall scale becomes ~1."""
+
+    def fit(self, X, y=None):
+        X = np.asarray(X, dtype=float)
+        self.mean_ = X.mean(axis=0)
+        rms = float(np.sqrt(np.mean((X - self.mean_) ** 2))) if X.size else 0.0
+        self.scale_ = rms if rms > 0 else 1.0
+        return self
+
+    def transform(self, X):
+        return (np.asarray(X, dtype=float) - self.mean_) / self.scale_
 
 
 def make_preprocessor(preprocessing: str):
     """The scaler for a preprocessing name, or None for ``"none"``.
 
-    Besides ``standardize``, ``minmax`` and ``none``, any importable transformer class can
+    Besides ``standardize``, ``minmax``, ``isotropic`` (:class:`IsotropicScaler`) and ``none``, any importable transformer class can
     be named by its dotted path (``plcore_aknn.AknnPreprocessor``); it is instantiated with
     its defaults and, like the built-in scalers, fitted on the training part only.
     """
@@ -39,6 +55,8 @@ def make_preprocessor(preprocessing: str):
         return StandardScaler()
     if preprocessing == "minmax":
         return MinMaxScaler()
+    if preprocessing == "isotropic":
+        return IsotropicScaler()
     if preprocessing == "none":
         return None
     if isinstance(preprocessing, str) and "." in preprocessing:

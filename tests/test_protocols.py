@@ -342,3 +342,22 @@ def test_reduced_preprocessing_scales_the_reducer_output_and_keeps_its_attribute
         kfold(Setup(reducer=TinyScale(), learner=PlKnnLearner(k=3)), ds, n_splits=3, progress=False,
               reduced_preprocessing="zscore")
     assert base.summary["n_components_mean"] == 2
+
+
+def test_isotropic_scaler_keeps_neighbours_and_reaches_unit_rms():
+    from sklearn.neighbors import NearestNeighbors
+
+    from plcore.protocols import IsotropicScaler, make_preprocessor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 3)) * [0.01, 0.05, 0.02] + 7.0
+    sc = make_preprocessor("isotropic").fit(X)
+    assert isinstance(sc, IsotropicScaler)
+    Z = sc.transform(X)
+    np.testing.assert_allclose(np.sqrt(np.mean(Z ** 2)), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(Z.mean(axis=0), 0.0, atol=1e-12)
+    # one factor for all columns: column ratios and neighbour lists are unchanged
+    np.testing.assert_allclose(Z.std(axis=0) / Z.std(axis=0)[0], X.std(axis=0) / X.std(axis=0)[0], rtol=1e-12)
+    nn = lambda A: NearestNeighbors(n_neighbors=5).fit(A).kneighbors(A, return_distance=False)  # noqa: E731
+    np.testing.assert_array_equal(nn(Z), nn(X))
+    assert IsotropicScaler().fit(np.ones((4, 2))).scale_ == 1.0     # constant data: no division by zero

@@ -43,9 +43,9 @@ def cenda_table_preset(transductive: bool = False) -> dict:
     """
     name = "cenda_table_transductive" if transductive else "cenda_table"
     # reduced_preprocessing: CENDA's output has std ~1/sqrt(mu n) per component, far outside
-    # PL-SVM's C grid; z-scoring the reduced features puts every reducer on the same footing
-    # (for CENDA it is an isotropic rescale: PL-KNN / IPAL are unchanged)
-    protocol = {"n_splits": 10, "preprocessing": "standardize", "reduced_preprocessing": "standardize"}
+    # PL-SVM's C grid; one global rescale to unit RMS fixes the scale and keeps every reducer's
+    # geometry (PL-KNN, IPAL and PL-ECOC's RBF with gamma="scale" are unchanged by it)
+    protocol = {"n_splits": 10, "preprocessing": "standardize", "reduced_preprocessing": "isotropic"}
     if transductive:
         protocol["fit_reducer_on"] = "all"
     return {
