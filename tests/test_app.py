@@ -12,17 +12,6 @@ import pytest
 TIMEOUT = 300
 
 
-def run_plcore(args, cwd, env_extra=None, check=True):
-    env = dict(os.environ)
-    env.pop("MLFLOW_TRACKING_URI", None)
-    env.update(env_extra or {})
-    proc = subprocess.run([sys.executable, "-m", "plcore", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=TIMEOUT)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
-    return proc
-
-
 def mlflow_runs(db):
     import mlflow
 
@@ -32,9 +21,9 @@ def mlflow_runs(db):
 
 
 @pytest.fixture(scope="module")
-def default_run(tmp_path_factory):
+def default_run(tmp_path_factory, plcore_cli):
     cwd = tmp_path_factory.mktemp("default")
-    proc = run_plcore(["protocol.n_splits=3"], cwd)
+    proc = plcore_cli(["protocol.n_splits=3"], cwd)
     return cwd, proc
 
 
@@ -58,8 +47,8 @@ def test_default_run_prints_summary_and_logs_finished_run(default_run):
     assert [a.path for a in client.list_artifacts(run.info.run_id, "plots")] == ["plots/accuracy_per_fold.png"]
 
 
-def test_failing_run_is_recorded_failed_with_traceback(tmp_path):
-    proc = run_plcore(["+learner=plknn", "learner.k=0", "protocol.n_splits=2"], tmp_path, check=False)
+def test_failing_run_is_recorded_failed_with_traceback(tmp_path, plcore_cli):
+    proc = plcore_cli(["+learner=plknn", "learner.k=0", "protocol.n_splits=2"], tmp_path, check=False)
     assert proc.returncode != 0
     client, runs = mlflow_runs(tmp_path / "mlflow.db")
     (run,) = runs
@@ -68,35 +57,35 @@ def test_failing_run_is_recorded_failed_with_traceback(tmp_path):
     assert "k must be an integer >= 1" in open(path).read()
 
 
-def test_misspelled_component_is_one_line(tmp_path):
-    proc = run_plcore(["+learner=plknnn"], tmp_path, check=False)
+def test_misspelled_component_is_one_line(tmp_path, plcore_cli):
+    proc = plcore_cli(["+learner=plknnn"], tmp_path, check=False)
     assert proc.returncode == 2
     err = proc.stderr.strip().splitlines()
     assert len(err) == 1 and "unknown learner 'plknnn'" in err[0] and "plknn" in err[0]
     assert not (tmp_path / "mlflow.db").exists()
 
 
-def test_cfg_job_and_listing(tmp_path):
-    proc = run_plcore(["+learner=plknn", "learner.k=5", "dataset=lost", "--cfg", "job"], tmp_path)
+def test_cfg_job_and_listing(tmp_path, plcore_cli):
+    proc = plcore_cli(["+learner=plknn", "learner.k=5", "dataset=lost", "--cfg", "job"], tmp_path)
     assert "k: 5" in proc.stdout and "name_or_path: lost" in proc.stdout
-    preset = run_plcore(["experiment=plknn_lost", "--cfg", "job"], tmp_path).stdout
+    preset = plcore_cli(["experiment=plknn_lost", "--cfg", "job"], tmp_path).stdout
     assert "name_or_path: lost" in preset and "k: 10" in preset and "preprocessing: standardize" in preset
-    listing = run_plcore(["list"], tmp_path).stdout
+    listing = plcore_cli(["list"], tmp_path).stdout
     assert "plknn" in listing and "KIND" in listing and "uniform" in listing
 
 
 @pytest.mark.data
-def test_real_dataset_tracking_none(tmp_path, data_home):
-    proc = run_plcore(["+learner=plknn", "dataset=lost", "tracking=none", "protocol.n_splits=3"], tmp_path,
+def test_real_dataset_tracking_none(tmp_path, data_home, plcore_cli):
+    proc = plcore_cli(["+learner=plknn", "dataset=lost", "tracking=none", "protocol.n_splits=3"], tmp_path,
                       {"PLCORE_DATA_HOME": str(data_home)})
     assert "has its own candidate sets" in proc.stdout
     assert proc.stdout.strip().splitlines()[-1].startswith("accuracy_mean=0.")
     assert not (tmp_path / "mlflow.db").exists()
 
 
-def test_env_tracking_uri_is_honoured(tmp_path):
+def test_env_tracking_uri_is_honoured(tmp_path, plcore_cli):
     db = tmp_path / "elsewhere.db"
-    run_plcore(["protocol.n_splits=2"], tmp_path, {"MLFLOW_TRACKING_URI": f"sqlite:///{db}"})
+    plcore_cli(["protocol.n_splits=2"], tmp_path, {"MLFLOW_TRACKING_URI": f"sqlite:///{db}"})
     assert db.exists() and not (tmp_path / "mlflow.db").exists()
 
 
@@ -127,7 +116,7 @@ def test_mlflow_ui_serves_the_run(default_run, mlflow_server):
 
 
 @pytest.mark.slow
-def test_primary_config_found_from_installed_wheel(tmp_path):
+def test_primary_config_found_from_installed_wheel(tmp_path, plcore_cli):
     """A non-editable install carries conf/ as plcore/conf and the app composes from it."""
     from pathlib import Path
 
@@ -143,5 +132,5 @@ def test_primary_config_found_from_installed_wheel(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=dict(os.environ, **env),
                          capture_output=True, text=True, timeout=TIMEOUT, check=True).stdout.strip()
     assert out == str(site / "plcore" / "conf")
-    proc = run_plcore(["+learner=plknn", "--cfg", "job"], tmp_path, env)
+    proc = plcore_cli(["+learner=plknn", "--cfg", "job"], tmp_path, env)
     assert "name_or_path: digits" in proc.stdout

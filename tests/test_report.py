@@ -1,9 +1,5 @@
 """plcore.report: paired t-tests, the reproduction table, and the end-of-sweep callback."""
 
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 from scipy import stats
@@ -83,16 +79,12 @@ def test_reproduction_table_puts_ours_beside_the_paper():
     assert again.count("paper_cenda_lost") == 1 and "0.756 ± 0.035" in again and "0.700" not in again
 
 
-def test_sweep_writes_the_reproduction_report_and_report_command_rebuilds_it(tmp_path):
-    env = dict(os.environ)
-    env.pop("MLFLOW_TRACKING_URI", None)
+def test_sweep_writes_the_reproduction_report_and_report_command_rebuilds_it(tmp_path, plcore_cli):
     out = tmp_path / "rep.md"
     args = ["-m", "+learner=plknn", "learner.k=3,7", "protocol.n_splits=2", "progress=false",
             "+paper.source='Test paper'", "+paper.setting='digits, r=3'", "+paper.metric=accuracy_mean",
             "+paper.value=0.5", "+paper.std=0.1", f"hydra.callbacks.report.output={out}"]
-    proc = subprocess.run([sys.executable, "-m", "plcore", *args], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
+    proc = plcore_cli(args, tmp_path)
     assert f"report written to {out}" in proc.stdout
     text = out.read_text()
     rows = [l for l in text.splitlines() if l.startswith("| Test paper")]
@@ -106,17 +98,12 @@ def test_sweep_writes_the_reproduction_report_and_report_command_rebuilds_it(tmp
     assert sorted(r.split("|")[5].split("±")[0].strip() for r in rows) == means
 
     again = tmp_path / "again.md"
-    proc = subprocess.run([sys.executable, "-m", "plcore", "report", "--out", str(again)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
+    plcore_cli(["report", "--out", str(again)], tmp_path)
     strip = lambda t: [l for l in t.splitlines() if not l.startswith("Generated")]  # noqa: E731
     assert strip(again.read_text()) == strip(text)
 
 
-def test_report_command_with_nothing_to_report(tmp_path):
-    env = dict(os.environ)
-    env.pop("MLFLOW_TRACKING_URI", None)
-    proc = subprocess.run([sys.executable, "-m", "plcore", "report", "--out", str(tmp_path / "x.md")], cwd=tmp_path,
-                          env=env, capture_output=True, text=True, timeout=120)
+def test_report_command_with_nothing_to_report(tmp_path, plcore_cli):
+    proc = plcore_cli(["report", "--out", str(tmp_path / "x.md")], tmp_path, check=False)
     assert proc.returncode == 1 and "nothing to report" in proc.stdout
     assert not (tmp_path / "x.md").exists()
