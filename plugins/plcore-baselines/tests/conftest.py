@@ -20,3 +20,18 @@ def digits_r2():
     sc = StandardScaler().fit(Xtr)
     return SimpleNamespace(Xtr=sc.transform(Xtr), Xte=sc.transform(Xte), Str=Str, yte=yte,
                            baseline=float(np.mean(yte == np.argmax(Str.sum(axis=0)))))
+
+
+@pytest.fixture(scope="session")
+def lost_fold(data_home):
+    """Lost, the first of 10 shuffled folds (seed 0), z-scored on its training part."""
+    from sklearn.model_selection import KFold
+
+    from plcore.datasets import load_dataset
+
+    ds = load_dataset("lost", data_home=data_home)
+    S = ds.S.toarray().astype(bool)
+    tr, te = next(KFold(10, shuffle=True, random_state=0).split(ds.X))
+    sc = StandardScaler().fit(ds.X[tr])
+    return SimpleNamespace(Xtr=sc.transform(ds.X[tr]), Xte=sc.transform(ds.X[te]), Str=S[tr],
+                           yte=ds.y_true[te])
