@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.preprocessing import StandardScaler
 
-from plcore.base import BaseClusterer, BaseLearner
+from plcore.base import BaseClusterer, BaseLearner, BaseReducer
 from plcore.data import PLDataset
 from plcore.datasets import DropTrueBags, UniformBags
 from plcore.learners import PlKnnLearner
@@ -244,21 +244,22 @@ def test_protocols_registry_defaults():
         assert cfg["name"] == name
 
 
+class FirstTwo(BaseReducer):
+    """Test reducer: the first two columns times ``scale``; uniform confidences on the candidates."""
+
+    def __init__(self, scale=1.0):
+        self.scale = scale
+
+    def _fit(self, X, S):
+        self.n_components_ = 2
+        conf = np.asarray(S, dtype=float)
+        self.confidences_ = conf / conf.sum(axis=1, keepdims=True)
+
+    def _transform(self, X):
+        return self.scale * X[:, :2]
+
+
 def test_kfold_records_reducer_dimensions_and_disambiguation():
-    from plcore.base import BaseReducer
-
-    class FirstTwo(BaseReducer):
-        def __init__(self):
-            pass
-
-        def _fit(self, X, S):
-            self.n_components_ = 2
-            conf = np.asarray(S, dtype=float)
-            self.confidences_ = conf / conf.sum(axis=1, keepdims=True)
-
-        def _transform(self, X):
-            return X[:, :2]
-
     ds = small_dataset()
     res = kfold(Setup(reducer=FirstTwo(), learner=PlKnnLearner(k=3)), ds, n_splits=3, progress=False)
     assert all(s["n_components"] == 2 for s in res.steps)
@@ -302,22 +303,9 @@ def test_kfold_transductive_reducer_sees_all_rows_but_learner_only_train():
 
 
 def test_reduced_preprocessing_scales_the_reducer_output_and_keeps_its_attributes():
-    from plcore.base import BaseReducer
     from plcore.protocols import RescaledReducer, build_pipeline
 
-    class TinyScale(BaseReducer):
-        """Keeps two columns on a 0.01 scale (as CENDA's P^T B P = I output)."""
-
-        def __init__(self):
-            pass
-
-        def _fit(self, X, S):
-            self.n_components_ = 2
-            conf = np.asarray(S, dtype=float)
-            self.confidences_ = conf / conf.sum(axis=1, keepdims=True)
-
-        def _transform(self, X):
-            return 0.01 * X[:, :2]
+    TinyScale = lambda: FirstTwo(scale=0.01)  # noqa: E731 - two columns on CENDA-like scale
 
     ds = small_dataset()
     pipe = build_pipeline([TinyScale(), PlKnnLearner(k=3)], "standardize", "standardize")
@@ -331,7 +319,7 @@ def test_reduced_preprocessing_scales_the_reducer_output_and_keeps_its_attribute
     with pytest.raises(AttributeError):
         red.not_an_attribute_
     # default: no wrapper, raw reducer output
-    assert isinstance(build_pipeline([TinyScale(), PlKnnLearner(k=3)]).steps[-2][1], TinyScale)
+    assert isinstance(build_pipeline([TinyScale(), PlKnnLearner(k=3)]).steps[-2][1], FirstTwo)
     # kfold reports the wrapped reducer's attributes, inductively and transductively
     base = kfold(Setup(reducer=TinyScale(), learner=PlKnnLearner(k=3)), ds, n_splits=3, progress=False)
     for on in ("train", "all"):
