@@ -12,9 +12,12 @@ kind               implement                        you get
 ``BagGenerator``   ``_generate(y, q, rng, X, S)``   ``generate``
 =================  ===============================  ====================================
 
-``S`` reaching a private step is a validated candidate matrix: a boolean ndarray for
-dense input or a CSR matrix of ones for sparse input (``S.shape == (n, q)``). ``y`` in a
-public signature may be 1-D labels (singleton candidate sets) or that candidate matrix.
+``S`` reaching a private step is a validated candidate matrix (``S.shape == (n, q)``) in
+the representation the estimator's tags ask for (:mod:`plcore.tags`): a dense boolean
+ndarray, or -- with ``accepts_sparse_candidates`` -- a CSR matrix of ones when the input
+was sparse. ``y`` in a public signature may be 1-D labels (singleton candidate sets) or
+that candidate matrix. Constructor parameters are checked once per ``fit`` against the
+class's ``_parameter_constraints`` (:mod:`plcore.validation`).
 """
 
 from __future__ import annotations
@@ -22,12 +25,16 @@ from __future__ import annotations
 from abc import ABCMeta, abstractmethod
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, ClusterMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from plcore.data import candidates_from_target, check_candidates, check_features
 from plcore.exceptions import DataValidationError
+from plcore.tags import Tags, get_pll_tags
+from plcore.utils import dense_candidates
+from plcore.validation import validate_params
 
 __all__ = ["BaseLearner", "BaseReducer", "BaseClusterer", "BaseBagGenerator", "KINDS"]
 
@@ -39,14 +46,30 @@ def _validate_X(estimator, X, *, reset: bool):
     return check_features(X)
 
 
-class _PLLFitMixin:
+class _PLLTagsMixin:
+    """Adds the partial-label tags (:class:`plcore.tags.PLLTags`) to scikit-learn's tags."""
+
+    def __sklearn_tags__(self):
+        return Tags.from_sklearn(super().__sklearn_tags__())
+
+
+def _candidate_input(estimator, S):
+    """``S`` (validated, bool ndarray or CSR) in the representation the estimator's tags ask for."""
+    if sp.issparse(S) and not get_pll_tags(estimator).accepts_sparse_candidates:
+        return dense_candidates(S)
+    return S
+
+
+class _PLLFitMixin(_PLLTagsMixin):
     """``fit(X, y)`` for estimators that learn from candidate sets."""
 
     def _validate_fit(self, X, y):
+        """Check the parameters, ``X`` and ``y``; set ``classes_``; return ``X, S``."""
+        validate_params(self)
         X = _validate_X(self, X, reset=True)
         S, classes, _ = candidates_from_target(y, n_samples=X.shape[0])
         self.classes_ = classes
-        return X, S
+        return X, _candidate_input(self, S)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -62,8 +85,6 @@ class BaseLearner(_PLLFitMixin, ClassifierMixin, BaseEstimator, metaclass=ABCMet
     ``_scores(X)`` (an ``(n, q)`` array whose argmax is the prediction). Learners that
     disambiguate their training data set ``confidences_`` (rows on candidates, sum 1).
     """
-
-    _plcore_kind = "learner"
 
     def fit(self, X, y):
         """Fit on features ``X`` and labels / candidate matrix ``y``; return self."""
@@ -96,8 +117,6 @@ class BaseReducer(_PLLFitMixin, TransformerMixin, BaseEstimator, metaclass=ABCMe
     ``_transform(X)``. Works as the first step of ``make_pipeline(reducer, learner)``.
     """
 
-    _plcore_kind = "reducer"
-
     def fit(self, X, y):
         """Fit on ``X`` and labels / candidate matrix ``y``; return self."""
         X, S = self._validate_fit(X, y)
@@ -118,7 +137,7 @@ class BaseReducer(_PLLFitMixin, TransformerMixin, BaseEstimator, metaclass=ABCMe
         """Map validated ``X`` (n, d) to (n, n_components_)."""
 
 
-class BaseClusterer(ClusterMixin, BaseEstimator, metaclass=ABCMeta):
+class BaseClusterer(_PLLTagsMixin, ClusterMixin, BaseEstimator, metaclass=ABCMeta):
     """A clusterer guided by partial labels.
 
     ``fit(X, y=None)``: ``y`` is an ``(n, q)`` candidate matrix in which unlabelled rows
@@ -126,15 +145,15 @@ class BaseClusterer(ClusterMixin, BaseEstimator, metaclass=ABCMeta):
     row. Implement ``_fit(X, S)``; ``S`` is None when ``y`` is None.
     """
 
-    _plcore_kind = "clusterer"
-
     def fit(self, X, y=None):
         """Cluster all rows of ``X`` using candidate sets ``y``; return self."""
+        validate_params(self)
         X = _validate_X(self, X, reset=True)
         S = None
         if y is not None:
             S, classes, _ = candidates_from_target(y, n_samples=X.shape[0])
             self.classes_ = classes
+            S = _candidate_input(self, S)
         self._fit(X, S)
         return self
 
@@ -150,16 +169,14 @@ class BaseClusterer(ClusterMixin, BaseEstimator, metaclass=ABCMeta):
         """Set ``self.labels_`` (n,) from validated ``X`` and ``S`` (or None)."""
 
 
-class BaseBagGenerator(BaseEstimator, metaclass=ABCMeta):
+class BaseBagGenerator(_PLLTagsMixin, BaseEstimator, metaclass=ABCMeta):
     """Turns exact labels into candidate sets (controlled synthetic PLL, DESIGN.md section 6).
 
     ``generate(y, X=None, random_state=None)`` returns a boolean ``(n, q)`` candidate
     matrix; ``random_state`` given to ``generate`` overrides the constructor's. Implement
-    ``_generate(y, n_classes, rng, X, S)``.
+    ``_generate(y, n_classes, rng, X, S)``. Tags: ``needs_features`` (``X`` required),
+    ``corrupts_existing_labels`` (applied to real partial-label data too).
     """
-
-    _plcore_kind = "bags"
-    _requires_X = False
 
     def generate(self, y, X=None, random_state=None, *, n_classes=None, S=None):
         """Candidate sets for exact labels ``y`` (ints ``0..q-1``).
@@ -177,6 +194,7 @@ class BaseBagGenerator(BaseEstimator, metaclass=ABCMeta):
         S : array-like of shape (n, q), optional
             Existing candidate sets, for generators that corrupt real PLL data.
         """
+        validate_params(self)
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] == 0:
             raise DataValidationError(f"y must be a non-empty 1-D label array, got shape {y.shape}")
@@ -196,7 +214,7 @@ class BaseBagGenerator(BaseEstimator, metaclass=ABCMeta):
             X = check_features(X)
             if X.shape[0] != y.shape[0]:
                 raise DataValidationError(f"X has {X.shape[0]} rows but y has {y.shape[0]}")
-        elif self._requires_X:
+        elif get_pll_tags(self).needs_features:
             raise DataValidationError(f"{type(self).__name__} needs the features X")
         if S is not None:
             S = check_candidates(S, n_samples=y.shape[0])

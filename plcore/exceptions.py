@@ -24,3 +24,13 @@ class PluginError(PlcoreError):
 
 class ConfigError(PlcoreError, ValueError):
     """A run configuration is invalid."""
+
+
+try:  # scikit-learn's type, so that code catching it (and its estimator checks) keep working
+    from sklearn.utils._param_validation import InvalidParameterError as _SklearnInvalidParameterError
+except ImportError:  # pragma: no cover - scikit-learn is a dependency
+    _SklearnInvalidParameterError = ValueError
+
+
+class InvalidParameterError(DataValidationError, _SklearnInvalidParameterError):
+    """A constructor parameter violates the estimator's ``_parameter_constraints``."""

@@ -26,3 +26,12 @@ def plcore_components():
 @hookspec
 def plcore_experiments():
     """Return a dict ``{preset_name: config_dict}`` of experiment presets (group ``experiment``)."""
+
+
+@hookspec
+def plcore_report_writers():
+    """Return a dict ``{writer_name: f(runs) -> markdown}`` of report writers.
+
+    ``python -m plcore report --writer NAME`` and :class:`plcore.report.ReportCallback`
+    resolve ``NAME`` here first (the core provides ``reproduction``).
+    """

@@ -29,7 +29,7 @@ __all__ = ["ComponentSpec", "Component", "PluginLoadError", "Registry", "get_reg
 #: kinds whose components are estimator classes (checked against the base classes)
 ESTIMATOR_KINDS = tuple(KINDS)
 #: every kind a component may have
-COMPONENT_KINDS = ESTIMATOR_KINDS + ("dataset", "protocol")
+COMPONENT_KINDS = ESTIMATOR_KINDS + ("preprocessor", "dataset", "protocol")
 
 BUILTIN_PLUGINS = ("plcore._builtins",)
 
@@ -40,17 +40,31 @@ class ComponentSpec:
 
     Parameters
     ----------
-    kind : {"learner", "reducer", "clusterer", "bags", "dataset", "protocol"}
+    kind : {"learner", "reducer", "clusterer", "bags", "preprocessor", "dataset", "protocol"}
     name : str
-        Option name on the command line (``+learner=<name>``): lower case.
+        Option name on the command line (``+learner=<name>``, ``protocol.preprocessing=<name>``):
+        lower case.
     cls : type or callable
-        The estimator class (a subclass of the kind's base class), or for ``dataset`` /
-        ``protocol`` the function that implements it.
+        The estimator class (a subclass of the kind's base class); for ``preprocessor`` a
+        scikit-learn transformer class (created with its defaults, fitted on training rows);
+        for ``dataset`` the loader function; for ``protocol`` a
+        :class:`plcore.protocols.ProtocolSpec`.
     config : dict, optional
         Hydra config node. Default for estimators:
         ``{"_target_": <qualified class name>, **cls().get_params(deep=False)}``.
     description : str, optional
         One line for listings (default: first line of the docstring).
+    prequential : callable, optional
+        Online learners only: a compiled predict-then-update kernel
+        ``prequential(learner, X, S, classes) -> predictions`` that the ``online`` protocol
+        uses instead of its per-example ``predict`` + ``partial_fit`` loop. It must give the
+        loop's predictions (the conformance suite checks it).
+    test_params : dict, optional
+        Constructor parameters of the instance the common conformance test
+        (:func:`plcore.testing.parametrize_with_registry`) checks: small and fast settings
+        (default: the class defaults).
+    expected_failed_checks : dict, optional
+        ``{check_name: reason}`` of conformance checks known to fail for this component.
     """
 
     kind: str
@@ -58,6 +72,9 @@ class ComponentSpec:
     cls: Any
     config: dict | None = None
     description: str | None = None
+    prequential: Any = None
+    test_params: dict | None = None
+    expected_failed_checks: dict | None = None
 
 
 @dataclass
@@ -124,6 +141,7 @@ class Registry:
         self.components: dict[tuple[str, str], Component] = {}
         self.errors: list[PluginLoadError] = []
         self.experiments: dict[str, dict] = {}
+        self.report_writers: dict[str, Any] = {}
         self._providers: dict[int, _Provider] = {}
         self._loaded = False
 
@@ -210,6 +228,18 @@ class Registry:
                 owners[name] = provider
                 self.experiments[name] = node
 
+        for impl in self.pm.hook.plcore_report_writers.get_hookimpls():
+            provider = self._providers.get(id(impl.plugin), _Provider(impl.plugin_name, "?", "?"))
+            try:
+                writers = dict(impl.function() or {})
+            except Exception as err:  # noqa: BLE001
+                self._error(provider, f"plcore_report_writers() failed: {type(err).__name__}: {err}")
+                continue
+            for name, writer in writers.items():
+                if name in self.report_writers:
+                    raise PluginError(f"report writer {name!r} is provided twice (second: {provider.plugin!r})")
+                self.report_writers[name] = writer
+
     def _error(self, provider: _Provider, message: str):
         self.errors.append(PluginLoadError(provider.plugin, provider.distribution, provider.version, message,
                                            traceback.format_exc()))
@@ -227,6 +257,16 @@ class Registry:
             if not (isinstance(spec.cls, type) and issubclass(spec.cls, base)):
                 problem = (f"registers {spec.kind} {spec.name!r} as {spec.cls!r}, which does not subclass "
                            f"plcore.base.{base.__name__}")
+        elif spec.kind == "preprocessor" and not (
+                isinstance(spec.cls, type) and hasattr(spec.cls, "fit") and hasattr(spec.cls, "transform")):
+            problem = f"registers preprocessor {spec.name!r} as {spec.cls!r}, which is not a transformer class"
+        elif spec.kind == "protocol":
+            from plcore.protocols import ProtocolSpec
+
+            if not isinstance(spec.cls, ProtocolSpec):
+                problem = f"registers protocol {spec.name!r} as {spec.cls!r}, expected a plcore.protocols.ProtocolSpec"
+        if problem is None and spec.prequential is not None and not callable(spec.prequential):
+            problem = f"registers {spec.kind} {spec.name!r} with a prequential kernel that is not callable"
         if problem is None and spec.kind in ESTIMATOR_KINDS and spec.config is None:
             try:  # the default config instantiates the class with its defaults: fail here, per plugin
                 spec.cls().get_params(deep=False)
@@ -257,9 +297,23 @@ class Registry:
                               ) from None
 
     def create(self, kind: str, name: str, **params):
-        """Instantiate the estimator registered as ``(kind, name)`` with ``params``."""
+        """Instantiate the estimator (or preprocessor) registered as ``(kind, name)`` with ``params``."""
         comp = self.get(kind, name)
+        if kind not in ESTIMATOR_KINDS + ("preprocessor",):
+            raise ConfigError(f"{kind} components are not estimators; create() makes learners, reducers, "
+                              "clusterers, bag generators and preprocessors")
         return comp.spec.cls(**params)
+
+    def prequential_kernel(self, estimator):
+        """The compiled predict-then-update kernel registered for ``type(estimator)``, or None.
+
+        Only the exact registered class matches: a subclass may change the updates.
+        """
+        cls = estimator if isinstance(estimator, type) else type(estimator)
+        for comp in self.components.values():
+            if comp.spec.cls is cls and comp.spec.prequential is not None:
+                return comp.spec.prequential
+        return None
 
     def distributions(self) -> dict[str, str]:
         """``{distribution: version}`` of every loaded plugin (for run tags)."""

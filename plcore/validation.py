@@ -1,54 +1,39 @@
-"""Parameter checks shared by components: one wording for every out-of-range parameter.
+"""One validation mechanism for constructor parameters: scikit-learn's ``_parameter_constraints``.
 
-Each raises :class:`~plcore.exceptions.DataValidationError` (a ``ValueError``) naming the
-parameter, the accepted range and the value given. Call them in ``fit`` (scikit-learn
-estimators validate parameters in ``fit``, never in ``__init__``).
+Every estimator of the core and of the plugins declares a class attribute
+
+    _parameter_constraints = {"k": [Interval(Integral, 1, None, closed="left")],
+                              "weights": [StrOptions({"linear", "uniform"})],
+                              "random_state": ["random_state"]}
+
+and the base classes check it once, at the start of ``fit`` / ``partial_fit`` /
+``generate`` (:func:`validate_params`), as scikit-learn does. A violation raises
+:class:`~plcore.exceptions.InvalidParameterError`: scikit-learn's error type (a
+``ValueError``) and a :class:`~plcore.exceptions.PlcoreError`, so the command line reports
+it in one line. Checks that depend on the data (``r <= q - 1``) stay in ``fit`` and raise
+:class:`~plcore.exceptions.DataValidationError`.
+
+The constraint types are re-exported here so that plugins depend on one spelling
+(scikit-learn keeps them in a private module).
 """
 
 from __future__ import annotations
 
-import math
-import numbers
+from numbers import Integral, Real
 
-import numpy as np
+from sklearn.utils._param_validation import (HasMethods, Hidden, Interval, Options, RealNotInt,
+                                             StrOptions)
+from sklearn.utils._param_validation import InvalidParameterError as _SklearnInvalidParameterError
 
-from plcore.exceptions import DataValidationError
+from plcore.exceptions import InvalidParameterError
 
-__all__ = ["check_int", "check_real", "check_option"]
-
-
-def _range(low, high, closed_low=True, closed_high=True):
-    if high is None:
-        return f">= {low}" if closed_low else f"> {low}"
-    lo = "[" if closed_low else "("
-    hi = "]" if closed_high else ")"
-    return f"in {lo}{low}, {high}{hi}"
+__all__ = ["validate_params", "Interval", "StrOptions", "Options", "HasMethods", "Hidden",
+           "Integral", "Real", "RealNotInt"]
 
 
-def check_int(value, name: str, low=None, high=None) -> int:
-    """``value`` must be an integer (not bool) in ``[low, high]``; returns ``int(value)``."""
-    if not isinstance(value, (numbers.Integral, np.integer)) or isinstance(value, (bool, np.bool_)):
-        raise DataValidationError(f"{name} must be an integer, got {value!r}")
-    if (low is not None and value < low) or (high is not None and value > high):
-        raise DataValidationError(f"{name} must be an integer {_range(low, high)}, got {value}")
-    return int(value)
-
-
-def check_real(value, name: str, low=None, high=None, *, closed_low=True, closed_high=True) -> float:
-    """``value`` must be a finite real number in the given (closed or open) interval."""
-    if (not isinstance(value, (numbers.Real, np.floating, np.integer)) or isinstance(value, (bool, np.bool_))
-            or not math.isfinite(float(value))):
-        raise DataValidationError(f"{name} must be a finite real number, got {value!r}")
-    v = float(value)
-    bad_low = low is not None and (v < low if closed_low else v <= low)
-    bad_high = high is not None and (v > high if closed_high else v >= high)
-    if bad_low or bad_high:
-        raise DataValidationError(f"{name} must be {_range(low, high, closed_low, closed_high)}, got {value}")
-    return v
-
-
-def check_option(value, name: str, options) -> str:
-    """``value`` must be one of ``options``."""
-    if value not in tuple(options):
-        raise DataValidationError(f"{name} must be one of {tuple(options)}, got {value!r}")
-    return value
+def validate_params(estimator) -> None:
+    """Check ``estimator.get_params(deep=False)`` against its ``_parameter_constraints``."""
+    try:
+        estimator._validate_params()
+    except _SklearnInvalidParameterError as err:
+        raise InvalidParameterError(str(err)) from None

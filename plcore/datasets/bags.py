@@ -11,7 +11,15 @@ import scipy.sparse as sp
 from sklearn.cluster import KMeans
 
 from plcore.base import BaseBagGenerator
-from plcore.validation import check_int, check_real
+from plcore.exceptions import DataValidationError
+from plcore.utils import dense_candidates
+from plcore.validation import Integral, Interval, Real
+
+
+def _at_most(value, name, high, what):
+    """Data-dependent upper bound of an integer parameter (the lower bound is a constraint)."""
+    if value > high:
+        raise DataValidationError(f"{name} must be <= {high} ({what}), got {value}")
 
 __all__ = ["UniformBags", "FixedSizeBags", "ClusterNoisyBags", "DropTrueBags", "random_distinct_others"]
 
@@ -43,12 +51,14 @@ class UniformBags(BaseBagGenerator):
     Every bag has size ``r + 1``; requires ``r <= q - 1``.
     """
 
+    _parameter_constraints = {"r": [Interval(Integral, 0, None, closed="left")], "random_state": ["random_state"]}
+
     def __init__(self, r=1, random_state=None):
         self.r = r
         self.random_state = random_state
 
     def _generate(self, y, n_classes, rng, X=None, S=None):
-        check_int(self.r, "r", 0, n_classes - 1)
+        _at_most(self.r, "r", n_classes - 1, "q - 1 false positives at most")
         out = _singletons(y, n_classes)
         others = random_distinct_others(y, self.r, n_classes, rng)
         out[np.arange(y.shape[0])[:, None], others] = True
@@ -58,12 +68,14 @@ class UniformBags(BaseBagGenerator):
 class FixedSizeBags(BaseBagGenerator):
     """Bags of exactly ``s`` labels: the true one plus ``s - 1`` random others (online paper)."""
 
+    _parameter_constraints = {"s": [Interval(Integral, 1, None, closed="left")], "random_state": ["random_state"]}
+
     def __init__(self, s=2, random_state=None):
         self.s = s
         self.random_state = random_state
 
     def _generate(self, y, n_classes, rng, X=None, S=None):
-        check_int(self.s, "s", 1, n_classes)
+        _at_most(self.s, "s", n_classes, "a bag holds at most the q classes")
         return UniformBags(r=self.s - 1)._generate(y, n_classes, rng)
 
 
@@ -81,7 +93,13 @@ class ClusterNoisyBags(BaseBagGenerator):
     ``observed_labels_`` (n,), the label each bag was built around.
     """
 
-    _requires_X = True
+    _parameter_constraints = {"n_clusters": [Interval(Integral, 1, None, closed="left")],
+                              "eta": [Interval(Real, 0.0, 1.0, closed="both")], "random_state": ["random_state"]}
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.pll_tags.needs_features = True
+        return tags
 
     def __init__(self, n_clusters=5, eta=0.0, random_state=None):
         self.n_clusters = n_clusters
@@ -89,8 +107,7 @@ class ClusterNoisyBags(BaseBagGenerator):
         self.random_state = random_state
 
     def _generate(self, y, n_classes, rng, X=None, S=None):
-        check_int(self.n_clusters, "n_clusters", 1, X.shape[0])
-        check_real(self.eta, "eta", 0.0, 1.0)
+        _at_most(self.n_clusters, "n_clusters", X.shape[0], "one example per cluster at least")
         n = y.shape[0]
         km = KMeans(n_clusters=self.n_clusters, n_init=4,
                     random_state=rng.randint(np.iinfo(np.int32).max))
@@ -116,22 +133,23 @@ class DropTrueBags(BaseBagGenerator):
     ``dropped_`` (n,) marks the rows whose true label was removed.
 
     Unlike the other generators it also applies to data sets that already carry
-    candidate sets (``_corrupts_existing``).
+    candidate sets (tag ``corrupts_existing_labels``).
     """
 
-    _corrupts_existing = True
+    _parameter_constraints = {"eta": [Interval(Real, 0.0, 1.0, closed="both")], "random_state": ["random_state"]}
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.pll_tags.corrupts_existing_labels = True
+        return tags
 
     def __init__(self, eta=0.1, random_state=None):
         self.eta = eta
         self.random_state = random_state
 
     def _generate(self, y, n_classes, rng, X=None, S=None):
-        check_real(self.eta, "eta", 0.0, 1.0)
         n = y.shape[0]
-        if S is None:
-            out = _singletons(y, n_classes)
-        else:
-            out = S.toarray().astype(bool) if sp.issparse(S) else np.array(S, dtype=bool)
+        out = _singletons(y, n_classes) if S is None else dense_candidates(S).copy()
         rows = np.arange(n)
         drop = (rng.random_sample(n) < self.eta) & out[rows, y]
         out[rows[drop], y[drop]] = False

@@ -18,7 +18,8 @@ from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_is_fitted
 
 from plcore.base import BaseLearner
-from plcore.validation import check_int, check_option
+from plcore.utils import dense_candidates, vote_confidences
+from plcore.validation import Integral, Interval, StrOptions
 
 _WEIGHTS = ("linear", "uniform")
 
@@ -79,12 +80,19 @@ class PlKnnLearner(BaseLearner):
         self.metric = metric
         self.n_jobs = n_jobs
 
-    def _check_params(self):
-        check_int(self.k, "k", low=1)
-        check_option(self.weights, "weights", _WEIGHTS)
+    _parameter_constraints = {
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "weights": [StrOptions(set(_WEIGHTS))],
+        "metric": [str, callable],
+        "n_jobs": [Integral, None],
+    }
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.pll_tags.accepts_sparse_candidates = True
+        return tags
 
     def _fit(self, X, S):
-        self._check_params()
         self.n_neighbors_ = min(int(self.k), X.shape[0])
         self._S = S.tocsr() if sp.issparse(S) else S
         self._nn = NearestNeighbors(n_neighbors=self.n_neighbors_, metric=self.metric,
@@ -93,17 +101,13 @@ class PlKnnLearner(BaseLearner):
 
     def _loo_confidences(self):
         S = self._S
-        n = S.shape[0]
-        S_dense = S.toarray().astype(bool) if sp.issparse(S) else S
-        k = min(self.n_neighbors_, n - 1)
+        k = min(self.n_neighbors_, S.shape[0] - 1)
         if k >= 1:
             dist, ind = self._nn.kneighbors(None, n_neighbors=k)
-            conf = weighted_votes(dist, ind, S, self.weights) * S_dense
+            votes = weighted_votes(dist, ind, S, self.weights)
         else:
-            conf = np.zeros(S_dense.shape)
-        empty = conf.sum(axis=1) <= 0
-        conf[empty] = S_dense[empty]
-        return conf / conf.sum(axis=1, keepdims=True)
+            votes = np.zeros(S.shape)
+        return vote_confidences(votes, dense_candidates(S))
 
     def _scores(self, X):
         dist, ind = self._nn.kneighbors(X)

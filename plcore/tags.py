@@ -1,0 +1,76 @@
+"""Partial-label capability tags on scikit-learn's tag system (``__sklearn_tags__``).
+
+Like imbalanced-learn's ``sampler_tags``, plcore adds one field, ``pll_tags``, to the
+:class:`sklearn.utils.Tags` every estimator returns. The core decides how to treat a
+component from these tags only; a component declares them by extending
+``__sklearn_tags__``::
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.pll_tags.online = True
+        return tags
+
+Read them with :func:`get_pll_tags`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+from sklearn.utils import Tags as _SklearnTags
+from sklearn.utils import get_tags
+
+__all__ = ["PLLTags", "Tags", "get_pll_tags"]
+
+
+@dataclass
+class PLLTags:
+    """What a partial-label component can do or needs.
+
+    Attributes
+    ----------
+    accepts_sparse_candidates : bool, default=False
+        The private ``_fit`` takes a CSR candidate matrix as it is. When False the base
+        class hands it a dense boolean ``(n, q)`` array (converted once, in ``fit``).
+    exact_label_baseline : bool, default=False
+        A classifier meant to be trained on exact labels (a reference point, e.g. the
+        plain Perceptron): every protocol feeds it singleton sets of the true label and
+        records that it did (run tag ``training_labels=exact``).
+    online : bool, default=False
+        A streaming learner: ``partial_fit`` updates it one example (or chunk) at a time;
+        the ``online`` protocol accepts it and the conformance suite checks the stream.
+    needs_features : bool, default=False
+        Bag generators: ``generate`` needs ``X`` (instance-dependent candidate sets).
+    corrupts_existing_labels : bool, default=False
+        Bag generators: applied to data that already carry candidate sets (real PLL data),
+        e.g. dropping the true label; other generators are skipped on such data.
+    """
+
+    accepts_sparse_candidates: bool = False
+    exact_label_baseline: bool = False
+    online: bool = False
+    needs_features: bool = False
+    corrupts_existing_labels: bool = False
+
+
+@dataclass
+class Tags(_SklearnTags):
+    """scikit-learn's :class:`~sklearn.utils.Tags` plus :class:`PLLTags` (field ``pll_tags``)."""
+
+    pll_tags: PLLTags = field(default_factory=PLLTags)
+
+    @classmethod
+    def from_sklearn(cls, tags: _SklearnTags) -> "Tags":
+        """The same scikit-learn tags with default partial-label tags added."""
+        if isinstance(tags, cls):
+            return tags
+        return cls(**{f.name: getattr(tags, f.name) for f in fields(_SklearnTags)})
+
+
+def get_pll_tags(estimator) -> PLLTags:
+    """The :class:`PLLTags` of an estimator (class or instance); defaults for anything else."""
+    try:
+        tags = get_tags(estimator() if isinstance(estimator, type) else estimator)
+    except Exception:  # noqa: BLE001 - not a scikit-learn estimator: no capabilities
+        return PLLTags()
+    return getattr(tags, "pll_tags", None) or PLLTags()
