@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from plcore.datasets import bags, loaders
+from sklearn.preprocessing import MinMaxScaler, StandardScaler
+
 from plcore.hookspecs import hookimpl
 from plcore.learners import PlKnnLearner
 from plcore.registry import ComponentSpec
@@ -16,6 +18,13 @@ def _dataset(name, description):
         config={"_target_": "plcore.datasets.load_dataset", "name_or_path": name, "data_home": _DATA_HOME},
         description=description,
     )
+
+
+@hookimpl
+def plcore_report_writers():
+    from plcore.report import reproduction_page
+
+    return {"reproduction": reproduction_page}
 
 
 @hookimpl
@@ -41,6 +50,15 @@ def plcore_components():
         "dataset", "file", loaders.load_dataset,
         config={"_target_": "plcore.datasets.load_dataset", "name_or_path": "???", "data_home": _DATA_HOME},
         description="any .mat/.arff/.csv/.npz file: dataset=file dataset.name_or_path=PATH"))
-    for name, fn in protocols.PROTOCOLS.items():
-        specs.append(ComponentSpec("protocol", name, fn, config=protocols.default_config(name)))
+    for name, spec in protocols.PROTOCOLS.items():
+        specs.append(ComponentSpec("protocol", name, spec, config=spec.config(),
+                                   description=(spec.function.__doc__ or "").strip().splitlines()[0]))
+    specs += [
+        ComponentSpec("preprocessor", "standardize", StandardScaler,
+                      description="z-score every feature (scikit-learn StandardScaler)"),
+        ComponentSpec("preprocessor", "minmax", MinMaxScaler,
+                      description="scale every feature to [0, 1] (scikit-learn MinMaxScaler)"),
+        ComponentSpec("preprocessor", "isotropic", protocols.IsotropicScaler,
+                      description="centre, divide all features by one RMS (neighbours unchanged)"),
+    ]
     return specs

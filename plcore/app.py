@@ -12,6 +12,7 @@ Composition rules:
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import socket
@@ -24,15 +25,8 @@ from plcore.registry import Registry, get_registry
 
 log = logging.getLogger("plcore")
 
-__all__ = ["find_conf_dir", "store_configs", "build_setup", "run_job", "main", "SUMMARY_KEYS"]
+__all__ = ["find_conf_dir", "store_configs", "build_setup", "resolve_run", "run_job", "main"]
 
-#: the public summary line per protocol (metric names are a public contract)
-SUMMARY_KEYS = {
-    "kfold": ("accuracy_mean", "accuracy_std"),
-    "holdout": ("accuracy_mean", "accuracy_std"),
-    "online": ("mistake_rate_final_mean", "mistake_rate_final_std"),
-    "clustering": ("acc_mean", "acc_std", "nmi_mean", "nmi_std"),
-}
 _OPTIONAL_KINDS = ("learner", "reducer", "clusterer", "bags")
 
 
@@ -96,11 +90,6 @@ def _describe(setup) -> str:
     return " ".join(parts)
 
 
-def summary_line(protocol: str, summary: dict) -> str:
-    keys = SUMMARY_KEYS.get(protocol, tuple(summary))
-    return " ".join(f"{k}={summary[k]:.4f}" for k in keys if k in summary)
-
-
 def run_job(cfg) -> float | None:
     """One Hydra job; a :class:`PlcoreError` prints one line and exits 2 (``PLCORE_FULL_ERROR=1``: traceback)."""
     try:
@@ -112,31 +101,64 @@ def run_job(cfg) -> float | None:
         sys.exit(2)
 
 
-def _run_job(cfg) -> float | None:
-    """Load data, build components, run the protocol, track, print the summary."""
-    from hydra.core.hydra_config import HydraConfig
+def resolve_run(cfg, registry: Registry | None = None):
+    """The effective run, decided once: ``(cfg, protocol_spec, setup, dataset, params)``.
+
+    ``cfg`` is a copy of the composed config that holds exactly what runs: the built-in
+    PL-KNN where neither a learner nor a clusterer was given, no ``bags`` node where the
+    generator does not apply to the data (:func:`plcore.protocols.bags_apply`), and the
+    protocol's parameters completed with its defaults. ``params`` are the protocol's keyword
+    arguments.
+    """
     from hydra.utils import instantiate
-    from omegaconf import OmegaConf
+    from omegaconf import OmegaConf, open_dict
 
-    from plcore import tracking
+    from plcore.protocols import bags_apply
 
-    from omegaconf import open_dict
-
-    registry = get_registry()
-    if not cfg.get("learner") and not cfg.get("clusterer"):
-        with open_dict(cfg):  # documented fallback: the built-in PL-KNN, recorded in the config
+    registry = registry or get_registry()
+    cfg = copy.deepcopy(cfg)
+    with open_dict(cfg):
+        if not cfg.get("learner") and not cfg.get("clusterer"):  # documented fallback: the built-in PL-KNN
             cfg.learner = registry.get("learner", "plknn").config()
-    setup = build_setup(cfg, registry)
     pcfg = OmegaConf.to_container(cfg.protocol, resolve=True)
     pname = pcfg.pop("name")
-    protocol_fn = registry.get("protocol", pname).spec.cls
+    spec = registry.get("protocol", pname).spec.cls
+    unknown = sorted(set(pcfg) - set(spec.defaults))
+    if unknown:
+        raise ConfigError(f"protocol {pname!r} has no parameter(s) {', '.join(unknown)}; "
+                          f"its parameters: {', '.join(spec.defaults)}")
+    params = {**spec.defaults, **pcfg}
+    setup = build_setup(cfg, registry)
+    if getattr(setup, spec.needs) is None:
+        raise ConfigError(f"protocol {pname!r} needs a {spec.needs} (e.g. +{spec.needs}="
+                          f"{'plc' if spec.needs == 'clusterer' else 'plknn'})")
     dataset = instantiate(cfg.dataset)
     if not dataset.is_partial and setup.bags is None:
         raise ConfigError(f"data set {dataset.name!r} has exact labels only: choose a bag generator "
                           "(e.g. bags=uniform) to create candidate sets")
-    if setup.bags is not None and dataset.is_partial and not getattr(setup.bags, "_corrupts_existing", False):
-        print(f"note: {dataset.name} has its own candidate sets; bags={type(setup.bags).__name__} not applied")
-        setup.bags = None
+    with open_dict(cfg):
+        cfg.protocol = {"name": pname, **params}
+        if setup.bags is not None and not (spec.uses_bags and bags_apply(dataset, setup.bags)):
+            print(f"note: {dataset.name} has its own candidate sets; bags={type(setup.bags).__name__} not applied")
+            setup.bags = None
+            cfg.bags = None
+        for kind in _OPTIONAL_KINDS:  # random_state as used: the run's seed where the config left it None
+            node, est = cfg.get(kind), getattr(setup, kind)
+            if node and est is not None and "random_state" in node and node.random_state is None:
+                node.random_state = est.get_params(deep=False)["random_state"]
+    return cfg, spec, setup, dataset, params
+
+
+def _run_job(cfg) -> float | None:
+    """Load data, build components, run the protocol, track, print the summary."""
+    from hydra.core.hydra_config import HydraConfig
+    from omegaconf import OmegaConf
+
+    from plcore import tracking
+
+    registry = get_registry()
+    cfg, spec, setup, dataset, params = resolve_run(cfg, registry)
+    pname = spec.name
     tcfg = OmegaConf.to_container(cfg.tracking, resolve=True)
     resolved = OmegaConf.to_container(cfg, resolve=True)
     tags = tracking.version_tags(registry)
@@ -164,15 +186,14 @@ def _run_job(cfg) -> float | None:
         tags["dataset.fingerprint"] = dataset.fingerprint()
         if run.run_id is not None:
             run.client.set_tag(run.run_id, "dataset.fingerprint", tags["dataset.fingerprint"])
-        result = protocol_fn(setup, dataset, random_state=cfg.seed, progress=cfg.get("progress", True),
-                                  callback=run.log_step, **pcfg)
+        result = spec.function(setup, dataset, random_state=cfg.seed, progress=cfg.get("progress", True),
+                               callback=run.log_step, **params)
         run.log_result(result)
-    line = summary_line(pname, result.summary)
+    line = spec.summary_line(result.summary)
     if run.run_id is not None:
         print(f"mlflow run {run.run_id} ({tcfg['tracking_uri']})")
     print(line, flush=True)
-    first = SUMMARY_KEYS.get(pname, ())[:1]
-    return result.summary.get(first[0]) if first else None
+    return result.summary.get(spec.summary_keys[0])
 
 
 _OVERRIDE = re.compile(r"^[+~]{0,2}(learner|reducer|clusterer|bags|dataset|protocol|tracking)=(.+)$")

@@ -47,7 +47,13 @@ def _validate_X(estimator, X, *, reset: bool):
 
 
 class _PLLTagsMixin:
-    """Adds the partial-label tags (:class:`plcore.tags.PLLTags`) to scikit-learn's tags."""
+    """Adds the partial-label tags (:class:`plcore.tags.PLLTags`) to scikit-learn's tags.
+
+    Also the default of ``_parameter_constraints`` (none declared: nothing checked); every
+    component declares its own, and the conformance suite requires one per parameter.
+    """
+
+    _parameter_constraints: dict = {}
 
     def __sklearn_tags__(self):
         return Tags.from_sklearn(super().__sklearn_tags__())

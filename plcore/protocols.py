@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.model_selection import KFold, train_test_split
 from sklearn.pipeline import Pipeline, make_pipeline
@@ -20,11 +19,15 @@ from tqdm.auto import tqdm
 
 from plcore.data import PLDataset
 from plcore.exceptions import ConfigError, DataValidationError
-from plcore.metrics import accuracy, clustering_accuracy, nmi, transductive_accuracy
+from plcore.metrics import accuracy, best_cluster_map, clustering_accuracy, nmi, transductive_accuracy
+from plcore.tags import get_pll_tags
+from plcore.utils import dense_candidates
 
-__all__ = ["make_preprocessor", "build_pipeline", "Setup", "ProtocolResult", "apply_bags",
-           "kfold", "holdout", "online", "clustering", "PROTOCOLS", "default_config"]
+__all__ = ["make_preprocessor", "build_pipeline", "fitted_reducer", "Setup", "ProtocolResult", "ProtocolSpec",
+           "bags_apply", "apply_bags", "prequential", "kfold", "holdout", "online", "clustering", "PROTOCOLS",
+           "default_config"]
 
+#: the core's preprocessors (registered as kind ``preprocessor``); plugins add more
 PREPROCESSING = ("standardize", "minmax", "isotropic", "none")
 
 
@@ -45,21 +48,24 @@ class IsotropicScaler(TransformerMixin, BaseEstimator):
 
 
 def make_preprocessor(preprocessing: str):
-    """The scaler for a preprocessing name, or None for ``"none"``.
+    """A fresh transformer for a preprocessing name, or None for ``"none"``.
 
-    Besides ``standardize``, ``minmax``, ``isotropic`` (:class:`IsotropicScaler`) and ``none``, any importable transformer class can
-    be named by its dotted path (``plcore_aknn.AknnPreprocessor``); it is instantiated with
-    its defaults and, like the built-in scalers, fitted on the training part only.
+    Names are components of kind ``preprocessor`` (``python -m plcore list``): the core's
+    ``standardize``, ``minmax``, ``isotropic`` (:class:`IsotropicScaler`) and those plugins
+    register (e.g. ``aknn``). As everywhere in Hydra, a user's own transformer class may be
+    named by its dotted path (``mypackage.MyScaler``). The transformer is created with its
+    defaults and, like every preprocessing, fitted on the training part only.
     """
-    if preprocessing == "standardize":
-        return StandardScaler()
-    if preprocessing == "minmax":
-        return MinMaxScaler()
-    if preprocessing == "isotropic":
-        return IsotropicScaler()
-    if preprocessing == "none":
+    if preprocessing == "none" or preprocessing is None:
         return None
-    if isinstance(preprocessing, str) and "." in preprocessing:
+    if not isinstance(preprocessing, str):
+        raise ConfigError(f"preprocessing must be a name or a dotted class path, got {preprocessing!r}")
+    from plcore.registry import get_registry
+
+    registry = get_registry()
+    if ("preprocessor", preprocessing) in registry.components:
+        return registry.create("preprocessor", preprocessing)
+    if "." in preprocessing:
         import importlib
 
         module, _, name = preprocessing.rpartition(".")
@@ -70,8 +76,9 @@ def make_preprocessor(preprocessing: str):
         if not (hasattr(cls, "fit") and hasattr(cls, "transform")):
             raise ConfigError(f"preprocessing {preprocessing!r} is not a transformer (needs fit/transform)")
         return cls()
-    raise ConfigError(f"preprocessing must be one of {PREPROCESSING} or a dotted transformer class path, "
-                      f"got {preprocessing!r}")
+    names = registry.names("preprocessor") + ["none"]
+    raise ConfigError(f"unknown preprocessing {preprocessing!r}; available: {', '.join(names)} "
+                      "(or a dotted transformer class path)")
 
 
 class RescaledReducer(TransformerMixin, BaseEstimator):
@@ -99,11 +106,11 @@ class RescaledReducer(TransformerMixin, BaseEstimator):
         Z = self.reducer_.transform(X)
         return Z if self.scaler_ is None else self.scaler_.transform(Z)
 
-    def __getattr__(self, name):
-        # fitted attributes of the wrapped reducer (``reducer_`` itself is in __dict__ once fitted)
-        if name.endswith("_") and not name.startswith("__") and "reducer_" in self.__dict__:
-            return getattr(self.__dict__["reducer_"], name)
-        raise AttributeError(name)
+
+
+def fitted_reducer(step):
+    """The fitted reducer of a pipeline step (unwraps :class:`RescaledReducer`)."""
+    return step.reducer_ if isinstance(step, RescaledReducer) else step
 
 
 def build_pipeline(estimators, preprocessing: str = "standardize",
@@ -149,7 +156,8 @@ class ProtocolResult:
     ``steps`` holds one dict of metrics per fold / run / partition (key ``step``);
     ``summary`` the public summary metrics; ``predictions`` rows for the predictions
     artifact; ``curves`` named 1-D arrays (e.g. the online mistake-rate curve);
-    ``extra`` anything else (e.g. a confusion matrix).
+    ``extra`` anything else (e.g. a confusion matrix); ``tags`` strings that describe what
+    ran (e.g. ``training_labels``), logged as run tags.
     """
 
     protocol: str
@@ -158,6 +166,43 @@ class ProtocolResult:
     predictions: list = field(default_factory=list)
     curves: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
+    tags: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ProtocolSpec:
+    """Everything the app needs to know about a protocol, in one place.
+
+    Parameters
+    ----------
+    name : str
+        ``protocol=<name>`` on the command line.
+    function : callable
+        ``function(setup, dataset, *, random_state, progress, callback, **params) -> ProtocolResult``.
+    defaults : dict
+        The protocol's parameters and their defaults (its Hydra config node, less ``name``).
+    summary_keys : tuple of str
+        The public summary metrics, the first one being the run's headline figure.
+    needs : {"learner", "clusterer"}
+        The component the protocol evaluates.
+    uses_bags : bool
+        Whether candidate sets may come from a bag generator (see :func:`bags_apply`).
+    """
+
+    name: str
+    function: Callable
+    defaults: dict
+    summary_keys: tuple
+    needs: str = "learner"
+    uses_bags: bool = True
+
+    def config(self) -> dict:
+        """The Hydra config node: ``{"name": name, **defaults}``."""
+        return {"name": self.name, **self.defaults}
+
+    def summary_line(self, summary: dict) -> str:
+        """``key=value`` for each summary key present, 4 decimals."""
+        return " ".join(f"{k}={summary[k]:.4f}" for k in self.summary_keys if k in summary)
 
 
 def _mean_std(steps, key, out, prefix=None):
@@ -167,15 +212,22 @@ def _mean_std(steps, key, out, prefix=None):
         out[f"{prefix or key}_std"] = float(vals.std())
 
 
-def apply_bags(dataset: PLDataset, bags, random_state=None) -> PLDataset:
-    """Candidate sets for a run: generate them from exact labels when the data set has none.
+def bags_apply(dataset: PLDataset, bags) -> bool:
+    """Whether ``bags`` changes the candidate sets of ``dataset``.
 
-    A generator that corrupts existing bags (``DropTrueBags``) is applied to real
-    partial-label data too; any other generator is ignored for a data set that already
-    has candidate sets (its real candidates are kept).
+    A generator makes candidate sets for data with exact labels only; on data that carry
+    their own candidate sets it applies only when tagged ``corrupts_existing_labels``
+    (``DropTrueBags``). The app and every protocol decide this here.
     """
-    corrupts = getattr(bags, "_corrupts_existing", False)
-    if bags is None or (dataset.is_partial and not corrupts):
+    return bags is not None and (not dataset.is_partial or get_pll_tags(bags).corrupts_existing_labels)
+
+
+def apply_bags(dataset: PLDataset, bags, random_state=None) -> PLDataset:
+    """Candidate sets for a run: ``bags`` applied where :func:`bags_apply`, else the data's own.
+
+    Raises when the data set has exact labels only and no generator is given.
+    """
+    if not bags_apply(dataset, bags):
         if not dataset.is_partial:
             raise DataValidationError(
                 f"data set {dataset.name!r} has exact labels only: choose a bag generator "
@@ -198,8 +250,28 @@ def _fit_transductive_reducer(pipe, X, S, train):
     for _, scaler in pipe.steps[:-2]:
         Xs = scaler.fit(X[train]).transform(X)
     reducer, learner = pipe.steps[-2][1], pipe.steps[-1][1]
-    reducer.fit(Xs, S)
+    reducer.fit(Xs, S)  # a RescaledReducer also scales its output on all rows
     learner.fit(reducer.transform(Xs[train]), S[train])
+
+
+def _feeds_truth(learner, exact_labels: str) -> bool:
+    """Whether the learner is trained on singleton sets of the true label (``exact_labels``:
+    ``auto`` = when it is tagged ``exact_label_baseline``, ``always``, ``never``)."""
+    if exact_labels not in ("auto", "always", "never"):
+        raise ConfigError(f"exact_labels must be auto, always or never, got {exact_labels!r}")
+    return exact_labels == "always" or (exact_labels == "auto" and get_pll_tags(learner).exact_label_baseline)
+
+
+def _singletons(y, q):
+    S = np.zeros((y.shape[0], q), dtype=bool)
+    S[np.arange(y.shape[0]), y] = True
+    return S
+
+
+def _label_source(result, feed_truth, learner):
+    result.tags["training_labels"] = "exact" if feed_truth else "candidates"
+    if feed_truth:
+        print(f"note: {type(learner).__name__} is trained on the true labels (exact-label baseline)", flush=True)
 
 
 def _evaluate_split(setup, X, S, y, train, test, preprocessing, step, predictions, fit_reducer_on="train",
@@ -224,7 +296,7 @@ def _evaluate_split(setup, X, S, y, train, test, preprocessing, step, prediction
     out = {"step": step, "accuracy": accuracy(y[test], pred), "transductive_accuracy": trans,
            "fit_time": t1 - t0, "predict_time": t2 - t1}
     if setup.reducer is not None:  # the reducer is the step before the learner
-        reducer = pipe.steps[-2][1]
+        reducer = fitted_reducer(pipe.steps[-2][1])
         out["n_components"] = getattr(reducer, "n_components_", None)
         conf = getattr(reducer, "confidences_", None)
         if conf is not None:
@@ -240,7 +312,8 @@ def _need_learner(setup, name):
 
 def kfold(setup: Setup, dataset: PLDataset, *, n_splits: int = 10, shuffle: bool = True,
           preprocessing: str = "standardize", fit_reducer_on: str = "train", reduced_preprocessing: str = "none",
-          random_state=0, progress: bool = True, callback: Callable | None = None) -> ProtocolResult:
+          exact_labels: str = "auto", random_state=0, progress: bool = True,
+          callback: Callable | None = None) -> ProtocolResult:
     """k-fold cross-validation: fit ``scaler -> [reducer ->] learner`` on each training fold.
 
     Accuracy is measured on the test fold's true labels; transductive accuracy (the
@@ -250,20 +323,25 @@ def kfold(setup: Setup, dataset: PLDataset, *, n_splits: int = 10, shuffle: bool
     candidate sets (test rows' true labels are never used) -- how some papers appear to have
     evaluated dimensionality reduction; the default ``"train"`` is the inductive protocol.
     ``reduced_preprocessing`` (default ``"none"``) scales the reducer's output before the
-    learner (see :class:`RescaledReducer`).
+    learner (see :class:`RescaledReducer`). An exact-label baseline (tag
+    ``exact_label_baseline``) is trained on the true labels (``exact_labels="auto"``; the
+    run tag ``training_labels`` says which labels the learner saw).
     """
     if not isinstance(setup, Setup):
         setup = Setup(learner=setup)
     _need_learner(setup, "kfold")
+    feed_truth = _feeds_truth(setup.learner, exact_labels)
     ds = apply_bags(dataset, setup.bags, random_state)
     if ds.y_true is None:
         raise DataValidationError(f"data set {ds.name!r} has no true labels to evaluate against")
     ds.validate()
+    S = _singletons(ds.y_true, ds.n_classes) if feed_truth else ds.S
     splitter = KFold(n_splits=n_splits, shuffle=shuffle, random_state=random_state if shuffle else None)
     result = ProtocolResult("kfold")
+    _label_source(result, feed_truth, setup.learner)
     bar = _progress(splitter.split(ds.X), n_splits, f"{n_splits}-fold {ds.name}", progress)
     for i, (train, test) in enumerate(bar):
-        step = _evaluate_split(setup, ds.X, ds.S, ds.y_true, train, test, preprocessing, i, result.predictions,
+        step = _evaluate_split(setup, ds.X, S, ds.y_true, train, test, preprocessing, i, result.predictions,
                                fit_reducer_on, reduced_preprocessing)
         result.steps.append(step)
         bar.set_postfix(acc=f"{step['accuracy']:.3f}")
@@ -281,14 +359,20 @@ def _summarise_splits(result):
 
 def holdout(setup: Setup, dataset: PLDataset, *, test_size: float = 0.2, n_repeats: int = 1,
             preprocessing: str = "standardize", stratify: bool = False, reduced_preprocessing: str = "none",
-            random_state=0, progress: bool = True, callback: Callable | None = None) -> ProtocolResult:
-    """Repeated random train/test splits (``n_repeats`` seeds from ``random_state``)."""
+            exact_labels: str = "auto", random_state=0, progress: bool = True,
+            callback: Callable | None = None) -> ProtocolResult:
+    """Repeated random train/test splits (``n_repeats`` seeds from ``random_state``).
+
+    Exact-label baselines are trained on the true labels, as in :func:`kfold`.
+    """
     if not isinstance(setup, Setup):
         setup = Setup(learner=setup)
     _need_learner(setup, "holdout")
     if not 0.0 < test_size < 1.0:
         raise ConfigError(f"test_size must be in (0, 1), got {test_size}")
+    feed_truth = _feeds_truth(setup.learner, exact_labels)
     result = ProtocolResult("holdout")
+    _label_source(result, feed_truth, setup.learner)
     rng = np.random.RandomState(random_state)
     seeds = rng.randint(np.iinfo(np.int32).max, size=n_repeats)
     for r in _progress(range(n_repeats), n_repeats, f"holdout {dataset.name}", progress):
@@ -296,13 +380,35 @@ def holdout(setup: Setup, dataset: PLDataset, *, test_size: float = 0.2, n_repea
         idx = np.arange(ds.n_samples)
         train, test = train_test_split(idx, test_size=test_size, random_state=int(seeds[r]),
                                        stratify=ds.y_true if stratify else None)
-        step = _evaluate_split(setup, ds.X, ds.S, ds.y_true, train, test, preprocessing, r, result.predictions,
+        S = _singletons(ds.y_true, ds.n_classes) if feed_truth else ds.S
+        step = _evaluate_split(setup, ds.X, S, ds.y_true, train, test, preprocessing, r, result.predictions,
                                reduced_preprocessing=reduced_preprocessing)
         result.steps.append(step)
         if callback is not None:
             callback(step)
     _summarise_splits(result)
     return result
+
+
+def prequential(learner, X, S, classes, kernel=None):
+    """Predict each example, then learn from it (test-then-train); return the predictions.
+
+    ``learner`` is unfitted (a fresh clone); it ends fitted on the whole stream. ``X``
+    (n, d) and the dense boolean ``S`` (n, q) are in stream order. With a ``kernel`` (the
+    compiled predict-then-update loop an online plugin registers with its component,
+    ``ComponentSpec.prequential``) one call does it all; otherwise the learner is
+    initialised with ``partial_fit(X[:0], S[:0], classes=classes)`` and updated with one
+    ``predict`` + ``partial_fit`` per example. Both give the same predictions (the
+    conformance suite checks registered kernels against this loop).
+    """
+    if kernel is not None:
+        return np.asarray(kernel(learner, X, S, classes))
+    learner.partial_fit(X[:0], S[:0], classes=classes)
+    preds = np.empty(X.shape[0], dtype=np.asarray(classes).dtype)
+    for i in range(X.shape[0]):
+        preds[i] = learner.predict(X[i:i + 1])[0]
+        learner.partial_fit(X[i:i + 1], S[i:i + 1])
+    return preds
 
 
 def online(setup: Setup, dataset: PLDataset, *, n_runs: int = 100, preprocessing: str = "none",
@@ -313,27 +419,24 @@ def online(setup: Setup, dataset: PLDataset, *, n_runs: int = 100, preprocessing
     Each of ``n_runs`` runs draws fresh candidate sets (from the bag generator) and a
     fresh random order. The metric is the mistake rate w.r.t. the true label after each
     trial; the mean curve over runs is ``curves["mistake_rate"]`` and its last value
-    ``mistake_rate_final_mean``. The learner is initialised with
-    ``partial_fit(X[:0], S[:0], classes=arange(q))`` and updated with one-row
-    ``partial_fit`` calls -- or, when the learner has it, a single
-    ``predict_partial_fit(X_stream, S_stream, classes=...)`` call returning the prediction
-    made *before* each example's update (same result, no per-example Python overhead).
-    Learners flagged ``_plcore_exact_labels = True`` (the exact-label
-    baselines) are fed singleton sets of the true label (``exact_labels="auto"``).
-    Preprocessing, if any, is fitted on the whole stream (everything is training data).
+    ``mistake_rate_final_mean``. The stream is evaluated by :func:`prequential`, with the
+    learner's registered compiled kernel when it has one. The learner must be tagged
+    ``online``. Exact-label baselines (tag ``exact_label_baseline``) are fed singleton
+    sets of the true label (``exact_labels="auto"``). Preprocessing, if any, is fitted on
+    the whole stream (everything is training data).
     """
     if not isinstance(setup, Setup):
         setup = Setup(learner=setup)
     _need_learner(setup, "online")
-    if not hasattr(setup.learner, "partial_fit"):
-        raise ConfigError(f"protocol 'online' needs a learner with partial_fit; "
-                          f"{type(setup.learner).__name__} has none")
+    if not get_pll_tags(setup.learner).online:
+        raise ConfigError(f"protocol 'online' needs an online learner (tag online, with partial_fit); "
+                          f"{type(setup.learner).__name__} is not one")
     if setup.reducer is not None:
         raise ConfigError("protocol 'online' streams raw examples: a reducer is not supported")
-    if exact_labels not in ("auto", "always", "never"):
-        raise ConfigError(f"exact_labels must be auto, always or never, got {exact_labels!r}")
-    feed_truth = exact_labels == "always" or (
-        exact_labels == "auto" and getattr(setup.learner, "_plcore_exact_labels", False))
+    feed_truth = _feeds_truth(setup.learner, exact_labels)
+    from plcore.registry import get_registry
+
+    kernel = get_registry().prequential_kernel(setup.learner)
     scaler = make_preprocessor(preprocessing)
     X = dataset.X if scaler is None else scaler.fit_transform(dataset.X)
     n, q = dataset.n_samples, dataset.n_classes
@@ -341,26 +444,15 @@ def online(setup: Setup, dataset: PLDataset, *, n_runs: int = 100, preprocessing
     rng = np.random.RandomState(random_state)
     curves = np.zeros((n_runs, n))
     result = ProtocolResult("online")
+    _label_source(result, feed_truth, setup.learner)
     classes = np.arange(q)
     for r in _progress(range(n_runs), n_runs, f"online {dataset.name}", progress):
         seed = int(rng.randint(np.iinfo(np.int32).max))
-        ds = apply_bags(dataset, setup.bags, seed)
-        S = ds.S.toarray().astype(bool) if sp.issparse(ds.S) else np.asarray(ds.S, dtype=bool)
-        if feed_truth:
-            S = np.zeros_like(S)
-            S[np.arange(n), y] = True
+        S = _singletons(y, q) if feed_truth else dense_candidates(apply_bags(dataset, setup.bags, seed).S)
         order = np.random.RandomState(seed).permutation(n)
-        learner = clone(setup.learner)
         t0 = time.perf_counter()
-        if hasattr(learner, "predict_partial_fit"):  # fast path: one call per stream
-            preds = np.asarray(learner.predict_partial_fit(X[order], S[order], classes=classes))
-            mistakes = (preds != y[order]).astype(float)
-        else:
-            learner.partial_fit(X[:0], S[:0], classes=classes)
-            mistakes = np.zeros(n)
-            for t, i in enumerate(order):
-                mistakes[t] = learner.predict(X[i:i + 1])[0] != y[i]
-                learner.partial_fit(X[i:i + 1], S[i:i + 1])
+        preds = prequential(clone(setup.learner), X[order], S[order], classes, kernel)
+        mistakes = (preds != y[order]).astype(float)
         curves[r] = np.cumsum(mistakes) / np.arange(1, n + 1)
         step = {"step": r, "mistake_rate_final": float(curves[r, -1]),
                 "fit_time": time.perf_counter() - t0}
@@ -423,14 +515,12 @@ def clustering(setup: Setup, dataset: PLDataset, *, rho: float = 0.1, n_partitio
     for p, (labelled, evaluated) in enumerate(_progress(parts, len(parts), f"clustering {dataset.name}",
                                                          progress)):
         ds = apply_bags(dataset, setup.bags, int(rng.randint(np.iinfo(np.int32).max)))
-        S = ds.S.toarray().astype(bool) if sp.issparse(ds.S) else np.array(ds.S, dtype=bool)
+        S = dense_candidates(ds.S).copy()
         S[~labelled] = True
         clusterer = clone(setup.clusterer)
         t0 = time.perf_counter()
         labels = np.asarray(clusterer.fit(X, S).labels_)
         fit_time = time.perf_counter() - t0
-        from plcore.metrics import best_cluster_map
-
         mapping = best_cluster_map(y[evaluated], labels[evaluated])
         mapped = np.array([mapping.get(c, -1) for c in labels[evaluated]])
         valid = mapped >= 0
@@ -449,18 +539,24 @@ def clustering(setup: Setup, dataset: PLDataset, *, rho: float = 0.1, n_partitio
     return result
 
 
-PROTOCOLS = {"kfold": kfold, "holdout": holdout, "online": online, "clustering": clustering}
-
-_DEFAULTS = {
-    "kfold": {"n_splits": 10, "shuffle": True, "preprocessing": "standardize", "fit_reducer_on": "train",
-              "reduced_preprocessing": "none"},
-    "holdout": {"test_size": 0.2, "n_repeats": 1, "stratify": False, "preprocessing": "standardize",
-                "reduced_preprocessing": "none"},
-    "online": {"n_runs": 100, "exact_labels": "auto", "preprocessing": "none"},
-    "clustering": {"rho": 0.1, "n_partitions": 10, "splits": "auto", "preprocessing": "standardize"},
+PROTOCOLS = {
+    "kfold": ProtocolSpec(
+        "kfold", kfold, {"n_splits": 10, "shuffle": True, "preprocessing": "standardize",
+                         "fit_reducer_on": "train", "reduced_preprocessing": "none", "exact_labels": "auto"},
+        summary_keys=("accuracy_mean", "accuracy_std")),
+    "holdout": ProtocolSpec(
+        "holdout", holdout, {"test_size": 0.2, "n_repeats": 1, "stratify": False, "preprocessing": "standardize",
+                             "reduced_preprocessing": "none", "exact_labels": "auto"},
+        summary_keys=("accuracy_mean", "accuracy_std")),
+    "online": ProtocolSpec(
+        "online", online, {"n_runs": 100, "exact_labels": "auto", "preprocessing": "none"},
+        summary_keys=("mistake_rate_final_mean", "mistake_rate_final_std")),
+    "clustering": ProtocolSpec(
+        "clustering", clustering, {"rho": 0.1, "n_partitions": 10, "splits": "auto", "preprocessing": "standardize"},
+        summary_keys=("acc_mean", "acc_std", "nmi_mean", "nmi_std"), needs="clusterer"),
 }
 
 
 def default_config(name: str) -> dict:
-    """The Hydra config node of a protocol: ``{"name": name, **defaults}``."""
-    return {"name": name, **_DEFAULTS[name]}
+    """The Hydra config node of a built-in protocol: ``{"name": name, **defaults}``."""
+    return PROTOCOLS[name].config()

@@ -27,6 +27,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from plcore.exceptions import ConfigError
+
 log = logging.getLogger(__name__)
 
 __all__ = ["RunRecord", "load_runs", "paired_ttest", "fmt_mean_std", "reproduction_table", "ReportCallback",
@@ -171,7 +173,7 @@ def reproduction_table(runs: Sequence[RunRecord]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _reproduction_page(runs: Sequence[RunRecord]) -> str:
+def reproduction_page(runs: Sequence[RunRecord]) -> str:
     table = reproduction_table(runs)
     if not table:
         return ""
@@ -190,10 +192,17 @@ def _reproduction_page(runs: Sequence[RunRecord]) -> str:
 
 
 def _resolve(writer: str | Callable) -> Callable:
+    """A writer: a callable, a name registered through ``plcore_report_writers``, or a dotted path."""
     if callable(writer):
         return writer
-    if writer == "reproduction":
-        return _reproduction_page
+    from plcore.registry import get_registry
+
+    writers = get_registry().report_writers
+    if writer in writers:
+        return writers[writer]
+    if "." not in writer:
+        raise ConfigError(f"unknown report writer {writer!r}; available: {', '.join(sorted(writers))} "
+                          "(or a dotted path to f(runs) -> markdown)")
     module, _, name = writer.rpartition(".")
     return getattr(importlib.import_module(module), name)
 
@@ -223,7 +232,7 @@ class ReportCallback(Callback):
 
     ``writer="reproduction"`` writes the reproduction table when the sweep ran presets
     with a ``paper`` block, and nothing otherwise; a dotted path selects another writer
-    (e.g. ``plcore_baselines.table.cenda_table``). ``output`` is relative to the launch
+    (e.g. ``cenda_table`` of plcore-baselines). ``output`` is relative to the launch
     directory.
     """
 
@@ -259,7 +268,7 @@ def main(argv=None) -> int:
     ap.add_argument("--experiment", default="plcore", help="MLflow experiment name (default: plcore)")
     ap.add_argument("--sweep-dir", default=None, help="only runs of this Hydra sweep directory")
     ap.add_argument("--writer", default="reproduction",
-                    help="'reproduction' or a dotted path to f(runs) -> markdown, e.g. plcore_baselines.table.cenda_table")
+                    help="a registered writer (reproduction, cenda_table, ...) or a dotted path to f(runs) -> markdown")
     ap.add_argument("--out", default="docs/results/reproduction.md", help="output markdown file")
     args = ap.parse_args(argv)
     import os

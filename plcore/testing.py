@@ -23,6 +23,10 @@ Checks are chosen by the component's kind (``BaseLearner``, ``BaseReducer``,
 ``check_component(estimator)`` runs every check at once and raises the first failure.
 Known failures are declared with ``expected_failed_checks={"check_name": "reason"}``
 (they become ``xfail`` marks, as in scikit-learn).
+
+``parametrize_with_registry()`` is the common test (as imbalanced-learn's
+``test_common.py``): every installed component, core or plugin, discovered through the
+registry, at its ``ComponentSpec.test_params``.
 """
 
 from __future__ import annotations
@@ -37,9 +41,12 @@ from sklearn.datasets import make_blobs
 from sklearn.pipeline import make_pipeline
 
 from plcore.base import BaseBagGenerator, BaseClusterer, BaseLearner, BaseReducer
+from plcore.tags import PLLTags, get_pll_tags
 
 __all__ = [
     "parametrize_with_checks",
+    "parametrize_with_registry",
+    "registered_instances",
     "yield_pll_checks",
     "all_checks",
     "check_component",
@@ -175,23 +182,59 @@ def check_learns_on_separable_data(name, estimator):
 
 
 def check_partial_fit_stream(name, estimator):
-    """Online learners: chunked ``partial_fit`` == one call; ``predict_partial_fit`` == per-row loop."""
-    if not hasattr(estimator, "partial_fit"):
+    """Online learners (tag ``online``): chunked ``partial_fit`` == one call; a registered
+    prequential kernel == the protocol's per-example ``predict`` + ``partial_fit`` loop."""
+    if not get_pll_tags(estimator).online:
         return
+    from plcore.protocols import prequential
+    from plcore.registry import get_registry
+
+    assert hasattr(estimator, "partial_fit"), f"{name}: tagged online but has no partial_fit"
     X, S, _ = make_pl_data(n_samples=40)
     classes = np.arange(S.shape[1])
     one = _set_seed(estimator).partial_fit(X, S, classes=classes)
     chunked = _set_seed(estimator).partial_fit(X[:13], S[:13], classes=classes)
     chunked.partial_fit(X[13:], S[13:])
     _assert_close(chunked.predict(X), one.predict(X), f"{name}: chunked partial_fit differs from one call")
-    if hasattr(estimator, "predict_partial_fit"):
-        fast = np.asarray(_set_seed(estimator).predict_partial_fit(X, S, classes=classes))
-        slow = _set_seed(estimator).partial_fit(X[:0], S[:0], classes=classes)
-        ref = []
-        for i in range(X.shape[0]):
-            ref.append(slow.predict(X[i:i + 1])[0])
-            slow.partial_fit(X[i:i + 1], S[i:i + 1])
-        _assert_close(fast, np.asarray(ref), f"{name}: predict_partial_fit differs from predict + partial_fit")
+    kernel = get_registry().prequential_kernel(estimator)
+    if kernel is not None:
+        fast_est, slow_est = _set_seed(estimator), _set_seed(estimator)
+        fast = prequential(fast_est, X, S, classes, kernel)
+        slow = prequential(slow_est, X, S, classes)
+        _assert_close(fast, slow, f"{name}: the registered prequential kernel differs from predict + partial_fit")
+        _assert_close(fast_est.predict(X), slow_est.predict(X),
+                      f"{name}: the model left by the prequential kernel differs from the per-example loop's")
+
+
+def check_parameter_constraints(name, estimator):
+    """Every constructor parameter is declared in ``_parameter_constraints`` and the
+    estimator's own parameters satisfy them (one validation mechanism)."""
+    from plcore.validation import validate_params
+
+    constraints = getattr(type(estimator), "_parameter_constraints", None)
+    assert isinstance(constraints, dict), f"{name}: declare _parameter_constraints (plcore.validation)"
+    params = estimator.get_params(deep=False)
+    missing = sorted(set(params) - set(constraints))
+    assert not missing, f"{name}: parameters without constraints: {', '.join(missing)}"
+    unknown = sorted(set(constraints) - set(params))
+    assert not unknown, f"{name}: constraints for unknown parameters: {', '.join(unknown)}"
+    validate_params(estimator)
+
+
+def check_pll_tags(name, estimator):
+    """``__sklearn_tags__`` carries the partial-label tags (:class:`plcore.tags.PLLTags`) and
+    the tags agree with the kind."""
+    from sklearn.utils import get_tags
+
+    tags = get_tags(estimator)
+    assert isinstance(getattr(tags, "pll_tags", None), PLLTags), (
+        f"{name}: __sklearn_tags__ must return plcore.tags.Tags (call super().__sklearn_tags__())")
+    pll = tags.pll_tags
+    if not isinstance(estimator, BaseBagGenerator):
+        assert not (pll.needs_features or pll.corrupts_existing_labels), (
+            f"{name}: needs_features / corrupts_existing_labels are bag-generator tags")
+    if not isinstance(estimator, BaseLearner):
+        assert not (pll.online or pll.exact_label_baseline), f"{name}: online / exact_label_baseline are learner tags"
 
 
 def check_reducer_keeps_rows(name, estimator):
@@ -316,16 +359,17 @@ def check_bags_valid(name, estimator):
 
 
 # ----------------------------------------------------------------------------- selection
-_LEARNER_CHECKS = (check_candidate_matrix_dense_and_sparse, check_predictions_in_classes,
+_COMMON_CHECKS = (check_parameter_constraints, check_pll_tags)
+_LEARNER_CHECKS = _COMMON_CHECKS + (check_candidate_matrix_dense_and_sparse, check_predictions_in_classes,
                    check_scores_shape, check_confidences, check_learns_on_separable_data,
                    check_partial_fit_stream, check_deterministic_under_seed, check_clone_and_pickle,
                    check_bad_input_raises)
-_REDUCER_CHECKS = (check_candidate_matrix_dense_and_sparse, check_reducer_keeps_rows,
+_REDUCER_CHECKS = _COMMON_CHECKS + (check_candidate_matrix_dense_and_sparse, check_reducer_keeps_rows,
                    check_confidences, check_reducer_in_pipeline, check_deterministic_under_seed,
                    check_clone_and_pickle, check_bad_input_raises)
-_CLUSTERER_CHECKS = (check_candidate_matrix_dense_and_sparse, check_clusterer_labels,
+_CLUSTERER_CHECKS = _COMMON_CHECKS + (check_candidate_matrix_dense_and_sparse, check_clusterer_labels,
                      check_deterministic_under_seed, check_clone_and_pickle, check_bad_input_raises)
-_BAG_CHECKS = (check_bags_valid, check_deterministic_under_seed, check_clone_and_pickle,
+_BAG_CHECKS = _COMMON_CHECKS + (check_bags_valid, check_deterministic_under_seed, check_clone_and_pickle,
                check_bad_input_raises)
 
 
@@ -386,6 +430,42 @@ def parametrize_with_checks(estimators, *, expected_failed_checks=None, sklearn_
         params.extend(all_checks(est, sklearn_checks=sklearn_checks,
                                  expected_failed_checks=expected, mark="xfail"))
     return pytest.mark.parametrize("estimator, check", params, ids=_get_check_estimator_ids)
+
+
+def registered_instances(registry=None, *, distributions=None):
+    """``[(component, instance, expected_failed_checks)]`` for every registered estimator
+    component (optionally only those of the given distributions), created with its
+    ``test_params``."""
+    from plcore.registry import ESTIMATOR_KINDS, get_registry
+
+    registry = registry or get_registry()
+    out = []
+    for (kind, _), comp in sorted(registry.components.items()):
+        if kind not in ESTIMATOR_KINDS:
+            continue
+        if distributions is not None and comp.distribution not in distributions:
+            continue
+        est = comp.spec.cls(**(comp.spec.test_params or {}))
+        out.append((comp, est, dict(comp.spec.expected_failed_checks or {})))
+    return out
+
+
+def parametrize_with_registry(*, distributions=None, sklearn_checks=True):
+    """pytest decorator: the common test over every installed component (core and plugins).
+
+    Each component is checked at its ``ComponentSpec.test_params``, with its declared
+    ``expected_failed_checks``; test ids start with ``kind:name``.
+    """
+    import pytest
+    from sklearn.utils.estimator_checks import _get_check_estimator_ids
+
+    params = []
+    for comp, est, expected in registered_instances(distributions=distributions):
+        for p in all_checks(est, sklearn_checks=sklearn_checks, expected_failed_checks=expected, mark="xfail"):
+            values, marks = (p.values, p.marks) if hasattr(p, "values") else (p, ())
+            check_id = _get_check_estimator_ids(values[1])
+            params.append(pytest.param(*values, marks=marks, id=f"{comp.kind}:{comp.name}-{check_id}"))
+    return pytest.mark.parametrize("estimator, check", params)
 
 
 def check_component(estimator, *, sklearn_checks=True, expected_failed_checks=None):

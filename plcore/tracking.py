@@ -112,6 +112,8 @@ class MlflowRun:
         import time
 
         ts = int(time.time() * 1000)
+        for key, value in getattr(result, "tags", {}).items():
+            self.client.set_tag(self.run_id, key, str(value))
         summary = _numeric(result.summary)
         if summary:
             self.client.log_batch(self.run_id, metrics=[Metric(k, v, ts, 0) for k, v in summary.items()])

@@ -21,14 +21,23 @@ from __future__ import annotations
 
 from numbers import Integral, Real
 
-from sklearn.utils._param_validation import (HasMethods, Hidden, Interval, Options, RealNotInt,
-                                             StrOptions)
+from sklearn.utils._param_validation import HasMethods, Hidden, Options, RealNotInt, StrOptions
+from sklearn.utils._param_validation import Interval as _SklearnInterval
 from sklearn.utils._param_validation import InvalidParameterError as _SklearnInvalidParameterError
 
 from plcore.exceptions import InvalidParameterError
 
 __all__ = ["validate_params", "Interval", "StrOptions", "Options", "HasMethods", "Hidden",
            "Integral", "Real", "RealNotInt"]
+
+
+class Interval(_SklearnInterval):
+    """scikit-learn's ``Interval`` that also rejects booleans (``k=True`` is a mistake, not 1)."""
+
+    def is_satisfied_by(self, val):
+        if isinstance(val, bool):
+            return False
+        return super().is_satisfied_by(val)
 
 
 def validate_params(estimator) -> None:

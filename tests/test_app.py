@@ -54,7 +54,7 @@ def test_failing_run_is_recorded_failed_with_traceback(tmp_path, plcore_cli):
     (run,) = runs
     assert run.info.status == "FAILED"
     path = client.download_artifacts(run.info.run_id, "error/traceback.txt", str(tmp_path))
-    assert "k must be an integer >= 1" in open(path).read()
+    assert "The 'k' parameter of PlKnnLearner must be an int in the range [1, inf)" in open(path).read()
 
 
 def test_misspelled_component_is_one_line(tmp_path, plcore_cli):

@@ -9,11 +9,15 @@ from plcore.base import BaseClusterer, BaseLearner, BaseReducer  # noqa: F401
 from plcore.datasets import ClusterNoisyBags, DropTrueBags, FixedSizeBags, UniformBags
 from plcore.learners import PlKnnLearner
 from plcore.testing import check_component, parametrize_with_checks, yield_pll_checks
+from plcore.validation import Integral, Interval
 
 
 # --- minimal correct reducer / clusterer, to exercise those branches of the suite -----
 class PcaReducer(BaseReducer):
     """Unsupervised PCA with uniform-over-candidates confidences (test helper)."""
+
+    _parameter_constraints = {"n_components": [Interval(Integral, 1, None, closed="left")],
+                              "random_state": ["random_state"]}
 
     def __init__(self, n_components=2, random_state=None):
         self.n_components = n_components
@@ -31,6 +35,9 @@ class PcaReducer(BaseReducer):
 
 class KMeansClusterer(BaseClusterer):
     """k-means ignoring the candidate sets (test helper)."""
+
+    _parameter_constraints = {"n_clusters": [Interval(Integral, 1, None, closed="left")],
+                              "random_state": ["random_state"]}
 
     def __init__(self, n_clusters=3, random_state=None):
         self.n_clusters = n_clusters
@@ -132,6 +139,11 @@ class RunningMeans(BaseLearner):
     def __init__(self):
         pass
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.pll_tags.online = True
+        return tags
+
     def partial_fit(self, X, y, classes=None):
         X = np.asarray(X, dtype=float)
         S = np.asarray(y, dtype=float)
@@ -159,9 +171,16 @@ class RunningMeans(BaseLearner):
 
 
 class WrongFastPath(RunningMeans):
-    def predict_partial_fit(self, X, y, classes=None):
-        self.partial_fit(X, y, classes=classes)  # updates before predicting: not prequential
-        return self.predict(X)
+    """Registered with a prequential kernel that updates before predicting (see BROKEN_SPECS)."""
+
+
+def _update_then_predict(learner, X, S, classes):
+    learner.partial_fit(X, S, classes=classes)  # updates before predicting: not prequential
+    return learner.predict(X)
+
+
+#: broken components that are only broken through what they register
+BROKEN_SPECS = {WrongFastPath: dict(prequential=_update_then_predict)}
 
 
 class ChunkDependent(RunningMeans):
@@ -202,7 +221,13 @@ BROKEN = [
 
 
 @pytest.mark.parametrize("estimator, check_name", BROKEN, ids=[type(e).__name__ for e, _ in BROKEN])
-def test_suite_catches_broken_component(estimator, check_name):
+def test_suite_catches_broken_component(estimator, check_name, monkeypatch):
+    if type(estimator) in BROKEN_SPECS:
+        from plcore.registry import Component, ComponentSpec, get_registry
+
+        spec = ComponentSpec("learner", "broken", type(estimator), **BROKEN_SPECS[type(estimator)])
+        monkeypatch.setitem(get_registry().components, ("learner", "broken"),
+                            Component(spec, "tests", "tests", "0"))
     checks = {c.func.__name__: c for c in yield_pll_checks(estimator)}
     with pytest.raises(AssertionError):
         checks[check_name](estimator)

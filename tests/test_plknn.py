@@ -74,13 +74,13 @@ def test_k_larger_than_training_set_is_capped():
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True])
 def test_bad_k(bad):
     X, S, _ = random_pl()
-    with pytest.raises(ValueError, match="k must be an integer"):
+    with pytest.raises(ValueError, match="The 'k' parameter of PlKnnLearner must be an int"):
         PlKnnLearner(k=bad).fit(X, S)
 
 
 def test_bad_weights():
     X, S, _ = random_pl()
-    with pytest.raises(ValueError, match="weights must be one of"):
+    with pytest.raises(ValueError, match="The 'weights' parameter of PlKnnLearner must be a str among"):
         PlKnnLearner(weights="inverse").fit(X, S)
 
 

@@ -61,7 +61,7 @@ def test_preprocessing_is_fitted_on_training_part_only():
     pipe.fit(ds.X[train], ds.S[train])
     np.testing.assert_allclose(pipe.steps[0][1].mean_, ds.X[train].mean(axis=0))
     assert len(build_pipeline(PlKnnLearner(), "none").steps) == 1
-    with pytest.raises(ValueError, match="preprocessing must be one of"):
+    with pytest.raises(ValueError, match="unknown preprocessing"):
         make_preprocessor("zscore")
     assert type(make_preprocessor("sklearn.preprocessing.Normalizer")).__name__ == "Normalizer"
     with pytest.raises(ValueError, match="could not be imported"):
@@ -98,10 +98,13 @@ def test_holdout():
 class StreamingNearestCentroid(BaseLearner):
     """Online test learner: running class means of the candidate-weighted examples."""
 
-    _plcore_exact_labels = False
-
     def __init__(self):
         pass
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.pll_tags.online = True
+        return tags
 
     def partial_fit(self, X, y, classes=None):
         S = np.asarray(y, dtype=float)
@@ -142,23 +145,39 @@ def test_online_mistake_rate_curve():
         np.mean([s["mistake_rate_final"] for s in res.steps]))
 
 
-def test_online_fast_path_matches_generic_loop():
+class FastPath(StreamingNearestCentroid):
+    """Registered below with a prequential kernel (counted, to prove the protocol uses it)."""
+
+
+def _fast_path_kernel(learner, X, S, classes):
+    _fast_path_kernel.calls += 1
+    learner.partial_fit(X[:0], S[:0], classes=classes)
+    preds = []
+    for i in range(len(X)):
+        preds.append(learner.predict(X[i:i + 1])[0])
+        learner.partial_fit(X[i:i + 1], S[i:i + 1])
+    return np.array(preds)
+
+
+def test_online_uses_the_registered_prequential_kernel(monkeypatch):
+    from plcore.registry import Component, ComponentSpec, get_registry
+
+    spec = ComponentSpec("learner", "fast_path", FastPath, prequential=_fast_path_kernel)
+    monkeypatch.setitem(get_registry().components, ("learner", "fast_path"), Component(spec, "t", "t", "0"))
+    _fast_path_kernel.calls = 0
     X, S, y = make_pl_data(n_samples=50, cluster_std=2.0)
     ds = PLDataset(X, None, y)
-
-    class FastPath(StreamingNearestCentroid):
-        def predict_partial_fit(self, X, S, classes=None):
-            self.partial_fit(X[:0], S[:0], classes=classes)
-            preds = []
-            for i in range(len(X)):
-                preds.append(self.predict(X[i:i + 1])[0])
-                self.partial_fit(X[i:i + 1], S[i:i + 1])
-            return np.array(preds)
-
     setup = dict(bags=UniformBags(r=1))
     slow = online(Setup(learner=StreamingNearestCentroid(), **setup), ds, n_runs=3, progress=False)
+    assert _fast_path_kernel.calls == 0
     fast = online(Setup(learner=FastPath(), **setup), ds, n_runs=3, progress=False)
+    assert _fast_path_kernel.calls == 3  # one call per run, not the per-example loop
     np.testing.assert_allclose(fast.curves["mistake_rate"], slow.curves["mistake_rate"])
+
+
+def test_online_rejects_a_learner_not_tagged_online():
+    with pytest.raises(ValueError, match="needs an online learner"):
+        online(Setup(learner=PlKnnLearner()), small_dataset(), n_runs=1, progress=False)
 
 
 def test_online_feeds_true_labels_to_exact_label_baselines():
@@ -166,7 +185,10 @@ def test_online_feeds_true_labels_to_exact_label_baselines():
     ds = PLDataset(X, S, y)
 
     class ExactBaseline(StreamingNearestCentroid):
-        _plcore_exact_labels = True
+        def __sklearn_tags__(self):
+            tags = super().__sklearn_tags__()
+            tags.pll_tags.exact_label_baseline = True
+            return tags
 
     captured = {}
     import plcore.protocols as protocols
@@ -187,9 +209,28 @@ def test_online_feeds_true_labels_to_exact_label_baselines():
     assert (seen.sum(axis=1) == 1).all()  # singleton sets of the true label
 
 
-def test_online_needs_partial_fit():
-    with pytest.raises(ValueError, match="partial_fit"):
-        online(Setup(learner=PlKnnLearner()), small_dataset(), n_runs=1, progress=False)
+class ExactKnn(PlKnnLearner):
+    """PL-KNN tagged as an exact-label baseline (test helper)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.pll_tags.exact_label_baseline = True
+        return tags
+
+
+@pytest.mark.parametrize("protocol", [kfold, holdout])
+def test_exact_label_baselines_get_true_labels_under_kfold_and_holdout(protocol):
+    X, S, y = make_pl_data(n_samples=60, r=2, random_state=3)
+    ds = PLDataset(X, S, y)
+    exact = protocol(Setup(learner=ExactKnn(k=3)), ds, progress=False)
+    plain = protocol(Setup(learner=PlKnnLearner(k=3)), ds, progress=False)
+    assert exact.tags["training_labels"] == "exact" and plain.tags["training_labels"] == "candidates"
+    # trained on singletons of the truth, every training row's confidence is its true label
+    assert exact.summary["transductive_accuracy_mean"] == 1.0
+    assert plain.summary["transductive_accuracy_mean"] < 1.0
+    never = protocol(Setup(learner=ExactKnn(k=3)), ds, exact_labels="never", progress=False)
+    assert never.tags["training_labels"] == "candidates"
+    assert never.summary["accuracy_mean"] == plain.summary["accuracy_mean"]
 
 
 class CandidateVoteClusterer(BaseClusterer):
@@ -303,7 +344,7 @@ def test_kfold_transductive_reducer_sees_all_rows_but_learner_only_train():
 
 
 def test_reduced_preprocessing_scales_the_reducer_output_and_keeps_its_attributes():
-    from plcore.protocols import RescaledReducer, build_pipeline
+    from plcore.protocols import RescaledReducer, build_pipeline, fitted_reducer
 
     TinyScale = lambda: FirstTwo(scale=0.01)  # noqa: E731 - two columns on CENDA-like scale
 
@@ -315,9 +356,11 @@ def test_reduced_preprocessing_scales_the_reducer_output_and_keeps_its_attribute
     Z = red.transform(pipe.steps[0][1].transform(ds.X))
     np.testing.assert_allclose(Z.mean(axis=0), 0, atol=1e-12)
     np.testing.assert_allclose(Z.std(axis=0), 1, rtol=1e-12)
-    assert red.n_components_ == 2 and red.confidences_.shape == (60, ds.S.shape[1])
-    with pytest.raises(AttributeError):
-        red.not_an_attribute_
+    inner = fitted_reducer(red)
+    assert inner is red.reducer_ and fitted_reducer(inner) is inner
+    assert inner.n_components_ == 2 and inner.confidences_.shape == (60, ds.S.shape[1])
+    with pytest.raises(AttributeError):  # no attribute forwarding on the wrapper
+        red.n_components_
     # default: no wrapper, raw reducer output
     assert isinstance(build_pipeline([TinyScale(), PlKnnLearner(k=3)]).steps[-2][1], FirstTwo)
     # kfold reports the wrapped reducer's attributes, inductively and transductively
