@@ -26,6 +26,8 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from sklearn.neighbors import NearestNeighbors
 
+from plcore.utils import flip_signs, uniform_confidences
+
 __all__ = [
     "CendaConditioningWarning",
     "initial_confidences",
@@ -36,7 +38,6 @@ __all__ = [
     "knn_indices",
     "knn_update",
     "subspace_distance",
-    "flip_signs",
     "EIGEN_RTOL",
 ]
 
@@ -50,26 +51,9 @@ class CendaConditioningWarning(UserWarning):
     """``B = mu X^T X + (1 - mu) I`` is singular or nearly so and was regularised."""
 
 
-def initial_confidences(S) -> np.ndarray:
-    """Eq. (1): ``Y[i, j] = 1 / |S_i|`` on the candidates of row ``i``, 0 elsewhere.
-
-    Parameters
-    ----------
-    S : ndarray of bool or CSR matrix, shape (m, q)
-        Validated candidate matrix (no empty rows).
-
-    Returns
-    -------
-    Y : ndarray of shape (m, q), float64
-    """
-    S = _dense_bool(S)
-    return S / S.sum(axis=1, keepdims=True, dtype=np.float64)
-
-
-def _dense_bool(S) -> np.ndarray:
-    if sp.issparse(S):
-        return S.toarray().astype(bool)
-    return np.asarray(S, dtype=bool)
+# Eq. (1): ``Y[i, j] = 1 / |S_i|`` on the candidates of row ``i``, 0 elsewhere -- the shared
+# kernel of plcore.utils, kept importable here under the paper's name.
+initial_confidences = uniform_confidences
 
 
 def factor_constraint(X: np.ndarray, mu: float, gram: np.ndarray | None = None):
@@ -151,16 +135,6 @@ def cross_covariance(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
     return X.T @ Yc
 
 
-def flip_signs(P: np.ndarray) -> np.ndarray:
-    """Make the largest-magnitude entry of every column positive (a deterministic sign)."""
-    if P.size == 0:
-        return P
-    idx = np.argmax(np.abs(P), axis=0)
-    signs = np.sign(P[idx, np.arange(P.shape[1])])
-    signs[signs == 0] = 1.0
-    return P * signs
-
-
 def generalized_eigenpairs(C: np.ndarray, R: np.ndarray):
     """Non-zero eigenpairs of Eq. (12), ``C C^T p = lambda R R^T p``, largest first.
 
@@ -177,7 +151,7 @@ def generalized_eigenpairs(C: np.ndarray, R: np.ndarray):
         The ``r = min(d, q)`` largest generalised eigenvalues (all others are 0), sorted in
         decreasing order; values below ``EIGEN_RTOL * max`` are set to exactly 0.
     vectors : ndarray of shape (d, r)
-        ``P`` with ``P^T B P = I``, signs fixed by :func:`flip_signs`.
+        ``P`` with ``P^T B P = I``, signs fixed by :func:`plcore.utils.flip_signs`.
     """
     G = sla.solve_triangular(R, C, lower=True, check_finite=False)  # R^{-1} C, d x q
     U, s, _ = sla.svd(G, full_matrices=False, check_finite=False, lapack_driver="gesdd")

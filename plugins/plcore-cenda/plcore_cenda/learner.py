@@ -15,16 +15,14 @@ CENDA features, i.e. ``make_pipeline(CendaReducer(), PlKnnLearner())``).
 
 from __future__ import annotations
 
-
-import scipy.sparse as sp
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_is_fitted
 
 from plcore.base import BaseLearner
-from plcore.validation import check_int, check_option
 from plcore.learners.plknn import weighted_votes
+from plcore.validation import Integral, Interval, StrOptions
 
-from plcore_cenda.reducer import CendaReducer, check_cenda_params
+from plcore_cenda.reducer import _CENDA_CONSTRAINTS, CendaReducer
 
 _VOTES = ("confidences", "candidates")
 _WEIGHTS = ("linear", "uniform")
@@ -60,6 +58,15 @@ class CendaPlKnnLearner(BaseLearner):
     n_features_in_ : int
     """
 
+    _parameter_constraints = {
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "weights": [StrOptions(set(_WEIGHTS))],
+        "vote": [StrOptions(set(_VOTES))],
+        # the forwarded CendaReducer parameters, under their prefixed names
+        **{f"cenda_{name}": constraint for name, constraint in _CENDA_CONSTRAINTS.items()},
+        "n_jobs": [Integral, None],
+    }
+
     def __init__(self, k=10, weights="linear", vote="confidences", cenda_thr=0.999, cenda_mu=0.5,
                  cenda_k=8, cenda_alpha=1.0, cenda_max_iter=50, cenda_tol=1e-6,
                  cenda_n_components=None, cenda_algorithm="auto", n_jobs=None):
@@ -76,14 +83,7 @@ class CendaPlKnnLearner(BaseLearner):
         self.cenda_algorithm = cenda_algorithm
         self.n_jobs = n_jobs
 
-    def _check_params(self):
-        check_int(self.k, "k", low=1)
-        check_option(self.weights, "weights", _WEIGHTS)
-        check_option(self.vote, "vote", _VOTES)
-        check_cenda_params(self, prefix="cenda_")
-
     def _fit(self, X, S):
-        self._check_params()
         self.reducer_ = CendaReducer(
             thr=self.cenda_thr, mu=self.cenda_mu, k=self.cenda_k, alpha=self.cenda_alpha,
             max_iter=self.cenda_max_iter, tol=self.cenda_tol, n_components=self.cenda_n_components,
@@ -93,7 +93,7 @@ class CendaPlKnnLearner(BaseLearner):
         if self.vote == "confidences":
             self._votes = self.confidences_
         else:
-            self._votes = S.tocsr() if sp.issparse(S) else S
+            self._votes = S  # dense bool (n, q), from the base class
         self.n_neighbors_ = min(int(self.k), X.shape[0])
         self._nn = NearestNeighbors(n_neighbors=self.n_neighbors_, n_jobs=self.n_jobs).fit(
             self.reducer_._transform(X))

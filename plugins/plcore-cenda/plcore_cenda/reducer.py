@@ -25,36 +25,34 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from plcore.base import BaseReducer
-from plcore.validation import check_int, check_option, check_real
 from plcore.exceptions import DataValidationError
+from plcore.utils import uniform_confidences
+from plcore.validation import Integral, Interval, Real, StrOptions
 
 from plcore_cenda._core import (
     cross_covariance,
     factor_constraint,
     generalized_eigenpairs,
-    initial_confidences,
     knn_indices,
     knn_update,
     select_n_components,
     subspace_distance,
-    _dense_bool,
 )
 
 _ALGORITHMS = ("auto", "kd_tree", "ball_tree", "brute")
 
-
-def check_cenda_params(est, prefix=""):
-    """Validate the CENDA parameters of ``est`` (shared by the reducer and the learner)."""
-    g = lambda n: getattr(est, prefix + n)  # noqa: E731
-    check_real(g("thr"), prefix + "thr", 0.0, 1.0, closed_low=False)
-    check_real(g("mu"), prefix + "mu", 0.0, 1.0)
-    check_int(g("k"), prefix + "k", low=1)
-    check_real(g("alpha"), prefix + "alpha", low=0.0)
-    check_int(g("max_iter"), prefix + "max_iter", low=1)
-    check_real(g("tol"), prefix + "tol", low=0.0)
-    if g("n_components") is not None:
-        check_int(g("n_components"), prefix + "n_components", low=1)
-    check_option(g("algorithm"), prefix + "algorithm", _ALGORITHMS)
+#: Constraints of the CENDA parameters, shared with :class:`~plcore_cenda.CendaPlKnnLearner`
+#: (which takes them prefixed ``cenda_``). Reals are finite, as before (``np.inf`` is open).
+_CENDA_CONSTRAINTS = {
+    "thr": [Interval(Real, 0.0, 1.0, closed="right")],
+    "mu": [Interval(Real, 0.0, 1.0, closed="both")],
+    "k": [Interval(Integral, 1, None, closed="left")],
+    "alpha": [Interval(Real, 0.0, np.inf, closed="left")],
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "tol": [Interval(Real, 0.0, np.inf, closed="left")],
+    "n_components": [Interval(Integral, 1, None, closed="left"), None],
+    "algorithm": [StrOptions(set(_ALGORITHMS))],
+}
 
 
 class CendaReducer(BaseReducer):
@@ -121,6 +119,8 @@ class CendaReducer(BaseReducer):
     confidence-based dependence maximization. KDD 2021, 46-54.
     """
 
+    _parameter_constraints = {**_CENDA_CONSTRAINTS, "n_jobs": [Integral, None]}
+
     def __init__(self, thr=0.999, mu=0.5, k=8, alpha=1.0, max_iter=50, tol=1e-6,
                  n_components=None, algorithm="auto", n_jobs=None):
         self.thr = thr
@@ -134,15 +134,13 @@ class CendaReducer(BaseReducer):
         self.n_jobs = n_jobs
 
     def _fit(self, X, S):
-        check_cenda_params(self)
         m, d = X.shape
         q = S.shape[1]
         if self.n_components is not None and self.n_components > min(d, q):
             raise DataValidationError(
                 f"n_components={self.n_components} exceeds min(n_features, n_classes) = "
                 f"min({d}, {q}): the eigenproblem of Eq. (12) has rank <= n_classes")
-        S_bool = _dense_bool(S)
-        Y = initial_confidences(S_bool)                          # Eq. (1)
+        Y = uniform_confidences(S)             # Eq. (1); S: dense bool (m, q) from the base class
         # Fixed across iterations: B, factored once.
         R, self.ridge_ = factor_constraint(X, float(self.mu))   # Eq. (9) constraint
 
@@ -164,7 +162,7 @@ class CendaReducer(BaseReducer):
                     n_comp = 1
             P = V[:, :n_comp]
             neighbours = knn_indices(X @ P, self.k, self.algorithm, self.n_jobs)
-            Y = knn_update(Y, S_bool, neighbours, float(self.alpha))  # Eq. (13)-(14)
+            Y = knn_update(Y, S, neighbours, float(self.alpha))  # Eq. (13)-(14)
             if P_prev is not None:
                 changes.append(subspace_distance(P, P_prev))
                 if changes[-1] <= self.tol:

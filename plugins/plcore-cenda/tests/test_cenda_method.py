@@ -11,6 +11,7 @@ import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.pipeline import make_pipeline
 
+from plcore.exceptions import InvalidParameterError
 from plcore.learners import PlKnnLearner
 from plcore_cenda import CendaConditioningWarning, CendaPlKnnLearner, CendaReducer
 from plcore_cenda._core import select_n_components, subspace_distance
@@ -299,8 +300,9 @@ def test_learner_confidence_vote_is_the_weighted_confidence_sum():
 
 def test_learner_bad_params():
     X, S, _ = random_pl(30, 5, 3)
-    for p in (dict(vote="x"), dict(k=0), dict(cenda_thr=2.0), dict(weights="w")):
-        with pytest.raises(ValueError):
+    for p in (dict(vote="x"), dict(k=0), dict(cenda_thr=2.0), dict(weights="w"), dict(cenda_n_components=0)):
+        name = next(iter(p))
+        with pytest.raises(InvalidParameterError, match=f"The '{name}' parameter of CendaPlKnnLearner must be"):
             CendaPlKnnLearner(**p).fit(X, S)
 
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 import numpy as np
 from sklearn.neighbors import NearestNeighbors
 
+from plcore.utils import uniform_confidences
+
 from plcore_saute._info import bin_counts, mutual_info_with
 
 __all__ = ["greedy_select", "knn_update", "initial_confidences"]
 
-
-def initial_confidences(S):
-    """Eq. (1): ``Y(i, j) = 1/|S_i|`` on the candidates, 0 elsewhere."""
-    return S / S.sum(axis=1, keepdims=True)
+# Eq. (1): ``Y(i, j) = 1/|S_i|`` on the candidates, 0 elsewhere -- the shared kernel of
+# plcore.utils, kept importable here under the paper's name.
+initial_confidences = uniform_confidences
 
 
 def greedy_select(H, B, n_select, redundancy=True, marginals=None):

@@ -15,17 +15,17 @@ default), an int ``>= 1``, or a fraction in (0, 1] -> ``ceil(fraction * d)``.
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from plcore.base import BaseReducer
 from plcore.exceptions import DataValidationError
+from plcore.utils import uniform_confidences
+from plcore.validation import Integral, Interval, Real, RealNotInt
 
-from plcore_saute._greedy import greedy_select, initial_confidences, knn_update
+from plcore_saute._greedy import greedy_select, knn_update
 from plcore_saute._info import (
     N_BINS,
     bin_counts,
@@ -41,35 +41,31 @@ __all__ = ["SauteReducer", "MaxRelevanceReducer", "RandomSelectionReducer",
 
 DEFAULT_FRACTION = 0.15
 
-
-def _is_int(v):
-    return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
-
-
-def _is_real(v):
-    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+_N_FEATURES_COUNT = Interval(Integral, 1, None, closed="left")
+_N_FEATURES_FRACTION = Interval(RealNotInt, 0.0, 1.0, closed="right")
+# ``n_features`` of every selector: None, a count >= 1 or a fraction in (0, 1].
+_N_FEATURES_CONSTRAINT = [None, _N_FEATURES_COUNT, _N_FEATURES_FRACTION]
 
 
 def resolve_n_features(n_features, d):
-    """Number of features to select for ``d`` columns (see the module docstring)."""
+    """Number of features to select for ``d`` columns (see the module docstring).
+
+    Raises :class:`~plcore.exceptions.DataValidationError` for a value outside the
+    selectors' ``n_features`` constraint (booleans included) and for a count above ``d``.
+    """
     if n_features is None:
         return max(1, math.ceil(DEFAULT_FRACTION * d - 1e-9))
-    if _is_int(n_features):
-        if n_features < 1:
-            raise DataValidationError(f"n_features must be >= 1, got {n_features}")
-        if n_features > d:
-            raise DataValidationError(
-                f"n_features={n_features} exceeds the {d} feature(s) of X")
-        return int(n_features)
-    if _is_real(n_features) and 0.0 < float(n_features) <= 1.0:
-        return max(1, math.ceil(float(n_features) * d - 1e-9))
+    if not isinstance(n_features, (bool, np.bool_)):  # Integral to Python, never a count
+        if _N_FEATURES_COUNT.is_satisfied_by(n_features):
+            if n_features > d:
+                raise DataValidationError(
+                    f"n_features={n_features} exceeds the {d} feature(s) of X")
+            return int(n_features)
+        if _N_FEATURES_FRACTION.is_satisfied_by(n_features):
+            return max(1, math.ceil(float(n_features) * d - 1e-9))
     raise DataValidationError(
         "n_features must be None, an int >= 1 or a fraction in (0, 1], got "
         f"{n_features!r}")
-
-
-def _dense_candidates(S):
-    return np.asarray(S.toarray() if sp.issparse(S) else S, dtype=bool)
 
 
 class _BaseSelector(BaseReducer):
@@ -148,6 +144,15 @@ class SauteReducer(_BaseSelector):
 
     _redundancy = True
 
+    _parameter_constraints = {
+        "n_features": _N_FEATURES_CONSTRAINT,
+        "alpha": [Interval(Real, 0.0, 1.0, closed="neither")],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "var_smoothing": [Interval(Real, 0.0, np.inf, closed="neither")],
+        "random_state": ["random_state"],
+    }
+
     def __init__(self, n_features=None, alpha=0.6, k=8, max_iter=20, var_smoothing=0.1,
                  random_state=None):
         self.n_features = n_features
@@ -157,26 +162,12 @@ class SauteReducer(_BaseSelector):
         self.var_smoothing = var_smoothing
         self.random_state = random_state
 
-    def _check_params(self):
-        if not (_is_real(self.alpha) and 0.0 < float(self.alpha) < 1.0):
-            raise DataValidationError(f"alpha must be in (0, 1), got {self.alpha!r}")
-        if not (_is_int(self.k) and self.k >= 1):
-            raise DataValidationError(f"k must be a positive integer, got {self.k!r}")
-        if not (_is_int(self.max_iter) and self.max_iter >= 1):
-            raise DataValidationError(f"max_iter must be a positive integer, got {self.max_iter!r}")
-        if not (_is_real(self.var_smoothing) and np.isfinite(self.var_smoothing)
-                and self.var_smoothing > 0):
-            raise DataValidationError(
-                f"var_smoothing must be a positive number, got {self.var_smoothing!r}")
-
     def _fit(self, X, S):
-        self._check_params()
         n_select = resolve_n_features(self.n_features, X.shape[1])
-        S = _dense_candidates(S)
         Z, constant = standardize_columns(X)
         B = discretize(X) if self._redundancy else None
         marginals = bin_counts(B) if self._redundancy else None
-        Y = initial_confidences(S)
+        Y = uniform_confidences(S)  # Eq. (1); S: dense bool (m, q) from the base class
         previous = None
         history = []
         H = None
@@ -224,6 +215,8 @@ class RandomSelectionReducer(_BaseSelector):
         Seed of the draw.
     """
 
+    _parameter_constraints = {"n_features": _N_FEATURES_CONSTRAINT, "random_state": ["random_state"]}
+
     def __init__(self, n_features=None, random_state=None):
         self.n_features = n_features
         self.random_state = random_state
@@ -233,7 +226,7 @@ class RandomSelectionReducer(_BaseSelector):
         n_select = resolve_n_features(self.n_features, d)
         rng = check_random_state(self.random_state)
         selected = rng.choice(d, size=n_select, replace=False)
-        self._set_selection(selected, d, initial_confidences(_dense_candidates(S)))
+        self._set_selection(selected, d, uniform_confidences(S))
 
 
 class MaxJointEntropyReducer(_BaseSelector):
@@ -257,6 +250,8 @@ class MaxJointEntropyReducer(_BaseSelector):
     joint_entropy_ : ndarray, shape (d',)
         ``H(A_p)`` after each pick (natural log).
     """
+
+    _parameter_constraints = {"n_features": _N_FEATURES_CONSTRAINT}
 
     def __init__(self, n_features=None):
         self.n_features = n_features
@@ -283,4 +278,4 @@ class MaxJointEntropyReducer(_BaseSelector):
             cell = cell.ravel().astype(np.intp)
             n_cells = int(cell.max()) + 1
         self.joint_entropy_ = np.asarray(joint)
-        self._set_selection(selected, d, initial_confidences(_dense_candidates(S)))
+        self._set_selection(selected, d, uniform_confidences(S))

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import mutual_info_score
 
+from plcore.exceptions import InvalidParameterError
 from plcore.testing import make_pl_data
 from plcore_saute import (
     MaxJointEntropyReducer,
@@ -245,6 +246,16 @@ def test_bad_parameters_raise(params):
     X, S, _ = make_pl_data(n_features=4)
     with pytest.raises(ValueError):
         SauteReducer(**params).fit(X, S)
+
+
+@pytest.mark.parametrize("est, param", [(SauteReducer(k=0), "k"), (MaxRelevanceReducer(alpha=1.0), "alpha"),
+                                        (RandomSelectionReducer(n_features=0), "n_features"),
+                                        (RandomSelectionReducer(random_state="x"), "random_state"),
+                                        (MaxJointEntropyReducer(n_features=1.5), "n_features")])
+def test_selectors_check_their_parameter_constraints(est, param):
+    X, S, _ = make_pl_data(n_features=4)
+    with pytest.raises(InvalidParameterError, match=f"The '{param}' parameter of {type(est).__name__} must be"):
+        est.fit(X, S)
 
 
 def test_random_selection_seeded_and_uniform_confidences():

@@ -1,4 +1,8 @@
-"""plcore's public conformance suite on the four selectors of plcore-saute."""
+"""plcore's public conformance suite on the four selectors of plcore-saute.
+
+The registered defaults (with their ``test_params``) are checked by the core's common
+test; here the configurations the plugin checks besides.
+"""
 
 from plcore.testing import parametrize_with_checks
 
