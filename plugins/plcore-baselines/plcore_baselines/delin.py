@@ -45,22 +45,18 @@ import warnings
 
 import numpy as np
 import scipy.linalg as sla
-import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_is_fitted
 
 from plcore.base import BaseReducer
 from plcore.exceptions import DataValidationError
-from plcore.validation import check_int, check_option, check_real
+from plcore.utils import flip_signs, uniform_confidences
+from plcore.validation import Integral, Interval, Real, StrOptions
 
 _UPDATES = ("vote", "aggregate")
 
 __all__ = ["DelinReducer", "weighted_scatter", "weighted_lda", "knn_disambiguation"]
-
-
-def _dense_bool(S):
-    return S.toarray().astype(bool) if sp.issparse(S) else np.asarray(S, dtype=bool)
 
 
 def weighted_scatter(X, F):
@@ -102,14 +98,6 @@ def _factor_total(X, F, reg):
                 stacklevel=4)
         return L, r, Xc
     raise np.linalg.LinAlgError("DELIN: could not factor the total scatter matrix")
-
-
-def _flip_signs(P):
-    """Make the largest-magnitude entry of every column positive (deterministic signs)."""
-    idx = np.argmax(np.abs(P), axis=0)
-    signs = np.sign(P[idx, np.arange(P.shape[1])])
-    signs[signs == 0] = 1.0
-    return P * signs
 
 
 def weighted_lda(X, F, n_components, reg=1e-6, factor=None):
@@ -156,7 +144,7 @@ def weighted_lda(X, F, n_components, reg=1e-6, factor=None):
     V = sla.solve_triangular(L.T, U, lower=False)           # V^T (S_t + r I) V = I
     one_minus = np.maximum(1.0 - mu, 1e-12)
     P = V / np.sqrt(one_minus)                              # P^T (S_w + r I) P = I
-    return _flip_signs(P), mu / one_minus, factor
+    return flip_signs(P), mu / one_minus, factor
 
 
 def knn_disambiguation(Z, F, S, k, n_jobs=None, update="vote"):
@@ -281,16 +269,22 @@ class DelinReducer(BaseReducer):
         self.update = update
         self.n_jobs = n_jobs
 
-    def _check_params(self, d, q):
-        check_int(self.k, "k", low=1)
-        check_int(self.max_iter, "max_iter", low=1)
-        check_real(self.tol, "tol", low=0.0)
-        check_real(self.reg, "reg", low=0.0)
-        check_option(self.update, "update", _UPDATES)
+    _parameter_constraints = {
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0.0, np.inf, closed="left")],
+        "reg": [Interval(Real, 0.0, np.inf, closed="left")],
+        "update": [StrOptions(set(_UPDATES))],
+        "n_jobs": [Integral, None],
+    }
+
+    def _n_components(self, d, q):
+        """``d'``: ``n_components`` checked against LDA's rank bound ``min(q - 1, d)``."""
         limit = min(q - 1, d)
         if self.n_components is None:
             return limit
-        n_comp = check_int(self.n_components, "n_components", low=1)
+        n_comp = int(self.n_components)
         if n_comp > limit:
             raise DataValidationError(
                 f"n_components={n_comp} exceeds min(n_classes - 1, n_features) = min({q - 1}, {d}): "
@@ -298,11 +292,10 @@ class DelinReducer(BaseReducer):
         return n_comp
 
     def _fit(self, X, S):
-        S = _dense_bool(S)
         n, d = X.shape
         q = S.shape[1]
-        n_comp = self._check_params(d, q)
-        F = S / S.sum(axis=1, keepdims=True, dtype=np.float64)
+        n_comp = self._n_components(d, q)
+        F = uniform_confidences(S)
         P, lam, factor = weighted_lda(X, F, n_comp, self.reg)
         converged = False
         for it in range(1, int(self.max_iter) + 1):

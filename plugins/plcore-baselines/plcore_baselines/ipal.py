@@ -29,26 +29,26 @@ paper (Bao, Hang & Zhang, KDD 2021, Section 4.1).
 
 from __future__ import annotations
 
-import warnings
+from collections.abc import Mapping
 
 import numpy as np
 import osqp
 import scipy.sparse as sp
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_is_fitted
 
 from plcore.base import BaseLearner
-from plcore.exceptions import DataValidationError
-from plcore.validation import check_int, check_real
+from plcore.utils import (normalise_rows, osqp_settings, osqp_solution, uniform_confidences,
+                          upper_block_pattern)
+from plcore.validation import Integral, Interval, Real
 
 __all__ = ["IpalLearner", "batched_nnls", "propagate", "class_mass_normalise",
            "reconstruction_errors", "normalise_rows", "DEFAULT_OSQP"]
 
 #: OSQP defaults: with solution polishing the weights equal an exact NNLS solution (to ~1e-12)
 #: when it is unique (d >= k in general position); otherwise accurate to ~1e-6.
-DEFAULT_OSQP = {"eps_abs": 1e-6, "eps_rel": 1e-6, "polishing": True, "polish_refine_iter": 10,
-                "max_iter": 100_000, "verbose": False}
+_OSQP_EPS, _OSQP_MAX_ITER = 1e-6, 100_000
+DEFAULT_OSQP = osqp_settings(_OSQP_EPS, max_iter=_OSQP_MAX_ITER)
 
 _CHUNK_ELEMS = 4_000_000  # gathered neighbour blocks are built in row chunks of this size
 
@@ -66,14 +66,6 @@ def _gram_blocks(X, R, neighbours):
         G[a:z] = np.einsum("nkd,nld->nkl", N, N)
         b[a:z] = np.einsum("nkd,nd->nk", N, X[a:z])
     return G, b
-
-
-def _upper_pattern(n_blocks, k):
-    """CSC pattern of the upper triangle of ``blockdiag(k x k, ...)``, column by column."""
-    c, r = np.tril_indices(k)  # row-major lower triangle == column-major upper with (r, c) swapped
-    indices = ((np.arange(n_blocks) * k)[:, None] + r[None, :]).ravel()
-    indptr = np.concatenate([[0], np.cumsum(np.tile(np.arange(1, k + 1), n_blocks))])
-    return indptr.astype(np.int64), indices.astype(np.int64), r, c
 
 
 def batched_nnls(X, R, neighbours, settings=None):
@@ -107,24 +99,18 @@ def batched_nnls(X, R, neighbours, settings=None):
     G, b = _gram_blocks(X, R, neighbours)
     scale = np.trace(G, axis1=1, axis2=2) / k
     scale = np.where(scale > 0, scale, 1.0)
-    indptr, indices, r, c = _upper_pattern(n, k)
+    indptr, indices, r, c = upper_block_pattern(n, k)
     Px = (2.0 * G[:, r, c] / scale[:, None]).ravel()
     P = sp.csc_matrix((Px, indices, indptr), shape=(n * k, n * k))
     q = (-2.0 * b / scale[:, None]).ravel()
     A = sp.identity(n * k, format="csc")
-    opts = dict(DEFAULT_OSQP)
-    if settings:
-        opts.update(dict(settings))
     solver = osqp.OSQP()
-    solver.setup(P, q, A, np.zeros(n * k), np.full(n * k, np.inf), **opts)
+    solver.setup(P, q, A, np.zeros(n * k), np.full(n * k, np.inf),
+                 **osqp_settings(_OSQP_EPS, max_iter=_OSQP_MAX_ITER, overrides=settings))
     res = solver.solve(raise_error=False)
-    status = str(res.info.status)
-    if status not in ("solved", "solved inaccurate", "maximum iterations reached"):
-        raise RuntimeError(f"OSQP failed on the IPAL reconstruction-weight QP: status {status!r}")
-    if status != "solved":
-        warnings.warn(f"IPAL: OSQP stopped with status {status!r} on the reconstruction-weight QP; "
-                      "using its last iterate", ConvergenceWarning, stacklevel=3)
-    w = np.clip(np.asarray(res.x, dtype=np.float64).reshape(n, k), 0.0, None)
+    x = osqp_solution(res, "IPAL reconstruction-weight",
+                      accept=("solved", "solved inaccurate", "maximum iterations reached"))
+    w = np.clip(x.reshape(n, k), 0.0, None)
     return w, G, b
 
 
@@ -167,16 +153,6 @@ def reconstruction_errors(X, w, G, b, neighbour_labels, n_classes):
     r2 = np.repeat(np.einsum("nd,nd->n", X, X)[:, None], n_classes, axis=1)
     np.add.at(r2, (np.repeat(np.arange(n), k), neighbour_labels.ravel()), contrib.ravel())
     return np.sqrt(np.maximum(r2, 0.0))
-
-
-def normalise_rows(X):
-    """Rows scaled to unit L2 norm (zero rows stay zero), as MATLAB ``normr``."""
-    norms = np.linalg.norm(X, axis=1, keepdims=True)
-    return np.divide(X, norms, out=np.zeros_like(X, dtype=np.float64), where=norms > 0)
-
-
-def _dense_bool(S):
-    return S.toarray().astype(bool) if sp.issparse(S) else np.asarray(S, dtype=bool)
 
 
 class IpalLearner(BaseLearner):
@@ -234,25 +210,23 @@ class IpalLearner(BaseLearner):
         self.osqp_options = osqp_options
         self.n_jobs = n_jobs
 
-    def _check_params(self):
-        check_int(self.k, "k", low=1)
-        check_real(self.alpha, "alpha", 0.0, 1.0, closed_high=False)
-        check_int(self.max_iter, "max_iter", low=1)
-        if not isinstance(self.row_normalize, (bool, np.bool_)):
-            raise DataValidationError(f"row_normalize must be a bool, got {self.row_normalize!r}")
-        if self.osqp_options is not None and not hasattr(self.osqp_options, "keys"):
-            raise DataValidationError(f"osqp_options must be a dict, got {self.osqp_options!r}")
+    _parameter_constraints = {
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "alpha": [Interval(Real, 0.0, 1.0, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "row_normalize": ["boolean"],
+        "osqp_options": [Mapping, None],
+        "n_jobs": [Integral, None],
+    }
 
     def _osqp(self):
         return dict(self.osqp_options) if self.osqp_options else None
 
     def _fit(self, X, S):
-        self._check_params()
-        S = _dense_bool(S)
         if self.row_normalize:
             X = normalise_rows(X)                                           # authors' normr
         n, q = S.shape
-        F0 = S / S.sum(axis=1, keepdims=True, dtype=np.float64)             # Eq. (3)
+        F0 = uniform_confidences(S)                                         # Eq. (3)
         k_graph = min(int(self.k), n - 1)
         if k_graph >= 1:
             nbr = NearestNeighbors(n_neighbors=k_graph, n_jobs=self.n_jobs).fit(X).kneighbors(

@@ -46,15 +46,13 @@ import math
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.svm import SVC
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import has_fit_parameter
 
 from plcore.base import BaseLearner
-from plcore.exceptions import DataValidationError
-from plcore.validation import check_int, check_real
+from plcore.validation import HasMethods, Integral, Interval, Real, StrOptions
 
 __all__ = ["PlEcocLearner", "default_code_length", "column_split", "relaxed_split",
            "generate_code", "performance_weights", "decoding_loss"]
@@ -222,20 +220,18 @@ class PlEcocLearner(BaseLearner):
         self.max_draws = max_draws
         self.random_state = random_state
 
-    def _check_params(self, q):
-        if isinstance(self.code_length, str):
-            if self.code_length != "auto":
-                raise DataValidationError(
-                    f"code_length must be a positive integer or 'auto', got {self.code_length!r}")
-            length = default_code_length(q)
-        else:
-            length = check_int(self.code_length, "code_length", low=1)
-        check_real(self.min_fraction, "min_fraction", low=0.0, high=1.0, closed_low=False)
-        check_int(self.min_side, "min_side", low=1)
-        check_int(self.max_draws, "max_draws", low=1)
-        if self.estimator is not None and not hasattr(self.estimator, "fit"):
-            raise DataValidationError(f"estimator must be a scikit-learn classifier, got {self.estimator!r}")
-        return length
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit"]), None],
+        "code_length": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "min_fraction": [Interval(Real, 0.0, 1.0, closed="right")],
+        "min_side": [Interval(Integral, 1, None, closed="left")],
+        "max_draws": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def _code_length(self, q):
+        """Columns wanted: ``code_length``, or ``ceil(10 log2 q)`` for "auto"."""
+        return default_code_length(q) if self.code_length == "auto" else int(self.code_length)
 
     def _base_estimator(self):
         if self.estimator is None:
@@ -251,9 +247,8 @@ class PlEcocLearner(BaseLearner):
         return 2.0 * proba[:, col] - 1.0
 
     def _fit(self, X, S):
-        S = np.asarray(S.toarray() if sp.issparse(S) else S, dtype=bool)
         n, q = S.shape
-        length = self._check_params(q)
+        length = self._code_length(q)
         rng = check_random_state(self.random_state)
         self.prior_ = S.sum(axis=0) / n
         code, strict = generate_code(S, length, rng, min_fraction=float(self.min_fraction),

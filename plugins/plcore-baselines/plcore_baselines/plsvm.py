@@ -45,13 +45,12 @@ outer fold, inner search included.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.model_selection import KFold
 from sklearn.utils import check_random_state
 
 from plcore.base import BaseLearner
-from plcore.exceptions import DataValidationError
-from plcore.validation import check_int, check_real
+from plcore.exceptions import InvalidParameterError
+from plcore.validation import Integral, Interval, Real, StrOptions
 
 from plcore_baselines._plsvm_dual import primal_objective, solve_dual
 
@@ -59,10 +58,6 @@ __all__ = ["PlSvmLearner", "C_POOL"]
 
 #: the CENDA paper's regularisation pool {1e-3, ..., 1e3} (C = 1/lambda)
 C_POOL = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1000.0)
-
-
-def _dense_bool(S):
-    return np.asarray(S.toarray() if sp.issparse(S) else S, dtype=bool)
 
 
 def _argmax_candidates(F, S, prev=None):
@@ -179,25 +174,33 @@ class PlSvmLearner(BaseLearner):
         self.max_epochs = max_epochs
         self.random_state = random_state
 
+    _parameter_constraints = {
+        "C": [Interval(Real, 0.0, np.inf, closed="neither"), StrOptions({"auto"})],
+        "C_grid": ["array-like", None],   # entries: see _grid
+        "cv": [Interval(Integral, 2, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        "intercept_scaling": [Interval(Real, 0.0, np.inf, closed="neither")],
+        "tol": [Interval(Real, 0.0, np.inf, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_epochs": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
     # ------------------------------------------------------------------ helpers
-    def _check_params(self):
-        if isinstance(self.C, str):
-            if self.C != "auto":
-                raise DataValidationError(f"C must be a positive number or 'auto', got {self.C!r}")
-        else:
-            check_real(self.C, "C", low=0.0, closed_low=False)
-        grid = C_POOL if self.C_grid is None else tuple(self.C_grid)
-        if len(grid) == 0:
-            raise DataValidationError("C_grid must not be empty")
-        grid = tuple(check_real(c, "C_grid entries", low=0.0, closed_low=False) for c in grid)
-        check_int(self.cv, "cv", low=2)
-        if not isinstance(self.fit_intercept, (bool, np.bool_)):
-            raise DataValidationError(f"fit_intercept must be a bool, got {self.fit_intercept!r}")
-        check_real(self.intercept_scaling, "intercept_scaling", low=0.0, closed_low=False)
-        check_real(self.tol, "tol", low=0.0, closed_low=False)
-        check_int(self.max_iter, "max_iter", low=1)
-        check_int(self.max_epochs, "max_epochs", low=1)
-        return grid
+    def _grid(self):
+        """The C pool as a tuple of floats: ``C_grid`` (non-empty, every entry > 0) or :data:`C_POOL`.
+
+        ``_parameter_constraints`` checks that ``C_grid`` is array-like; its entries are checked here.
+        """
+        if self.C_grid is None:
+            return C_POOL
+        grid = tuple(self.C_grid)
+        if not grid or not all(isinstance(c, Real) and not isinstance(c, bool)
+                               and 0 < c < np.inf for c in grid):
+            raise InvalidParameterError(
+                f"The 'C_grid' parameter of {type(self).__name__} must be None or a non-empty "
+                f"array-like of positive real numbers. Got {self.C_grid!r} instead.")
+        return tuple(float(c) for c in grid)
 
     def _augment(self, X):
         if not self.fit_intercept:
@@ -210,8 +213,7 @@ class PlSvmLearner(BaseLearner):
 
     # ------------------------------------------------------------------ fit / scores
     def _fit(self, X, S):
-        grid = self._check_params()
-        S = _dense_bool(S)
+        grid = self._grid()
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
         X1 = self._augment(X)

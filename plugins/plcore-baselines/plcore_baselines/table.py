@@ -1,20 +1,25 @@
 """The CENDA paper's comparison tables ("A vs A-CENDA vs A-DELIN", Tables 6-7) from MLflow runs.
 
-``python -m plcore experiment=cenda_table`` runs, 10-fold on lost and msrc-v2, every learner
-in :data:`LEARNERS` alone and after every reducer in :data:`REDUCERS` (one MLflow run each)
-and, at the end of the sweep, :func:`cenda_table` writes ``docs/results/cenda_table.md``:
-mean ± std per cell and win/tie/loss of pairwise t-tests at 0.05 on the shared folds,
-as in the paper. ``python -m plcore report --writer plcore_baselines.table.cenda_table
---out docs/results/cenda_table.md`` rebuilds it from the database.
+``python -m plcore experiment=cenda_table`` (preset ``plcore_baselines/experiments/cenda_table.yaml``)
+runs, 10-fold on lost and msrc-v2, every learner in :data:`LEARNERS` alone and after every
+reducer in :data:`REDUCERS` (one MLflow run each) and, at the end of the sweep, the report
+writer ``cenda_table`` (:func:`cenda_table`, registered through the ``plcore_report_writers``
+hook) writes ``docs/results/cenda_table.md``: mean ± std per cell and win/tie/loss of pairwise
+t-tests at 0.05 on the shared folds, as in the paper. ``python -m plcore report --writer
+cenda_table --out docs/results/cenda_table.md`` rebuilds it from the database.
+``experiment=cenda_table_transductive`` fits every reducer on all rows' features and
+candidate sets (``protocol.fit_reducer_on=all``); the same writer says so in its report.
 """
 
 from __future__ import annotations
 
 import time
+
 from plcore.report import fmt_mean_std, paired_ttest
 
-__all__ = ["LEARNERS", "REDUCERS", "PAPER_LOST", "cenda_table", "cenda_table_preset", "run_key"]
+__all__ = ["LEARNERS", "REDUCERS", "DATASETS", "PAPER_LOST", "cenda_table", "run_key"]
 
+# experiments/cenda_table.yaml sweeps exactly these learners, reducers and data sets (tested)
 #: learner option -> display name (the paper's A)
 LEARNERS = {"plknn": "PL-KNN", "plsvm": "PL-SVM", "plecoc": "PL-ECOC", "ipal": "IPAL"}
 #: reducer option -> column suffix ("none": the learner on the original features)
@@ -32,36 +37,6 @@ PAPER_LOST = {
 PAPER_TABLE6_LOST = {("cenda", "none"): "win", ("cenda", "delin"): "win"}
 #: comparisons reported as win/tie/loss: (first, second) reducers, "first against second"
 COMPARISONS = (("cenda", "none"), ("cenda", "delin"), ("saute", "none"), ("delin", "none"))
-
-
-def cenda_table_preset(transductive: bool = False) -> dict:
-    """The ``experiment=cenda_table`` preset (a multirun over data sets, reducers and learners).
-
-    ``transductive=True`` is ``experiment=cenda_table_transductive``: every reducer is fitted
-    on all rows' features and candidate sets (``protocol.fit_reducer_on=all``; the test rows'
-    true labels are never used), our best explanation of the paper's figures.
-    """
-    name = "cenda_table_transductive" if transductive else "cenda_table"
-    # reduced_preprocessing: CENDA's output has std ~1/sqrt(mu n) per component, far outside
-    # PL-SVM's C grid; one global rescale to unit RMS fixes the scale and keeps every reducer's
-    # geometry (PL-KNN, IPAL and PL-ECOC's RBF with gamma="scale" are unchanged by it)
-    protocol = {"n_splits": 10, "preprocessing": "standardize", "reduced_preprocessing": "isotropic"}
-    if transductive:
-        protocol["fit_reducer_on"] = "all"
-    return {
-        "protocol": protocol,
-        "tracking": {"experiment_name": name},
-        "hydra": {
-            "mode": "MULTIRUN",
-            "sweeper": {"params": {
-                "dataset": ",".join(DATASETS),
-                "+reducer": ",".join(REDUCERS),
-                "+learner": ",".join(LEARNERS),
-            }},
-            "callbacks": {"report": {"output": f"docs/results/{name}.md",
-                                     "writer": "plcore_baselines.table.cenda_table"}},
-        },
-    }
 
 
 def run_key(run) -> tuple[str, str, str] | None:
@@ -103,7 +78,7 @@ def cenda_table(runs) -> str:
            f"(10-fold CV, seed 0, z-scored on the training folds, {fitted}; "
            "DELIN keeps min(q-1, d) dimensions, CENDA's thr 0.999 rule picks its own, SAUTE keeps 15 % of the "
            f"features). Rebuild from the database: `python -m plcore report --experiment {name} "
-           f"--writer plcore_baselines.table.cenda_table --out docs/results/{name}.md`.", "",
+           f"--writer cenda_table --out docs/results/{name}.md`.", "",
            "## Accuracy (mean ± std over the 10 folds)", "",
            "| data set | learner A | A | A-DELIN | A-CENDA | A-SAUTE | paper: A / A-DELIN / A-CENDA |",
            "|---|---|---|---|---|---|---|"]

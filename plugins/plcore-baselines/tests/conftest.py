@@ -28,9 +28,10 @@ def lost_fold(data_home):
     from sklearn.model_selection import KFold
 
     from plcore.datasets import load_dataset
+    from plcore.utils import dense_candidates
 
     ds = load_dataset("lost", data_home=data_home)
-    S = ds.S.toarray().astype(bool)
+    S = dense_candidates(ds.S)
     tr, te = next(KFold(10, shuffle=True, random_state=0).split(ds.X))
     sc = StandardScaler().fit(ds.X[tr])
     return SimpleNamespace(Xtr=sc.transform(ds.X[tr]), Xte=sc.transform(ds.X[te]), Str=S[tr],

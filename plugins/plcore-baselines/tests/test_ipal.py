@@ -1,5 +1,5 @@
 """IPAL (Zhang & Yu, IJCAI 2015): batched OSQP weights vs exact NNLS, propagation and prediction
-vs a literal dense textbook implementation, invariants, learning on digits, conformance."""
+vs a literal dense textbook implementation, invariants, learning on digits (conformance: test_conformance.py)."""
 
 import numpy as np
 import pytest
@@ -11,7 +11,8 @@ from sklearn.neighbors import NearestNeighbors
 from sklearn.preprocessing import StandardScaler
 
 from plcore.datasets import UniformBags
-from plcore.testing import make_pl_data, parametrize_with_checks
+from plcore.exceptions import InvalidParameterError
+from plcore.testing import make_pl_data
 from plcore_baselines.ipal import IpalLearner, batched_nnls
 
 
@@ -154,7 +155,8 @@ def test_alpha_zero_keeps_the_initial_confidences():
                                     {"row_normalize": "yes"}])
 def test_bad_parameters_raise(params):
     X, S, _ = make_pl_data(n_samples=30)
-    with pytest.raises(ValueError):
+    (name,) = params
+    with pytest.raises(InvalidParameterError, match=f"The '{name}' parameter of IpalLearner must be"):
         IpalLearner(**params).fit(X, S)
 
 
@@ -171,8 +173,3 @@ def test_learns_on_digits_well_above_candidate_frequency():
     assert baseline < 0.2
     assert acc >= 0.9 and acc >= baseline + 0.6
 
-
-# ----------------------------------------------------------------------------- conformance
-@parametrize_with_checks([IpalLearner()])
-def test_conformance(estimator, check):
-    check(estimator)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
+from plcore.exceptions import InvalidParameterError
 from plcore_baselines import PlEcocLearner
 from plcore_baselines.plecoc import (
     column_split,
@@ -214,7 +215,8 @@ def test_binary_sets_follow_the_column_rule():
 ])
 def test_bad_parameters_raise(params):
     est, X, S, _ = _fitted()
-    with pytest.raises(ValueError):
+    (name,) = params
+    with pytest.raises(InvalidParameterError, match=f"The '{name}' parameter of PlEcocLearner must be"):
         PlEcocLearner(**params).fit(X, S)
 
 

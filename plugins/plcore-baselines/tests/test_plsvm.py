@@ -7,6 +7,7 @@ import scipy.sparse as sp
 from sklearn.datasets import make_blobs
 from sklearn.svm import LinearSVC
 
+from plcore.exceptions import InvalidParameterError
 from plcore_baselines import PlSvmLearner
 from plcore_baselines import _plsvm_dual
 from plcore_baselines._plsvm_dual import primal_objective, solve_dual
@@ -174,11 +175,12 @@ def test_auto_C_uses_the_pool_and_a_single_value_grid_equals_fixed_C():
 @pytest.mark.parametrize("params", [
     {"C": 0.0}, {"C": -1.0}, {"C": "best"}, {"C_grid": []}, {"C_grid": [1.0, -2.0]}, {"cv": 1},
     {"tol": 0.0}, {"max_iter": 0}, {"max_epochs": 0}, {"fit_intercept": "yes"},
-    {"intercept_scaling": 0.0},
+    {"intercept_scaling": 0.0}, {"C": float("inf")}, {"C_grid": "1,10"}, {"C_grid": [1.0, float("inf")]},
 ])
 def test_bad_parameters_raise(params):
     X, S, _, _ = random_pl(20, 3, 3)
-    with pytest.raises(ValueError):
+    (name,) = params
+    with pytest.raises(InvalidParameterError, match=f"The '{name}' parameter of PlSvmLearner must be"):
         PlSvmLearner(**params).fit(X, S)
 
 

@@ -1,10 +1,16 @@
-"""The cenda_table report: cells, paper figures and win/tie/loss from (fake) MLflow runs."""
+"""The cenda_table report: cells, paper figures and win/tie/loss from (fake) MLflow runs; its presets
+and the writer's registration."""
 
 import numpy as np
 from scipy import stats
 
 from plcore.report import RunRecord
-from plcore_baselines.table import COMPARISONS, LEARNERS, REDUCERS, cenda_table, cenda_table_preset, run_key
+from plcore_baselines import plugin
+from plcore_baselines.table import COMPARISONS, DATASETS, LEARNERS, REDUCERS, cenda_table, run_key
+
+
+def _preset(name):
+    return plugin.plcore_experiments()[name]
 
 
 def _run(dataset, learner, reducer, folds):
@@ -61,22 +67,27 @@ def test_missing_cells_are_dashes_and_empty_input_writes_nothing():
     assert cenda_table([]) == ""
 
 
-def test_preset_sweeps_every_cell():
-    preset = cenda_table_preset()
+def test_preset_sweeps_every_cell_and_names_the_registered_writer():
+    assert set(plugin.plcore_experiments()) == {"cenda_table", "cenda_table_transductive"}
+    preset = _preset("cenda_table")
     params = preset["hydra"]["sweeper"]["params"]
     assert params["+learner"].split(",") == list(LEARNERS)
     assert params["+reducer"].split(",") == list(REDUCERS)
-    assert set(params["dataset"].split(",")) == {"lost", "msrc-v2"}
+    assert params["dataset"].split(",") == list(DATASETS)
     assert preset["protocol"]["n_splits"] == 10
-    assert preset["hydra"]["callbacks"]["report"]["writer"] == "plcore_baselines.table.cenda_table"
+    assert preset["tracking"]["experiment_name"] == "cenda_table"
+    report = preset["hydra"]["callbacks"]["report"]
+    assert report == {"output": "docs/results/cenda_table.md", "writer": "cenda_table"}
+    assert plugin.plcore_report_writers() == {"cenda_table": cenda_table}
 
 
 def test_transductive_preset_and_its_report_say_how_reducers_were_fitted():
-    preset = cenda_table_preset(transductive=True)
+    preset = _preset("cenda_table_transductive")
+    assert preset["defaults"] == ["cenda_table"]         # the same sweep and writer
     assert preset["protocol"]["fit_reducer_on"] == "all"
     assert preset["tracking"]["experiment_name"] == "cenda_table_transductive"
     assert preset["hydra"]["callbacks"]["report"]["output"] == "docs/results/cenda_table_transductive.md"
-    assert "fit_reducer_on" not in cenda_table_preset()["protocol"]
+    assert "fit_reducer_on" not in _preset("cenda_table")["protocol"]
     run = _run("lost", "plknn", "cenda", [0.8, 0.85, 0.82])
     run.params["protocol.fit_reducer_on"] = "all"
     text = cenda_table([run])
