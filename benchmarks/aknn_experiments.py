@@ -42,7 +42,8 @@ from plcore.datasets import load_dataset
 from plcore.datasets.bags import ClusterNoisyBags, DropTrueBags
 from plcore.learners import PlKnnLearner
 from plcore.protocols import ProtocolResult, Setup, apply_bags, build_pipeline, holdout
-from plcore_aknn._rules import dense_candidates, fixed_k_votes
+from plcore.utils import dense_candidates
+from plcore_aknn._rules import fixed_k_votes
 from plcore_aknn import AknnLearner, AknnMulticlassLearner, AknnPreprocessor, KnnOracleLearner
 
 DATASETS = {"lost": "drop_true", "msrc-v2": "drop_true", "digits": "cluster_noisy",
@@ -52,15 +53,17 @@ _K_LOG: list = []   # mean k used per predict call, filled by the recording subc
 
 
 def _recording(cls):
-    """A subclass that logs the mean of ``n_neighbors_used_`` after each predict (clonable)."""
+    """A subclass that logs the mean number of neighbours each predict used (clonable)."""
 
-    def _scores(self, X):
-        out = super(sub, self)._scores(X)
-        used = getattr(self, "n_neighbors_used_", None)
-        _K_LOG.append(float(np.mean(used)) if used is not None else float(self.n_neighbors_))
-        return out
+    def predict(self, X):
+        if hasattr(cls, "predict_with_k"):
+            labels, used = self.predict_with_k(X)
+            _K_LOG.append(float(np.mean(used)))
+            return labels
+        _K_LOG.append(float(self.n_neighbors_))
+        return super(sub, self).predict(X)
 
-    sub = type(cls.__name__, (cls,), {"_scores": _scores, "__module__": __name__})
+    sub = type(cls.__name__, (cls,), {"predict": predict, "__module__": __name__})
     return sub
 
 

@@ -56,8 +56,9 @@ def per_row(Q, c, upper, settings):
 
 
 def bench_steps(n):
-    from plcore_plc._graph import gram_blocks, knn, neighbour_sqdist, normalise_rows, t_matrix, weights_matrix
-    from plcore_plc._qp import BatchedSimplexQP, osqp_settings
+    from plcore.utils import normalise_rows
+    from plcore_plc._graph import gram_blocks, knn, neighbour_sqdist, t_matrix, weights_matrix
+    from plcore_plc._qp import DEFAULT_OSQP, BatchedSimplexQP
     from plcore_plc.plc import f_row_step, symmetrise
 
     X, S, _ = synthetic(n)
@@ -67,7 +68,7 @@ def bench_steps(n):
     nbr = knn(Z, 10)
     k = nbr.shape[1]
     Gx = gram_blocks(Z, nbr)
-    settings = osqp_settings()
+    settings = dict(DEFAULT_OSQP)
     rows = []
 
     # W step, Eq. (1) then Eq. (11)

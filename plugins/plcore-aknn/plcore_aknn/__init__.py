@@ -2,8 +2,8 @@
 
 Learners ``aknn`` (:class:`AknnLearner`), ``aknn_multiclass``
 (:class:`AknnMulticlassLearner`) and ``knn_oracle`` (:class:`KnnOracleLearner`), and the
-paper's Appendix D.2 feature preprocessing (:class:`AknnPreprocessor`, a plain
-scikit-learn transformer).
+paper's Appendix D.2 feature preprocessing (:class:`AknnPreprocessor`, a scikit-learn
+transformer registered as the preprocessor ``aknn``: ``protocol.preprocessing=aknn``).
 """
 
 from plcore_aknn._rules import aknn_rule, multiclass_rule, threshold

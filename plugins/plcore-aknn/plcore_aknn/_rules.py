@@ -21,7 +21,8 @@ Rules (DESIGN.md "PL A-kNN"; Errandonea et al., Algorithm 1 and Appendix D.3):
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
+
+from plcore.utils import dense_candidates  # noqa: F401 - re-exported (benchmarks/aknn_experiments.py)
 
 __all__ = ["threshold", "dense_candidates", "neighbour_counts", "aknn_rule", "aknn_rule_neighbours",
            "multiclass_rule", "multiclass_rule_neighbours",
@@ -40,13 +41,6 @@ def threshold(n, k, c, delta):
     """
     k = np.asarray(k, dtype=np.float64)
     return c * np.sqrt((np.log(n) + np.log(1.0 / delta)) / k)
-
-
-def dense_candidates(S) -> np.ndarray:
-    """The candidate matrix as a dense boolean ``(n, q)`` array."""
-    if sp.issparse(S):
-        return S.toarray().astype(bool)
-    return np.asarray(S, dtype=bool)
 
 
 def neighbour_counts(S, indices) -> np.ndarray:

@@ -15,48 +15,23 @@ every ``k`` from cumulative candidate counts (:mod:`plcore_aknn._rules`).
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
-import scipy.sparse as sp
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_is_fitted
 
 from plcore.base import BaseLearner
-from plcore.exceptions import DataValidationError
 from plcore.learners.plknn import weighted_votes
+from plcore.utils import uniform_confidences, vote_confidences
+from plcore.validation import Integral, Interval, Real, StrOptions
 
-from plcore_aknn._rules import (aknn_rule_neighbours, chunk_rows, dense_candidates, fixed_k_votes,
+from plcore_aknn._rules import (aknn_rule_neighbours, chunk_rows, fixed_k_votes,
                                 multiclass_rule_neighbours)
 
 __all__ = ["AknnLearner", "AknnMulticlassLearner", "KnnOracleLearner"]
 
 _WEIGHTS = ("linear", "uniform")
-
-
-def _check_pos_int(value, name):
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-        raise DataValidationError(f"{name} must be a positive integer, got {value!r}")
-
-
-def _check_pos_real(value, name, *, upper=None):
-    if (not isinstance(value, numbers.Real) or isinstance(value, bool) or not np.isfinite(value)
-            or value <= 0 or (upper is not None and value >= upper)):
-        rng = "> 0" if upper is None else f"in (0, {upper})"
-        raise DataValidationError(f"{name} must be a number {rng}, got {value!r}")
-
-
-def _loo_confidences(S_dense, counts):
-    """Training confidences: neighbour candidate counts restricted to each bag, normalised.
-
-    ``counts`` (n, q) are the candidate counts of each training example's neighbours
-    (itself excluded); rows without any vote on their own candidates fall back to uniform
-    over the candidates.
-    """
-    conf = np.asarray(counts, dtype=np.float64) * S_dense
-    empty = conf.sum(axis=1) <= 0
-    conf[empty] = S_dense[empty]
-    return conf / conf.sum(axis=1, keepdims=True)
+_K_MAX = [Interval(Integral, 1, None, closed="left")]
+_SEARCH = {"metric": [str, callable], "n_jobs": [Integral, None]}
 
 
 class _AdaptiveKnnBase(BaseLearner):
@@ -64,17 +39,18 @@ class _AdaptiveKnnBase(BaseLearner):
 
     _rule = None  # staticmethod(S, indices, n_train, c, delta) -> (pred, k_used)
 
-    def _check_params(self):
-        _check_pos_real(self.c, "c")
-        _check_pos_real(self.delta, "delta", upper=1.0)
-        _check_pos_int(self.k_max, "k_max")
+    _parameter_constraints = {
+        "c": [Interval(Real, 0, np.inf, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "k_max": _K_MAX,
+        **_SEARCH,
+    }
 
     def _fit(self, X, S):
-        self._check_params()
         n = X.shape[0]
         self.n_train_ = n
         self.n_neighbors_ = min(int(self.k_max), n)
-        self._S = dense_candidates(S)
+        self._S = S
         self._nn = NearestNeighbors(n_neighbors=self.n_neighbors_, metric=self.metric,
                                     n_jobs=self.n_jobs).fit(X)
         k_loo = min(self.n_neighbors_, n - 1)
@@ -83,7 +59,7 @@ class _AdaptiveKnnBase(BaseLearner):
             loo_counts = self._S[ind].sum(axis=1)
         else:
             loo_counts = np.zeros(self._S.shape)
-        self.confidences_ = _loo_confidences(self._S, loo_counts)
+        self.confidences_ = vote_confidences(loo_counts, self._S)
 
     def _decide(self, X):
         """Predicted label indices and the number of neighbours used, for validated ``X``.
@@ -103,15 +79,18 @@ class _AdaptiveKnnBase(BaseLearner):
         return pred, k_used
 
     def _scores(self, X):
-        """One-hot scores of the decided labels; sets ``n_neighbors_used_``."""
-        pred, k_used = self._decide(X)
-        self.n_neighbors_used_ = k_used
+        """One-hot scores of the decided labels."""
+        pred, _ = self._decide(X)
         scores = np.zeros((X.shape[0], self._S.shape[1]))
         scores[np.arange(X.shape[0]), pred] = 1.0
         return scores
 
     def predict_with_k(self, X):
-        """``(labels, n_neighbors_used)`` for ``X`` without storing anything on the estimator."""
+        """``(labels, n_neighbors_used)``: ``predict(X)`` and the ``k`` at which each query was decided.
+
+        ``n_neighbors_used[i]`` is the number of neighbours after which one label remained
+        (``n_neighbors_`` when the disambiguation decided).
+        """
         check_is_fitted(self)
         pred, k_used = self._decide(self._validate_predict(X))
         return self.classes_[pred], k_used
@@ -158,11 +137,10 @@ class AknnLearner(_AdaptiveKnnBase):
         Candidate counts of each training example's ``n_neighbors_`` nearest other
         training examples, restricted to its own bag and normalised (uniform over the
         bag when none of them votes for it).
-    n_neighbors_used_ : ndarray of shape (n_queries,)
-        Set by ``predict``: the ``k`` at which each query was decided (``n_neighbors_``
-        when the disambiguation decided). :meth:`predict_with_k` returns the same
-        without storing it.
     n_features_in_ : int
+
+    :meth:`predict_with_k` returns the predictions together with the ``k`` at which each
+    query was decided.
     """
 
     _rule = staticmethod(aknn_rule_neighbours)
@@ -227,9 +205,10 @@ class KnnOracleLearner(BaseLearner):
         Leave-one-out candidate-hit rate of each ``k = 1 ..``.
     confidences_ : ndarray of shape (n_train, q)
         Leave-one-out votes at the chosen ``k`` restricted to each bag, normalised.
-    n_neighbors_used_ : ndarray of shape (n_queries,)
-        Set by ``predict``: ``n_neighbors_`` for every query.
     n_features_in_ : int
+
+    :meth:`predict_with_k` returns the predictions with ``n_neighbors_`` for every query
+    (the interface of the adaptive learners).
     """
 
     def __init__(self, k_max=50, weights="linear", metric="euclidean", n_jobs=None):
@@ -238,40 +217,45 @@ class KnnOracleLearner(BaseLearner):
         self.metric = metric
         self.n_jobs = n_jobs
 
+    _parameter_constraints = {
+        "k_max": _K_MAX,
+        "weights": [StrOptions(set(_WEIGHTS))],
+        **_SEARCH,
+    }
+
     def _fit(self, X, S):
-        _check_pos_int(self.k_max, "k_max")
-        if self.weights not in _WEIGHTS:
-            raise DataValidationError(f"weights must be one of {_WEIGHTS}, got {self.weights!r}")
         n = X.shape[0]
-        S_dense = dense_candidates(S)
-        self._S = S.tocsr() if sp.issparse(S) else S_dense
+        self._S = S
         K = min(int(self.k_max), n - 1)
         if K < 1:  # a single training example: nothing to validate
             self.cv_hit_rate_ = np.ones(1)
             self.n_neighbors_ = 1
-            self.confidences_ = S_dense / S_dense.sum(axis=1, keepdims=True)
+            self.confidences_ = uniform_confidences(S)
         else:
             nn = NearestNeighbors(n_neighbors=K, metric=self.metric, n_jobs=self.n_jobs).fit(X)
             hits = np.zeros(K)
-            q = S_dense.shape[1]
+            q = S.shape[1]
             for rows in chunk_rows(n, K, q):
                 dist, ind = nn.kneighbors(X[rows], n_neighbors=K + 1)
                 dist, ind = _drop_self(dist, ind, np.arange(n)[rows])
-                votes = fixed_k_votes(dist, S_dense[ind], self.weights)        # (m, K, q)
+                votes = fixed_k_votes(dist, S[ind], self.weights)              # (m, K, q)
                 guess = np.argmax(votes, axis=2)                               # (m, K)
-                hits += S_dense[np.arange(n)[rows][:, None], guess].sum(axis=0)
+                hits += S[np.arange(n)[rows][:, None], guess].sum(axis=0)
             self.cv_hit_rate_ = hits / n
             self.n_neighbors_ = int(np.argmax(self.cv_hit_rate_)) + 1
             dist, ind = nn.kneighbors(None, n_neighbors=self.n_neighbors_)
-            conf = weighted_votes(dist, ind, self._S, self.weights) * S_dense
-            self.confidences_ = _loo_confidences(S_dense, conf)
+            self.confidences_ = vote_confidences(weighted_votes(dist, ind, S, self.weights), S)
         self._nn = NearestNeighbors(n_neighbors=self.n_neighbors_, metric=self.metric,
                                     n_jobs=self.n_jobs).fit(X)
 
     def _scores(self, X):
         dist, ind = self._nn.kneighbors(X)
-        self.n_neighbors_used_ = np.full(X.shape[0], self.n_neighbors_, dtype=np.int64)
         return weighted_votes(dist, ind, self._S, self.weights)
+
+    def predict_with_k(self, X):
+        """``(labels, n_neighbors_used)``: ``predict(X)`` and ``n_neighbors_`` for every query."""
+        labels = self.predict(X)
+        return labels, np.full(labels.shape[0], self.n_neighbors_, dtype=np.int64)
 
     def predict_proba(self, X):
         """Normalised weighted votes at the chosen ``k``, columns in ``classes_`` order."""

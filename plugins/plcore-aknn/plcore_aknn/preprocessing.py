@@ -25,18 +25,19 @@ Defaults follow the authors' public code for the real-data pipeline
 paper processes the training and the test set), and :class:`sklearn.pipeline.Pipeline`
 uses ``fit_transform`` while fitting, so ``make_pipeline(AknnPreprocessor(), learner)``
 reproduces the paper.
+
+Registered as the preprocessor ``aknn`` (``python -m plcore ... protocol.preprocessing=aknn``:
+the defaults, i.e. the real-data pipeline, in place of the protocol's z-scoring).
 """
 
 from __future__ import annotations
-
-import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from plcore.exceptions import DataValidationError
+from plcore.validation import Integral, Interval, Real, StrOptions, validate_params
 
 __all__ = ["AknnPreprocessor"]
 
@@ -91,19 +92,13 @@ class AknnPreprocessor(TransformerMixin, BaseEstimator):
         self.smooth_temp = smooth_temp
         self.density_k = density_k
 
-    def _check_params(self):
-        if self.first not in _FIRST:
-            raise DataValidationError(f"first must be one of {_FIRST}, got {self.first!r}")
-        for name in ("mix_k", "density_k"):
-            v = getattr(self, name)
-            if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < 0:
-                raise DataValidationError(f"{name} must be a non-negative integer, got {v!r}")
-        a = self.mix_alpha
-        if not isinstance(a, numbers.Real) or isinstance(a, bool) or not 0.0 <= a <= 1.0:
-            raise DataValidationError(f"mix_alpha must be in [0, 1], got {a!r}")
-        t = self.smooth_temp
-        if not isinstance(t, numbers.Real) or isinstance(t, bool) or not np.isfinite(t) or t <= 0:
-            raise DataValidationError(f"smooth_temp must be a positive number, got {t!r}")
+    _parameter_constraints = {
+        "first": [StrOptions(set(_FIRST))],
+        "mix_k": [Interval(Integral, 0, None, closed="left")],
+        "mix_alpha": [Interval(Real, 0, 1, closed="both")],
+        "smooth_temp": [Interval(Real, 0, np.inf, closed="neither")],
+        "density_k": [Interval(Integral, 0, None, closed="left")],
+    }
 
     def _first(self, X):
         if self.first == "cube_root":
@@ -119,7 +114,7 @@ class AknnPreprocessor(TransformerMixin, BaseEstimator):
 
     def fit_transform(self, X, y=None, **fit_params):
         """Fit and return the transformed *training* rows (neighbours exclude the row itself)."""
-        self._check_params()
+        validate_params(self)
         X = validate_data(self, X, reset=True, dtype=np.float64)
         n = X.shape[0]
         self.mean_ = X.mean(axis=0) if self.first == "center" else None

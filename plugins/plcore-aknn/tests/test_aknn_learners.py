@@ -5,6 +5,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.neighbors import NearestNeighbors
 
+from plcore.exceptions import InvalidParameterError
 from plcore.learners import PlKnnLearner
 from plcore_aknn import AknnLearner, AknnMulticlassLearner, KnnOracleLearner, _rules
 from plcore_aknn._rules import aknn_rule, multiclass_rule
@@ -29,7 +30,7 @@ def test_learner_applies_rule_to_its_neighbours(cls, rule):
     counts = np.cumsum(S[ind], axis=1)
     pred, k_used = rule(counts, 300, 0.4, 0.05)
     assert np.array_equal(est.predict(Xq), pred)
-    assert np.array_equal(est.n_neighbors_used_, k_used)
+    assert not hasattr(est, "n_neighbors_used_")      # predict changes no state
     labels, k2 = est.predict_with_k(Xq)
     assert np.array_equal(labels, pred) and np.array_equal(k2, k_used)
     assert k_used.min() >= 1 and k_used.max() <= 15
@@ -49,10 +50,14 @@ def test_k_max_capped_by_training_size_and_params_validated():
     X, S, _ = noisy_pl_data(6)
     est = AknnLearner(k_max=50).fit(X, S)
     assert est.n_neighbors_ == 6 and est.predict_with_k(X)[1].max() <= 6
-    for bad in ({"c": 0}, {"c": -1.0}, {"delta": 1.0}, {"delta": 0}, {"k_max": 0}, {"k_max": 2.5}):
-        with pytest.raises(ValueError):
+    for bad in ({"c": 0}, {"c": -1.0}, {"c": float("inf")}, {"delta": 1.0}, {"delta": 0},
+                {"k_max": 0}, {"k_max": 2.5}):
+        with pytest.raises(InvalidParameterError):
             AknnLearner(**bad).fit(X, S)
-    with pytest.raises(ValueError):
+    with pytest.raises(InvalidParameterError, match=r"The 'k_max' parameter of AknnMulticlassLearner must "
+                                                    r"be an int in the range \[1, inf\)\. Got 0 instead\."):
+        AknnMulticlassLearner(k_max=0).fit(X, S)
+    with pytest.raises(InvalidParameterError):
         KnnOracleLearner(weights="cosine").fit(X, S)
 
 
@@ -72,7 +77,8 @@ def test_knn_oracle_picks_k_by_literal_leave_one_out():
     Xq = np.random.RandomState(2).normal(size=(30, 3))
     assert np.array_equal(est.predict(Xq), ref.predict(Xq))
     np.testing.assert_allclose(est.predict_proba(Xq), ref.predict_proba(Xq))
-    assert np.all(est.n_neighbors_used_ == est.n_neighbors_)
+    labels, k_used = est.predict_with_k(Xq)
+    assert np.array_equal(labels, ref.predict(Xq)) and np.all(k_used == est.n_neighbors_)
 
 
 def _label_aligned(n, rng):

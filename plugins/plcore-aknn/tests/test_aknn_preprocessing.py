@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 from sklearn.pipeline import make_pipeline
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from plcore.exceptions import InvalidParameterError
 from plcore_aknn import AknnLearner, AknnPreprocessor
 
 
@@ -68,18 +68,27 @@ def test_in_a_pipeline_with_candidates():
 
 def test_bad_params():
     X = np.ones((5, 2))
-    for bad in ({"first": "log"}, {"mix_k": -1}, {"mix_alpha": 1.5}, {"smooth_temp": 0}):
-        with pytest.raises(ValueError):
+    for bad in ({"first": "log"}, {"mix_k": -1}, {"mix_alpha": 1.5}, {"smooth_temp": 0},
+                {"smooth_temp": float("inf")}, {"density_k": 2.5}):
+        with pytest.raises(InvalidParameterError):
             AknnPreprocessor(**bad).fit(X)
+    with pytest.raises(InvalidParameterError, match=r"The 'mix_k' parameter of AknnPreprocessor must be "
+                                                    r"an int in the range \[0, inf\)\. Got -1 instead\."):
+        AknnPreprocessor(mix_k=-1).fit(X)
 
 
-_TRAIN_VS_NEW = ("fit_transform returns the training rows smoothed without themselves "
-                 "(paper, Appendix D.2) while transform treats rows as new: they differ by design")
+def test_registered_as_preprocessor_aknn(monkeypatch):
+    from plcore.protocols import make_preprocessor
+    from plcore.registry import Registry
 
-
-@parametrize_with_checks([AknnPreprocessor(mix_k=3, density_k=5)], expected_failed_checks=lambda est: {
-    "check_transformer_general": _TRAIN_VS_NEW,
-    "check_transformer_data_not_an_array": _TRAIN_VS_NEW,
-})
-def test_preprocessor_sklearn_checks(estimator, check):
-    check(estimator)
+    with monkeypatch.context() as m:
+        m.setenv("PLCORE_LOAD_PLUGINS", "aknn")
+        reg = Registry().load()
+    assert not reg.errors
+    assert reg.get("preprocessor", "aknn").spec.cls is AknnPreprocessor
+    assert ("preprocessor", "aknn") in {(row["kind"], row["name"]) for row in reg.table()}
+    made = make_preprocessor("aknn")
+    assert isinstance(made, AknnPreprocessor) and made.get_params() == AknnPreprocessor().get_params()
+    # a dotted class path still works (Hydra style), giving the same transformer
+    dotted = make_preprocessor("plcore_aknn.AknnPreprocessor")
+    assert type(dotted) is AknnPreprocessor and dotted.get_params() == made.get_params()

@@ -12,14 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.neighbors import NearestNeighbors
 
-__all__ = ["normalise_rows", "knn", "weights_matrix", "gram_blocks", "neighbour_sqdist",
-           "t_matrix"]
-
-
-def normalise_rows(X):
-    """Rows scaled to unit L2 norm (zero rows stay zero), as MATLAB ``normr``."""
-    norms = np.linalg.norm(X, axis=1, keepdims=True)
-    return np.divide(X, norms, out=np.zeros_like(X), where=norms > 0)
+__all__ = ["knn", "weights_matrix", "gram_blocks", "neighbour_sqdist", "t_matrix"]
 
 
 def knn(X, k):

@@ -13,33 +13,27 @@ triangle (CSC). A paper objective ``x'Qx + c'x`` therefore uses ``P = 2Q``.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import osqp
 import scipy.sparse as sp
 
-__all__ = ["DEFAULT_OSQP", "BatchedSimplexQP", "solve_full_f_qp", "osqp_settings"]
+from plcore.utils import osqp_settings, osqp_solution, upper_block_pattern
 
-#: Tight defaults so that solutions match an interior-point reference within ~1e-6.
-DEFAULT_OSQP = {"eps_abs": 1e-7, "eps_rel": 1e-7, "polishing": True, "max_iter": 200_000,
-                "verbose": False, "polish_refine_iter": 10}
+__all__ = ["DEFAULT_OSQP", "OSQP_EPS", "OSQP_MAX_ITER", "BatchedSimplexQP", "solve_full_f_qp"]
+
+#: PLC's OSQP tolerance (absolute and relative): tight, so that solutions match an
+#: interior-point reference within ~1e-6 (the tests compare with cvxpy/Clarabel).
+OSQP_EPS = 1e-7
+#: PLC's OSQP iteration limit.
+OSQP_MAX_ITER = 200_000
+#: The resulting settings (:func:`plcore.utils.osqp_settings`: polishing, silent);
+#: ``settings`` / ``osqp_options`` override single entries.
+DEFAULT_OSQP = osqp_settings(OSQP_EPS, max_iter=OSQP_MAX_ITER)
 
 
-def osqp_settings(options=None) -> dict:
-    """``DEFAULT_OSQP`` updated with user ``options`` (e.g. ``{"eps_abs": 1e-5}``)."""
-    out = dict(DEFAULT_OSQP)
-    if options:
-        out.update(dict(options))
-    return out
-
-
-def _check_status(res, what):
-    status = str(res.info.status)
-    if status not in ("solved", "solved inaccurate"):
-        raise RuntimeError(f"OSQP failed on the {what} QP: status {status!r}")
-    if status != "solved":
-        warnings.warn(f"OSQP: {what} QP solved inaccurately", RuntimeWarning, stacklevel=3)
+def _settings(overrides=None) -> dict:
+    """:data:`DEFAULT_OSQP` updated with ``overrides`` (e.g. ``{"eps_abs": 1e-5}``)."""
+    return osqp_settings(OSQP_EPS, max_iter=OSQP_MAX_ITER, overrides=overrides)
 
 
 def _renormalise(x, upper, n, m, column_major=False):
@@ -51,19 +45,6 @@ def _renormalise(x, upper, n, m, column_major=False):
         x = x.T
     s = x.sum(axis=1, keepdims=True)
     return np.ascontiguousarray(np.divide(x, s, out=np.full_like(x, 0.0), where=s > 0))
-
-
-def _upper_block_pattern(n_blocks: int, k: int):
-    """CSC (indptr, indices) and the (row, col) order of the upper triangle of
-    ``blockdiag(B_1, ..., B_n)`` with dense k x k blocks, stored column by column."""
-    c, r = np.tril_indices(k)  # row-major lower == column-major upper with (r, c) swapped
-    per_block = r.size
-    offsets = (np.arange(n_blocks) * k)[:, None]
-    indices = (offsets + r[None, :]).ravel().astype(np.int64)
-    counts = np.tile(np.arange(1, k + 1), n_blocks)
-    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    assert indptr[-1] == n_blocks * per_block
-    return indptr, indices, r, c
 
 
 class BatchedSimplexQP:
@@ -88,7 +69,7 @@ class BatchedSimplexQP:
 
     def __init__(self, n, m, *, diagonal=False, upper=None, settings=None):
         self.n, self.m, self.diagonal = int(n), int(m), bool(diagonal)
-        self.settings = osqp_settings(settings)
+        self.settings = _settings(settings)
         nm = self.n * self.m
         self.upper = np.ones(nm) if upper is None else np.asarray(upper, dtype=np.float64).ravel()
         if self.upper.size != nm:
@@ -101,7 +82,7 @@ class BatchedSimplexQP:
         if self.diagonal:
             self._indptr, self._indices = np.arange(nm + 1), np.arange(nm)
         else:
-            self._indptr, self._indices, self._r, self._c = _upper_block_pattern(self.n, self.m)
+            self._indptr, self._indices, self._r, self._c = upper_block_pattern(self.n, self.m)
         self._solver = None
         self.n_setups = 0
         self.last_info = None
@@ -128,9 +109,9 @@ class BatchedSimplexQP:
         if x0 is not None:
             self._solver.warm_start(x=np.asarray(x0, dtype=np.float64).reshape(-1))
         res = self._solver.solve(raise_error=False)
-        _check_status(res, "batched simplex")
+        x = osqp_solution(res, "batched simplex")
         self.last_info = res.info
-        return _renormalise(res.x, self.upper, self.n, self.m)
+        return _renormalise(x, self.upper, self.n, self.m)
 
 
 def solve_full_f_qp(T, Y, settings=None, x0=None):
@@ -151,9 +132,9 @@ def solve_full_f_qp(T, Y, settings=None, x0=None):
     lo = np.concatenate([np.ones(n), np.zeros(n * q)])
     hi = np.concatenate([np.ones(n), ub])
     solver = osqp.OSQP()
-    solver.setup(P, np.zeros(n * q), A, lo, hi, **osqp_settings(settings))
+    solver.setup(P, np.zeros(n * q), A, lo, hi, **_settings(settings))
     if x0 is not None:
         solver.warm_start(x=np.asarray(x0, dtype=np.float64).T.ravel())
     res = solver.solve(raise_error=False)
-    _check_status(res, "label-disambiguation (Eq. 12)")
-    return _renormalise(res.x, ub, q, n, column_major=True)
+    x = osqp_solution(res, "label-disambiguation (Eq. 12)")
+    return _renormalise(x, ub, q, n, column_major=True)

@@ -6,22 +6,19 @@ Both ignore the candidate sets except for the default number of clusters
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from sklearn.cluster import KMeans, SpectralClustering
 
 from plcore.base import BaseClusterer
-from plcore.exceptions import DataValidationError
+from plcore.validation import Integral, Interval, Real, StrOptions
 
 __all__ = ["KMeansClusterer", "SpectralClusterer"]
+
+_POSITIVE_INT = Interval(Integral, 1, None, closed="left")
 
 
 def _n_clusters(est, S, n):
     if est.n_clusters is not None:
-        if (not isinstance(est.n_clusters, numbers.Integral) or isinstance(est.n_clusters, bool)
-                or est.n_clusters < 1):
-            raise DataValidationError(f"n_clusters must be a positive integer, got {est.n_clusters!r}")
         q = int(est.n_clusters)
     else:
         q = S.shape[1] if S is not None else 8
@@ -35,8 +32,8 @@ class KMeansClusterer(BaseClusterer):
     ----------
     n_clusters : int, optional
         Default ``S.shape[1]`` (8 when ``y`` is None).
-    n_init : int, default=10
-        Seeded restarts.
+    n_init : int or "auto", default=10
+        Seeded restarts (as :class:`sklearn.cluster.KMeans`).
     random_state : int, RandomState or None
     """
 
@@ -44,6 +41,12 @@ class KMeansClusterer(BaseClusterer):
         self.n_clusters = n_clusters
         self.n_init = n_init
         self.random_state = random_state
+
+    _parameter_constraints = {
+        "n_clusters": [_POSITIVE_INT, None],
+        "n_init": [_POSITIVE_INT, StrOptions({"auto"})],
+        "random_state": ["random_state"],
+    }
 
     def _fit(self, X, S):
         self.n_clusters_ = _n_clusters(self, S, X.shape[0])
@@ -79,9 +82,16 @@ class SpectralClusterer(BaseClusterer):
         self.n_init = n_init
         self.random_state = random_state
 
+    _parameter_constraints = {
+        "n_clusters": [_POSITIVE_INT, None],
+        "affinity": [StrOptions({"nearest_neighbors", "rbf"})],
+        "n_neighbors": [_POSITIVE_INT],
+        "gamma": [Interval(Real, 0, None, closed="left"), None],
+        "n_init": [_POSITIVE_INT],
+        "random_state": ["random_state"],
+    }
+
     def _fit(self, X, S):
-        if self.affinity not in ("nearest_neighbors", "rbf"):
-            raise DataValidationError(f"affinity must be 'nearest_neighbors' or 'rbf', got {self.affinity!r}")
         n = X.shape[0]
         self.n_clusters_ = _n_clusters(self, S, n)
         if n < 2 or self.n_clusters_ < 2:

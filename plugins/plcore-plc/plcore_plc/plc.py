@@ -18,17 +18,16 @@ set up once per fit and updated with warm starts afterwards (``plcore_plc._qp``)
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
 from plcore.base import BaseClusterer
-from plcore.exceptions import DataValidationError
+from plcore.exceptions import InvalidParameterError
+from plcore.utils import normalise_rows
+from plcore.validation import Integral, Interval, Real, StrOptions
 
-from plcore_plc._graph import (gram_blocks, knn, neighbour_sqdist, normalise_rows, t_matrix,
-                               weights_matrix)
+from plcore_plc._graph import gram_blocks, knn, neighbour_sqdist, t_matrix, weights_matrix
 from plcore_plc._propagation import propagate_constraints
 from plcore_plc._qp import BatchedSimplexQP, solve_full_f_qp
 from plcore_plc._spectral import njw_spectral_clustering
@@ -79,14 +78,10 @@ def f_row_step(T, F, qp):
     return F_new, theta, before, after
 
 
-def _check_positive(name, value, *, integer=False, allow_zero=False):
-    kind = numbers.Integral if integer else numbers.Real
-    ok = isinstance(value, kind) and not isinstance(value, bool) and np.isfinite(value)
-    ok = ok and (value >= 0 if allow_zero else value > 0)
-    if not ok:
-        what = "integer" if integer else "number"
-        sign = "non-negative" if allow_zero else "positive"
-        raise DataValidationError(f"{name} must be a {sign} {what}, got {value!r}")
+#: non-negative finite weights / tolerances, counts from 0 or 1
+_WEIGHT = Interval(Real, 0, np.inf, closed="left")
+_COUNT0 = Interval(Integral, 0, None, closed="left")
+_COUNT1 = Interval(Integral, 1, None, closed="left")
 
 
 class PlcClusterer(BaseClusterer):
@@ -133,7 +128,7 @@ class PlcClusterer(BaseClusterer):
         k-means restarts of the final spectral clustering.
     osqp_options : dict, optional
         OSQP settings overriding ``plcore_plc._qp.DEFAULT_OSQP`` (eps_abs = eps_rel =
-        1e-7, polishing).
+        1e-7, polishing, max_iter 200000; :func:`plcore.utils.osqp_settings`).
     random_state : int, RandomState or None
         Seeds the random start of S and D and the k-means restarts.
 
@@ -178,24 +173,26 @@ class PlcClusterer(BaseClusterer):
         self.osqp_options = osqp_options
         self.random_state = random_state
 
-    def _check_params(self):
-        _check_positive("k", self.k, integer=True)
-        for name in ("alpha", "beta", "gamma", "lam", "mu"):
-            _check_positive(name, getattr(self, name), allow_zero=True)
-        if self.lam == 0 and self.mu == 0:
-            raise DataValidationError("lam and mu cannot both be 0 (Eq. (11) needs a quadratic term)")
-        _check_positive("inner_iter", self.inner_iter, integer=True, allow_zero=True)
-        _check_positive("outer_iter", self.outer_iter, integer=True, allow_zero=True)
-        _check_positive("f_sweeps", self.f_sweeps, integer=True, allow_zero=True)
-        _check_positive("n_init", self.n_init, integer=True)
-        _check_positive("f_init_sweeps", self.f_init_sweeps, integer=True, allow_zero=True)
-        _check_positive("sd_tol", self.sd_tol, allow_zero=True)
-        if self.f_init not in ("auto", "qp", "rows"):
-            raise DataValidationError(f"f_init must be 'auto', 'qp' or 'rows', got {self.f_init!r}")
-        if self.n_clusters is not None:
-            _check_positive("n_clusters", self.n_clusters, integer=True)
-        if self.osqp_options is not None and not hasattr(self.osqp_options, "keys"):
-            raise DataValidationError(f"osqp_options must be a dict, got {self.osqp_options!r}")
+    _parameter_constraints = {
+        "k": [_COUNT1],
+        "alpha": [_WEIGHT],
+        "beta": [_WEIGHT],
+        "gamma": [_WEIGHT],
+        "lam": [_WEIGHT],
+        "mu": [_WEIGHT],
+        "inner_iter": [_COUNT0],
+        "outer_iter": [_COUNT0],
+        "n_clusters": [_COUNT1, None],
+        "f_sweeps": [_COUNT0],
+        "f_init": [StrOptions({"auto", "qp", "rows"})],
+        "f_init_sweeps": [_COUNT0],
+        "sd_tol": [_WEIGHT],
+        "refresh_constraints": ["boolean"],
+        "standardize": ["boolean"],
+        "n_init": [_COUNT1],
+        "osqp_options": [dict, None],
+        "random_state": ["random_state"],
+    }
 
     def _features(self, X):
         Z = np.array(X, dtype=np.float64, copy=True)
@@ -206,12 +203,13 @@ class PlcClusterer(BaseClusterer):
         return normalise_rows(Z)
 
     def _fit(self, X, S):
-        self._check_params()
+        if self.lam == 0 and self.mu == 0:
+            raise InvalidParameterError("lam and mu cannot both be 0 (Eq. (11) needs a quadratic term)")
         n = X.shape[0]
         if S is None:
             Y = np.ones((n, int(self.n_clusters or 8)))
         else:
-            Y = np.asarray(S.toarray() if sp.issparse(S) else S, dtype=np.float64)
+            Y = np.asarray(S, dtype=np.float64)
         self.n_clusters_ = int(self.n_clusters or Y.shape[1])
         rng = check_random_state(self.random_state)
         km_seed = int(rng.randint(np.iinfo(np.int32).max))

@@ -5,9 +5,11 @@ import pytest
 import scipy.sparse as sp
 from sklearn.datasets import make_blobs
 
+from plcore.exceptions import InvalidParameterError
 from plcore.metrics import clustering_accuracy
+from plcore.utils import normalise_rows
 from plcore_plc import KMeansClusterer, PlcClusterer, SpectralClusterer
-from plcore_plc._graph import gram_blocks, knn, normalise_rows, t_matrix, weights_matrix
+from plcore_plc._graph import gram_blocks, knn, t_matrix, weights_matrix
 from plcore_plc._spectral import njw_spectral_clustering
 
 
@@ -86,10 +88,17 @@ def test_baselines_default_to_number_of_classes():
 
 def test_bad_parameters_raise():
     X, y = _blobs(n=30)
-    for bad in ({"k": 0}, {"alpha": -1.0}, {"f_init": "x"}, {"lam": 0.0, "mu": 0.0},
-                {"osqp_options": 3}):
-        with pytest.raises(ValueError):
+    for bad in ({"k": 0}, {"alpha": -1.0}, {"alpha": float("inf")}, {"f_init": "x"},
+                {"lam": 0.0, "mu": 0.0}, {"osqp_options": 3}, {"n_clusters": 0}):
+        with pytest.raises(InvalidParameterError):
             PlcClusterer(**bad).fit(X, y)
+    with pytest.raises(InvalidParameterError, match=r"The 'k' parameter of PlcClusterer must be an int "
+                                                    r"in the range \[1, inf\)\. Got 0 instead\."):
+        PlcClusterer(k=0).fit(X, y)
+    for cls, bad in ((KMeansClusterer, {"n_clusters": 0}), (SpectralClusterer, {"affinity": "x"}),
+                     (SpectralClusterer, {"n_neighbors": 0})):
+        with pytest.raises(InvalidParameterError):
+            cls(**bad).fit(X, y)
 
 
 @pytest.mark.data

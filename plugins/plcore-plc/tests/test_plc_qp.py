@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from plcore_plc._graph import gram_blocks, knn, normalise_rows, t_matrix, weights_matrix
+from plcore.utils import normalise_rows
+from plcore_plc._graph import gram_blocks, knn, t_matrix, weights_matrix
 from plcore_plc._qp import BatchedSimplexQP, solve_full_f_qp
 from plcore_plc.plc import f_row_step, symmetrise
 
