@@ -179,6 +179,19 @@ def test_example_plugin_conformance_suite(example_site, tmp_path):
     assert re.search(r"\b\d+ passed\b", proc.stdout) and " failed" not in proc.stdout, _show(proc)
 
 
+@pytest.mark.slow
+def test_example_plugin_passes_the_common_test_unchanged(example_site, tmp_path):
+    """plcore's own tests/test_common.py, run where the example plugin is installed, discovers
+    its learner through the registry (tags, parameter constraints and all) and passes."""
+    proc = _run(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA", "-k", "learner:centroid",
+                 str(REPO / "tests" / "test_common.py")], example_site, tmp_path, PYTEST_TIMEOUT,
+                PLCORE_LOAD_PLUGINS="example")
+    assert proc.returncode == 0, _show(proc)
+    passed = re.findall(r"^PASSED .*test_common\[learner:centroid-(\w+)", proc.stdout, re.M)
+    assert {"check_parameter_constraints", "check_pll_tags", "check_confidences"} <= set(passed), _show(proc)
+    assert len(passed) > 30 and " failed" not in proc.stdout, _show(proc)
+
+
 # ----------------------------------------------------------------------------- a broken plugin
 @pytest.mark.slow
 def test_broken_plugin_is_reported_and_others_listed(mixed_site, tmp_path):

@@ -19,13 +19,12 @@ disambiguated training labels, ``confidences_``.
 
 from __future__ import annotations
 
-import numbers
+from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 
 from plcore.base import BaseLearner
-from plcore.exceptions import DataValidationError
+from plcore.validation import Interval
 
 
 def _sq_distances(X, centroids):
@@ -64,20 +63,24 @@ class CandidateCentroidLearner(BaseLearner):
     n_features_in_ : int
     """
 
+    # checked by the base class at the start of every fit (scikit-learn's mechanism)
+    _parameter_constraints = {
+        "n_iter": [Interval(Integral, 0, None, closed="left")],
+        "temperature": [Interval(Real, 0, np.inf, closed="neither")],
+    }
+
     def __init__(self, n_iter=5, temperature=0.1):
         self.n_iter = n_iter
         self.temperature = temperature
 
-    def _check_params(self):
-        if not isinstance(self.n_iter, numbers.Integral) or isinstance(self.n_iter, bool) or self.n_iter < 0:
-            raise DataValidationError(f"n_iter must be a non-negative integer, got {self.n_iter!r}")
-        if (not isinstance(self.temperature, numbers.Real) or isinstance(self.temperature, bool)
-                or not np.isfinite(self.temperature) or self.temperature <= 0):
-            raise DataValidationError(f"temperature must be a positive number, got {self.temperature!r}")
+    def __sklearn_tags__(self):
+        # capability tags (plcore.tags.PLLTags); this learner needs none of the non-defaults:
+        # _fit receives a dense boolean candidate matrix (accepts_sparse_candidates=False)
+        tags = super().__sklearn_tags__()
+        tags.pll_tags.accepts_sparse_candidates = False
+        return tags
 
     def _fit(self, X, S):
-        self._check_params()
-        S = np.asarray(S.toarray() if sp.issparse(S) else S, dtype=bool)
         scale = float(np.mean(((X - X.mean(axis=0)) ** 2).sum(axis=1)))
         self.scale_ = scale if np.isfinite(scale) and scale > 0 else 1.0
         W = S / S.sum(axis=1, keepdims=True)
