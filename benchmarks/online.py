@@ -11,7 +11,7 @@ seed 0); the exact-label baselines and scikit-learn get the true labels. Time = 
 
 Rows
 ----
-* plcore-online learners, ``predict_partial_fit`` (the online protocol's fast path:
+* plcore-online learners, ``plcore_online.learners.prequential`` (the online protocol's registered kernel:
   predict each example, then update, one call per stream), on both inner-loop paths:
   ``compiled`` (numba, the default) and ``numpy`` (the plain-numpy reference loop,
   ``plcore_online._core.USE_JIT = False`` / ``PLCORE_ONLINE_NO_JIT=1``). The compiled rows
@@ -47,7 +47,9 @@ from sklearn.linear_model import Perceptron, SGDClassifier
 from plcore.datasets.bags import FixedSizeBags
 from plcore.datasets.loaders import load_dataset
 import plcore_online._core as core
+from plcore.tags import get_pll_tags
 from plcore_online import LEARNERS
+from plcore_online.learners import prequential
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -85,7 +87,7 @@ def main(argv=None):
     def stream(cls, target, jit):
         def run():
             core.USE_JIT = jit
-            return cls().predict_partial_fit(X, target, classes=classes)
+            return prequential(cls(), X, target, classes)
         return run
 
     # one-off costs of the compiled path, timed apart: importing numba (the plugin imports it
@@ -100,12 +102,12 @@ def main(argv=None):
         first_call[kernel] = time.perf_counter() - t0
 
     for lname, cls in LEARNERS.items():  # same arithmetic: identical predictions on both paths
-        target = truth if cls._plcore_exact_labels else S
+        target = truth if get_pll_tags(cls).exact_label_baseline else S
         assert np.array_equal(stream(cls, target, True)(), stream(cls, target, False)()), lname
     for path, jit in (("compiled", True), ("numpy", False)):
         for lname, cls in LEARNERS.items():
-            target = truth if cls._plcore_exact_labels else S
-            jobs.append((f"plcore {lname} [{path}]", "predict_partial_fit (one call)", n, stream(cls, target, jit)))
+            target = truth if get_pll_tags(cls).exact_label_baseline else S
+            jobs.append((f"plcore {lname} [{path}]", "prequential kernel (one call)", n, stream(cls, target, jit)))
     for lname in ("avg_perceptron", "avg_pegasos"):
         def generic(cls=LEARNERS[lname], m=1000):
             core.USE_JIT = True
@@ -138,7 +140,7 @@ def main(argv=None):
           f"python {platform.python_version()}, numpy {np.__version__}, scikit-learn {sklearn.__version__}, "
           f"numba {numba.__version__}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, "
           f"best of {args.repeats}\n")
-    warm = {k: n / rate[f"plcore {lname} [compiled] | predict_partial_fit (one call)"]
+    warm = {k: n / rate[f"plcore {lname} [compiled] | prequential kernel (one call)"]
             for k, lname in (("perceptron", "avg_perceptron"), ("pegasos", "avg_pegasos"))}
     print(f"One-off costs of the compiled path per process (not in the examples/s below): "
           f"import numba {numba_import:.2f} s; first call of each kernel (numba compilation + one epoch): " + "; ".join(
@@ -148,8 +150,8 @@ def main(argv=None):
           "| compiled vs SGDClassifier | numpy vs Perceptron | numpy vs SGDClassifier |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for lname in LEARNERS:
-        c = rate[f"plcore {lname} [compiled] | predict_partial_fit (one call)"]
-        p = rate[f"plcore {lname} [numpy] | predict_partial_fit (one call)"]
+        c = rate[f"plcore {lname} [compiled] | prequential kernel (one call)"]
+        p = rate[f"plcore {lname} [numpy] | prequential kernel (one call)"]
         print(f"| {lname} | {c:,.0f} | {p:,.0f} | {c / p:.1f}x | {c / ref['Perceptron']:.2f}x | "
               f"{c / ref['SGDClassifier(hinge)']:.2f}x | {p / ref['Perceptron']:.2f}x | "
               f"{p / ref['SGDClassifier(hinge)']:.2f}x |")

@@ -5,7 +5,7 @@ Labels", PAKDD 2020. Learners ``avg_perceptron``, ``max_perceptron``, ``avg_pega
 ``max_pegasos`` and the exact-label baselines ``perceptron`` and ``pegasos``.
 """
 
-from plcore_online._learners import (
+from plcore_online.learners import (
     AvgPegasosLearner,
     AvgPerceptronLearner,
     MaxPegasosLearner,

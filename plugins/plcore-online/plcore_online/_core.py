@@ -307,7 +307,11 @@ def _jit_kernels():
     if _KERNELS is None:
         import numba
 
+        global _row_scores
         jit = numba.njit(cache=False, nogil=True)
+        # the kernels call _row_scores: numba resolves that global when it compiles them
+        # (on their first call), so it must be a compiled function by then
+        _row_scores = jit(_row_scores)
         _KERNELS = (jit(_perceptron_kernel), jit(_pegasos_kernel))
     return _KERNELS
 
@@ -327,6 +331,54 @@ def compile_kernels() -> float:
     return time.perf_counter() - start
 
 
+def _row_scores(Wt, x, s):
+    """``s[q] = Wt[q] . x`` for every class, summed in feature order; return the argmax.
+
+    Ties go to the lowest class index. Four classes at a time (then two, then one): the
+    independent sums hide the latency of the additions, while each score is still
+    ``((0 + Wt[q, 0] x[0]) + Wt[q, 1] x[1]) + ...`` in index order, as in the numpy path.
+    """
+    K, d = Wt.shape
+    q = 0
+    while q + 4 <= K:
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        a3 = 0.0
+        for f in range(d):
+            xf = x[f]
+            a0 += Wt[q, f] * xf
+            a1 += Wt[q + 1, f] * xf
+            a2 += Wt[q + 2, f] * xf
+            a3 += Wt[q + 3, f] * xf
+        s[q] = a0
+        s[q + 1] = a1
+        s[q + 2] = a2
+        s[q + 3] = a3
+        q += 4
+    while q + 2 <= K:
+        a0 = 0.0
+        a1 = 0.0
+        for f in range(d):
+            xf = x[f]
+            a0 += Wt[q, f] * xf
+            a1 += Wt[q + 1, f] * xf
+        s[q] = a0
+        s[q + 1] = a1
+        q += 2
+    while q < K:
+        a0 = 0.0
+        for f in range(d):
+            a0 += Wt[q, f] * x[f]
+        s[q] = a0
+        q += 1
+    best = 0
+    for q in range(1, K):
+        if s[q] > s[best]:
+            best = q
+    return best
+
+
 def _perceptron_kernel(Wt, X, S, avg, eta, preds):
     """Algorithms 1 (``avg``: APH) and 2 (MPH) over the rows of ``X``; return #updates."""
     n, d = X.shape
@@ -335,15 +387,7 @@ def _perceptron_kernel(Wt, X, S, avg, eta, preds):
     updates = 0
     for k in range(n):
         x = X[k]
-        best = 0                                  # scores s = Wt x and their argmax
-        for q in range(K):
-            acc = 0.0
-            for f in range(d):
-                acc += Wt[q, f] * x[f]
-            s[q] = acc
-            if acc > s[best]:
-                best = q
-        preds[k] = best
+        preds[k] = _row_scores(Wt, x, s)          # scores s = Wt x and their argmax
         j = -1                                    # top non-candidate
         for q in range(K):
             if not S[k, q] and (j < 0 or s[q] > s[j]):
@@ -399,15 +443,7 @@ def _pegasos_kernel(V, X, S, avg, lam, shrink_on_zero_loss, t0, norm_refresh, pr
     for k in range(n):
         t += 1
         x = X[k]
-        best = 0                                  # unscaled scores s = V x (true: c s)
-        for q in range(K):
-            acc = 0.0
-            for f in range(d):
-                acc += V[q, f] * x[f]
-            s[q] = acc
-            if acc > s[best]:
-                best = q
-        preds[k] = best
+        preds[k] = _row_scores(V, x, s)           # unscaled scores s = V x (true: c s)
         j = -1                                    # top non-candidate
         for q in range(K):
             if not S[k, q] and (j < 0 or s[q] > s[j]):

@@ -7,6 +7,7 @@ import pytest
 
 import plcore_online._core as core
 from plcore_online import LEARNERS
+from plcore_online.learners import prequential
 
 pytest.importorskip("numba")
 
@@ -24,8 +25,8 @@ def _run(monkeypatch, jit, cls, params, X, S):
     monkeypatch.setattr(core, "USE_JIT", jit)
     est = cls(**params)
     K = S.shape[1]
-    preds = np.r_[est.predict_partial_fit(X[:100], S[:100], classes=np.arange(K)),
-                  est.predict_partial_fit(X[100:], S[100:])]   # state carries over
+    preds = np.r_[prequential(est, X[:100], S[:100], np.arange(K)),
+                  prequential(est, X[100:], S[100:], np.arange(K))]   # state carries over
     fitted = cls(n_epochs=2, random_state=0, **params).fit(X, S)
     return est, preds, fitted
 
@@ -75,10 +76,24 @@ def test_compiled_path_is_used_and_compiled_once():
     assert core.jit_available()
     X, S = _stream(1, n=20)
     for name in ("avg_perceptron", "max_pegasos"):
-        LEARNERS[name]().predict_partial_fit(X, S, classes=np.arange(6))
+        prequential(LEARNERS[name](), X, S, np.arange(6))
     if core.USE_JIT:
         perceptron, pegasos = core._jit_kernels()
         assert len(perceptron.signatures) == 1 and len(pegasos.signatures) == 1
+
+
+def test_compile_kernels(monkeypatch):
+    """The documented ``compile_kernels()`` builds both compiled kernels and returns the seconds taken."""
+    monkeypatch.setattr(core, "USE_JIT", True)
+    seconds = core.compile_kernels()
+    assert isinstance(seconds, float) and seconds >= 0.0
+    perceptron, pegasos = core._jit_kernels()
+    assert len(perceptron.signatures) == 1 and len(pegasos.signatures) == 1
+    X, S = _stream(2, n=40)
+    for name in ("max_perceptron", "avg_pegasos"):       # the compiled kernels then run
+        preds = prequential(LEARNERS[name](), X, S, np.arange(6))
+        assert preds.shape == (40,)
+    assert len(perceptron.signatures) == 1 and len(pegasos.signatures) == 1   # nothing recompiled
 
 
 @pytest.mark.parametrize("value, jit", [(None, True), ("", True), ("0", True), ("1", False),

@@ -1,4 +1,4 @@
-"""The learners inside plcore's ``online`` protocol (fast path, exact-label baselines, real data)."""
+"""The learners inside plcore's ``online`` protocol (registered kernel, exact-label baselines, real data)."""
 
 from __future__ import annotations
 
@@ -8,21 +8,9 @@ import pytest
 from plcore.data import PLDataset
 from plcore.datasets.bags import FixedSizeBags
 from plcore.protocols import Setup, online
+from plcore.registry import get_registry
 from plcore_online import LEARNERS, AvgPerceptronLearner, MaxPegasosLearner, PerceptronLearner
-
-
-class _NoFastPath(AvgPerceptronLearner):
-    """Hides ``predict_partial_fit`` so the protocol takes its generic per-example loop."""
-
-    @property
-    def predict_partial_fit(self):
-        raise AttributeError("predict_partial_fit")
-
-
-class _NoFastPathPegasos(MaxPegasosLearner):
-    @property
-    def predict_partial_fit(self):
-        raise AttributeError("predict_partial_fit")
+from plcore_online.learners import prequential
 
 
 def _blobs(n=150, seed=0):
@@ -33,14 +21,44 @@ def _blobs(n=150, seed=0):
     return PLDataset(X, None, y, name="blobs")
 
 
-@pytest.mark.parametrize("fast, slow", [(AvgPerceptronLearner, _NoFastPath),
-                                        (MaxPegasosLearner, _NoFastPathPegasos)])
-def test_fast_path_equals_generic_loop(fast, slow):
+def test_prequential_is_registered_for_every_learner():
+    registry = get_registry()
+    for name, cls in LEARNERS.items():
+        assert registry.get("learner", name).spec.cls is cls
+        assert registry.prequential_kernel(cls()) is prequential, name
+
+
+@pytest.mark.parametrize("cls", [AvgPerceptronLearner, MaxPegasosLearner])
+def test_prequential_equals_generic_loop(cls):
+    """The registered kernel gives the predictions of the protocol's generic loop
+    (``partial_fit(X[:0], ...)``, then ``predict`` + ``partial_fit`` per row) and the same model."""
     ds = _blobs()
-    assert not hasattr(slow(), "predict_partial_fit")
+    X = (ds.X - ds.X.mean(0)) / ds.X.std(0)
+    S = FixedSizeBags(2).generate(ds.y_true, random_state=3, n_classes=5)
+    order = np.random.RandomState(4).permutation(ds.n_samples)
+    X, S, classes = X[order], S[order], np.arange(5)
+    fast = cls()
+    preds = prequential(fast, X, S, classes)
+    slow = cls().partial_fit(X[:0], S[:0], classes=classes)
+    ref = []
+    for i in range(len(X)):
+        ref.append(slow.predict(X[i:i + 1])[0])
+        slow.partial_fit(X[i:i + 1], S[i:i + 1])
+    np.testing.assert_array_equal(preds, ref)
+    np.testing.assert_allclose(fast.W_, slow.W_, rtol=1e-12, atol=1e-12)
+    assert (fast.t_, fast.n_updates_) == (slow.t_, slow.n_updates_)
+
+
+class _Unregistered(MaxPegasosLearner):
+    """Not a registered class (the registry matches exact classes): the protocol's generic loop."""
+
+
+def test_protocol_kernel_equals_protocol_loop():
+    ds = _blobs()
+    assert get_registry().prequential_kernel(_Unregistered()) is None
     kw = dict(n_runs=3, preprocessing="standardize", random_state=4, progress=False)
-    a = online(Setup(learner=fast(), bags=FixedSizeBags(2)), ds, **kw)
-    b = online(Setup(learner=slow(), bags=FixedSizeBags(2)), ds, **kw)
+    a = online(Setup(learner=MaxPegasosLearner(), bags=FixedSizeBags(2)), ds, **kw)
+    b = online(Setup(learner=_Unregistered(), bags=FixedSizeBags(2)), ds, **kw)
     np.testing.assert_array_equal(a.curves["mistake_rate"], b.curves["mistake_rate"])
 
 

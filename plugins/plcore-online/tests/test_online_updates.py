@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import math
+import re
 import zlib
 
 import numpy as np
 import pytest
 from reference_online import literal_stream, textbook_multiclass_perceptron
+
+from plcore.exceptions import InvalidParameterError
+from plcore.tags import get_pll_tags
 
 from plcore_online import (
     LEARNERS,
@@ -18,6 +22,7 @@ from plcore_online import (
     PegasosLearner,
     PerceptronLearner,
 )
+from plcore_online.learners import prequential
 
 PL = {"avg_perceptron": ("avg", "perceptron"), "max_perceptron": ("max", "perceptron"),
       "avg_pegasos": ("avg", "pegasos"), "max_pegasos": ("max", "pegasos")}
@@ -29,7 +34,7 @@ CLASSES3 = np.arange(3)
 
 
 def _stream(est, X, S, classes):
-    preds = est.predict_partial_fit(X, S, classes=classes)
+    preds = prequential(est, X, S, classes)
     return preds, est.W_
 
 
@@ -142,13 +147,12 @@ def test_equals_literal_algorithm(name, shrink, intercept):
     params = {"fit_intercept": intercept}
     params.update({"eta": 0.7} if algo == "perceptron" else {"lam": 0.05, "shrink_on_zero_loss": shrink})
     est = LEARNERS[name](**params)
-    # two chunks: state carries over between partial_fit calls
-    p1 = est.predict_partial_fit(X[:30], S[:30], classes=np.arange(5))
-    p2 = est.predict_partial_fit(X[30:], S[30:])
+    # two chunks: the second call continues the stream of the (now fitted) learner
+    preds = np.r_[prequential(est, X[:30], S[:30], np.arange(5)), prequential(est, X[30:], S[30:], np.arange(5))]
     Xl = np.hstack([X, np.ones((len(X), 1))]) if intercept else X
-    preds, W, t, updates = literal_stream(Xl, S, loss=loss, algorithm=algo, eta=0.7, lam=0.05,
-                                          shrink_on_zero_loss=shrink)
-    np.testing.assert_array_equal(np.r_[p1, p2], preds)
+    ref, W, t, updates = literal_stream(Xl, S, loss=loss, algorithm=algo, eta=0.7, lam=0.05,
+                                        shrink_on_zero_loss=shrink)
+    np.testing.assert_array_equal(preds, ref)
     np.testing.assert_allclose(est.W_, W, rtol=1e-10, atol=1e-12)
     assert est.t_ == t == len(X) and est.n_updates_ == updates
     if intercept:
@@ -166,7 +170,7 @@ def test_pegasos_long_stream_matches_literal():
     core._NORM_REFRESH = 50
     try:
         est = AvgPegasosLearner(lam=1e-3, fit_intercept=False, shrink_on_zero_loss=True)
-        preds = est.predict_partial_fit(X, S, classes=np.arange(4))
+        preds = prequential(est, X, S, np.arange(4))
     finally:
         core._NORM_REFRESH = old
     ref, W, _, _ = literal_stream(X, S, loss="avg", algorithm="pegasos", lam=1e-3, shrink_on_zero_loss=True)
@@ -226,11 +230,11 @@ def test_theorem1_mistake_bound(seed):
     c = S.sum(axis=1).min()
     bound = 2 / gamma**2 + (1 / c + 1) * R**2 / gamma**2
     est = AvgPerceptronLearner(eta=1.0, fit_intercept=False)
-    est.partial_fit(X[:0], S[:0], classes=np.arange(S.shape[1]))
+    classes = np.arange(S.shape[1])
     pl_mistakes = 0
     for epoch in range(30):                   # any sequence: cycle until no more updates
-        before = est.n_updates_
-        preds = est.predict_partial_fit(X, S)
+        before = getattr(est, "n_updates_", 0)
+        preds = prequential(est, X, S, classes)   # continues the stream of a fitted learner
         pl_mistakes += int((~S[np.arange(len(X)), preds]).sum())
         if est.n_updates_ == before:
             break
@@ -267,11 +271,11 @@ def test_partial_fit_stream_equals_fit_one_pass(name):
 
 
 @pytest.mark.parametrize("name", list(LEARNERS))
-def test_predict_partial_fit_equals_generic_loop(name):
+def test_prequential_equals_generic_loop(name):
     X, S = _random_stream(12, n=50)
     cls = LEARNERS[name]
     fast = cls()
-    fast_preds = fast.predict_partial_fit(X, S, classes=np.arange(5))
+    fast_preds = prequential(fast, X, S, np.arange(5))
     slow = cls().partial_fit(X[:0], S[:0], classes=np.arange(5))
     slow_preds = []
     for i in range(len(X)):
@@ -301,18 +305,37 @@ def test_labels_and_classes_in_partial_fit():
         est.partial_fit(X[:, :2], names[y])
 
 
-@pytest.mark.parametrize("bad", [{"eta": 0}, {"eta": -1.0}, {"n_epochs": 0}, {"fit_intercept": "yes"}])
-def test_bad_perceptron_params(bad):
+@pytest.mark.parametrize("bad, message", [
+    ({"eta": 0}, "The 'eta' parameter of AvgPerceptronLearner must be a float in the range (0.0, inf). Got 0 instead."),
+    ({"eta": -1.0}, "'eta' parameter"), ({"eta": float("inf")}, "'eta' parameter"),
+    ({"n_epochs": 0}, "The 'n_epochs' parameter of AvgPerceptronLearner must be an int in the range [1, inf)"),
+    ({"fit_intercept": "yes"}, "'fit_intercept' parameter"), ({"shuffle": 1}, "'shuffle' parameter")])
+def test_bad_perceptron_params(bad, message):
     X, S = _random_stream(1, n=10)
-    with pytest.raises(ValueError):
-        AvgPerceptronLearner(**bad).fit(X, S)
+    for call in (lambda est: est.fit(X, S), lambda est: est.partial_fit(X, S),
+                 lambda est: prequential(est, X, S, np.arange(5))):
+        with pytest.raises(InvalidParameterError, match=re.escape(message)):
+            call(AvgPerceptronLearner(**bad))
 
 
-@pytest.mark.parametrize("bad", [{"lam": 0.0}, {"lam": float("inf")}, {"shrink_on_zero_loss": 1}])
+@pytest.mark.parametrize("bad", [{"lam": 0.0}, {"lam": float("inf")}, {"lam": "0.1"},
+                                 {"shrink_on_zero_loss": 1}, {"random_state": "seed"}])
 def test_bad_pegasos_params(bad):
     X, S = _random_stream(1, n=10)
-    with pytest.raises(ValueError):
+    with pytest.raises(InvalidParameterError, match=f"The '{next(iter(bad))}' parameter of MaxPegasosLearner"):
         MaxPegasosLearner(**bad).fit(X, S)
+
+
+def test_partial_fit_validates_params_on_the_first_call_only(monkeypatch):
+    import plcore_online.learners as learners
+
+    calls = []
+    monkeypatch.setattr(learners, "validate_params", lambda est: calls.append(est))
+    X, S = _random_stream(1, n=10)
+    est = AvgPegasosLearner().partial_fit(X[:0], S[:0], classes=np.arange(5))
+    for i in range(len(X)):
+        est.partial_fit(X[i:i + 1], S[i:i + 1])
+    assert calls == [est]
 
 
 def test_binary_decision_function_is_a_margin():
@@ -360,7 +383,9 @@ def test_singleton_sets_large_step_equals_textbook_perceptron():
         X, y, classes=np.arange(3)).n_updates_ > n_tb
 
 
-def test_exact_label_flags():
-    assert PerceptronLearner._plcore_exact_labels and PegasosLearner._plcore_exact_labels
-    for cls in (AvgPerceptronLearner, MaxPerceptronLearner, AvgPegasosLearner, MaxPegasosLearner):
-        assert not getattr(cls, "_plcore_exact_labels", False)
+def test_tags():
+    for cls in LEARNERS.values():
+        tags = get_pll_tags(cls())
+        assert tags.online
+        assert tags.exact_label_baseline == (cls in (PerceptronLearner, PegasosLearner)), cls.__name__
+        assert not tags.accepts_sparse_candidates

@@ -21,14 +21,18 @@ like every other weight, exactly as if the data had that column.
 
 The exact-label baselines are the same code: on a singleton candidate set ``{y}`` APH
 and MPH coincide and both are the multiclass hinge loss ``[1 - w_y.x + max_{j != y}
-w_j.x]_+``. They carry ``_plcore_exact_labels = True``, so plcore's ``online``
-protocol feeds them the true label instead of the candidate set. Given real candidate
-sets directly they act as the Avg variant.
+w_j.x]_+``. They carry the tag ``exact_label_baseline``, so plcore's protocols feed
+them the true label instead of the candidate set. Given real candidate sets directly
+they act as the Avg variant.
+
+All six carry the tag ``online``: :meth:`~_OnlineLinearLearner.partial_fit` is the
+streaming primitive. Prequential evaluation (predict each example, then learn from it)
+is :func:`prequential`, the compiled kernel the plugin registers with plcore's ``online``
+protocol (``ComponentSpec(prequential=...)``); it gives the predictions of ``predict`` +
+``partial_fit`` row by row in one call.
 """
 
 from __future__ import annotations
-
-import numbers
 
 import numpy as np
 import scipy.sparse as sp
@@ -39,6 +43,8 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from plcore.base import BaseLearner
 from plcore.data import check_candidates, check_features, labels_to_candidates
 from plcore.exceptions import DataValidationError
+from plcore.utils import dense_candidates
+from plcore.validation import Integral, Interval, Real, validate_params
 
 from plcore_online._core import StreamState, run_stream
 
@@ -49,18 +55,8 @@ __all__ = [
     "MaxPegasosLearner",
     "PerceptronLearner",
     "PegasosLearner",
+    "prequential",
 ]
-
-
-def _check_positive(value, name):
-    if (not isinstance(value, numbers.Real) or isinstance(value, bool)
-            or not np.isfinite(value) or value <= 0):
-        raise DataValidationError(f"{name} must be a positive finite number, got {value!r}")
-
-
-def _check_bool(value, name):
-    if not isinstance(value, (bool, np.bool_)):
-        raise DataValidationError(f"{name} must be True or False, got {value!r}")
 
 
 class _OnlineLinearLearner(BaseLearner):
@@ -68,21 +64,20 @@ class _OnlineLinearLearner(BaseLearner):
 
     _loss = "avg"
     _algorithm = "perceptron"
-    _plcore_exact_labels = False
+
+    _parameter_constraints = {
+        "n_epochs": [Interval(Integral, 1, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        "shuffle": ["boolean"],
+        "random_state": ["random_state"],
+    }
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.pll_tags.online = True
+        return tags
 
     # ------------------------------------------------------------------ parameters
-    def _check_params(self):
-        if self._algorithm == "perceptron":
-            _check_positive(self.eta, "eta")
-        else:
-            _check_positive(self.lam, "lam")
-            _check_bool(self.shrink_on_zero_loss, "shrink_on_zero_loss")
-        if (not isinstance(self.n_epochs, numbers.Integral) or isinstance(self.n_epochs, bool)
-                or self.n_epochs < 1):
-            raise DataValidationError(f"n_epochs must be a positive integer, got {self.n_epochs!r}")
-        _check_bool(self.fit_intercept, "fit_intercept")
-        _check_bool(self.shuffle, "shuffle")
-
     def _stream_kwargs(self):
         if self._algorithm == "perceptron":
             return {"eta": float(self.eta)}
@@ -109,16 +104,10 @@ class _OnlineLinearLearner(BaseLearner):
         self.t_ = st.t
         self.n_updates_ = st.n_updates
 
-    @staticmethod
-    def _dense(S):
-        return S.toarray().astype(bool) if sp.issparse(S) else np.asarray(S, dtype=bool)
-
     # ------------------------------------------------------------------ BaseLearner steps
     def _fit(self, X, S):
         """Reset, then ``n_epochs`` passes over the data (shuffled when ``shuffle``)."""
-        self._check_params()
         self._reset(X.shape[1])
-        S = self._dense(S)
         rng = check_random_state(self.random_state)
         n = X.shape[0]
         for _ in range(int(self.n_epochs)):
@@ -175,20 +164,15 @@ class _OnlineLinearLearner(BaseLearner):
         self._partial(X, y, classes)
         return self
 
-    def predict_partial_fit(self, X, y, classes=None):
-        """Online protocol in one call: predict each row, then learn from it.
-
-        Equivalent to, for each row ``i`` in order, ``predict(X[i:i+1])`` followed by
-        ``partial_fit(X[i:i+1], y[i:i+1])`` (with ``classes`` on the first call), and
-        returns those predictions (labels from ``classes_``), shape (n,).
-        """
-        preds = self._partial(X, y, classes)
-        return self.classes_[preds]
-
     def _partial(self, X, y, classes):
+        """Validate one chunk and stream it; return the class indices predicted before each update.
+
+        The constructor parameters are checked on the first call only (they cannot change
+        between calls of one stream), so one-row calls pay no validation per row.
+        """
         first = not hasattr(self, "_state")
         if first:
-            self._check_params()
+            validate_params(self)
         X = validate_data(self, X, reset=first, dtype=np.float64, ensure_all_finite=False,
                           accept_sparse=False, ensure_min_samples=0)
         if X.shape[0]:
@@ -226,7 +210,7 @@ class _OnlineLinearLearner(BaseLearner):
             if S.shape[1] != len(classes):
                 raise DataValidationError(
                     f"candidate matrix has {S.shape[1]} columns but there are {len(classes)} classes")
-            return self._dense(S), classes
+            return dense_candidates(S), classes
         y = column_or_1d(y, warn=True)
         if y.shape[0] != n:
             raise DataValidationError(f"X has {n} rows but y has {y.shape[0]} labels; they must match")
@@ -264,6 +248,11 @@ _DOC_COMMON = """    n_epochs : int, default=5
 class _PerceptronBase(_OnlineLinearLearner):
     _algorithm = "perceptron"
 
+    _parameter_constraints = {
+        **_OnlineLinearLearner._parameter_constraints,
+        "eta": [Interval(Real, 0, None, closed="neither")],
+    }
+
     def __init__(self, eta=1.0, n_epochs=5, fit_intercept=True, shuffle=True, random_state=None):
         self.eta = eta
         self.n_epochs = n_epochs
@@ -274,6 +263,12 @@ class _PerceptronBase(_OnlineLinearLearner):
 
 class _PegasosBase(_OnlineLinearLearner):
     _algorithm = "pegasos"
+
+    _parameter_constraints = {
+        **_OnlineLinearLearner._parameter_constraints,
+        "lam": [Interval(Real, 0, None, closed="neither")],
+        "shrink_on_zero_loss": ["boolean"],
+    }
 
     def __init__(self, lam=0.1, shrink_on_zero_loss=False, n_epochs=5, fit_intercept=True,
                  shuffle=True, random_state=None):
@@ -322,7 +317,11 @@ class PerceptronLearner(_PerceptronBase):
     """Multiclass Perceptron on exact labels (baseline of the online paper)."""
 
     _loss = "avg"
-    _plcore_exact_labels = True
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.pll_tags.exact_label_baseline = True
+        return tags
 
 
 class AvgPegasosLearner(_PegasosBase):
@@ -341,20 +340,59 @@ class PegasosLearner(_PegasosBase):
     """Multiclass Pegasos on exact labels (baseline of the online paper)."""
 
     _loss = "avg"
-    _plcore_exact_labels = True
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.pll_tags.exact_label_baseline = True
+        return tags
 
 
 for _cls, _what in (
     (AvgPerceptronLearner, "APH loss, Eq. (2), sub-gradient Eq. (4); Algorithm 1"),
     (MaxPerceptronLearner, "MPH loss, Eq. (3), sub-gradient Eq. (5); Algorithm 2"),
-    (PerceptronLearner, "exact labels: multiclass hinge loss; the online protocol feeds it "
-                        "the true label (``_plcore_exact_labels``)"),
+    (PerceptronLearner, "exact labels: multiclass hinge loss; plcore's protocols feed it "
+                        "the true label (tag ``exact_label_baseline``)"),
 ):
     _cls.__doc__ += f"\n\n    {_what}.\n" + _DOC_PERCEPTRON
 for _cls, _what in (
     (AvgPegasosLearner, "APH loss, Eq. (2), sub-gradient Eq. (4), step Eq. (6); Algorithm 3"),
     (MaxPegasosLearner, "MPH loss, Eq. (3), sub-gradient Eq. (5), step Eq. (6); Algorithm 4"),
-    (PegasosLearner, "exact labels: multiclass hinge loss; the online protocol feeds it "
-                     "the true label (``_plcore_exact_labels``)"),
+    (PegasosLearner, "exact labels: multiclass hinge loss; plcore's protocols feed it "
+                     "the true label (tag ``exact_label_baseline``)"),
 ):
     _cls.__doc__ += f"\n\n    {_what}.\n" + _DOC_PEGASOS
+
+
+def prequential(learner, X, S, classes):
+    """Prequential evaluation of one stream: predict each example, then learn from it.
+
+    The compiled predict-then-update kernel registered with plcore's ``online`` protocol
+    (``ComponentSpec(prequential=prequential)``, see :mod:`plcore_online.plugin`). It gives
+    the predictions of the protocol's generic loop -- ``partial_fit(X[:0], S[:0],
+    classes=classes)``, then for each row ``predict(X[i:i+1])`` followed by
+    ``partial_fit(X[i:i+1], S[i:i+1])`` -- with one call of the stream kernel
+    (:func:`plcore_online._core.run_stream`) instead of two Python calls per example.
+
+    Parameters
+    ----------
+    learner : one of the six learners of this module
+        Unfitted (a fresh clone); it is initialised as ``partial_fit(X[:0], S[:0],
+        classes=classes)`` would and ends fitted on the whole stream. (A fitted learner
+        continues its stream, as ``partial_fit`` would; ``classes`` must then equal
+        ``classes_``.)
+    X : ndarray of shape (n, d)
+        Features in stream order (float64).
+    S : ndarray of shape (n, q)
+        Dense boolean candidate matrix, rows in the same order.
+    classes : ndarray of shape (q,)
+        All classes (the protocol passes ``arange(q)``).
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        For each row in order, the label (from ``classes``) predicted before learning from it.
+    """
+    if not isinstance(learner, _OnlineLinearLearner):
+        raise TypeError(f"prequential() streams the plcore-online learners, not {type(learner).__name__}")
+    preds = learner._partial(X, S, classes)
+    return learner.classes_[preds]
