@@ -139,7 +139,9 @@ class AknnLearner(_AdaptiveKnnBase):
         bag when none of them votes for it).
     n_features_in_ : int
 
-    :meth:`predict_with_k` returns the predictions together with the ``k`` at which each
+    Notes
+    -----
+    ``predict_with_k(X)`` returns the predictions together with the ``k`` at which each
     query was decided.
     """
 
@@ -207,7 +209,9 @@ class KnnOracleLearner(BaseLearner):
         Leave-one-out votes at the chosen ``k`` restricted to each bag, normalised.
     n_features_in_ : int
 
-    :meth:`predict_with_k` returns the predictions with ``n_neighbors_`` for every query
+    Notes
+    -----
+    ``predict_with_k(X)`` returns the predictions with ``n_neighbors_`` for every query
     (the interface of the adaptive learners).
     """
 
