@@ -141,7 +141,7 @@ def resolve_run(cfg, registry: Registry | None = None):
         if setup.bags is not None and not (spec.uses_bags and bags_apply(dataset, setup.bags)):
             print(f"note: {dataset.name} has its own candidate sets; bags={type(setup.bags).__name__} not applied")
             setup.bags = None
-            cfg.bags = None
+            cfg.pop("bags")  # log exactly what ran: no bag parameters
         for kind in _OPTIONAL_KINDS:  # random_state as used: the run's seed where the config left it None
             node, est = cfg.get(kind), getattr(setup, kind)
             if node and est is not None and "random_state" in node and node.random_state is None:

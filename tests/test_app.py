@@ -39,7 +39,10 @@ def test_default_run_prints_summary_and_logs_finished_run(default_run):
     assert {"accuracy_mean", "accuracy_std", "transductive_accuracy_mean", "fit_time_mean"} <= set(m)
     assert len(client.get_metric_history(run.info.run_id, "accuracy")) == 3  # one per fold
     assert run.data.params["learner.k"] == "10" and run.data.params["bags.r"] == "3"
+    assert run.data.params["bags.random_state"] == "0"  # random_state as used (the run's seed), not None
+    assert run.data.params["protocol.exact_labels"] == "auto"  # protocol defaults completed and logged
     tags = run.data.tags
+    assert tags["training_labels"] == "candidates"
     assert tags["plcore.version"] and tags["seed"] == "0" and len(tags["dataset.fingerprint"]) == 16
     assert tags["overrides"] == "protocol.n_splits=3"
     arts = {a.path for a in client.list_artifacts(run.info.run_id)}
@@ -134,3 +137,29 @@ def test_primary_config_found_from_installed_wheel(tmp_path, plcore_cli):
     assert out == str(site / "plcore" / "conf")
     proc = plcore_cli(["+learner=plknn", "--cfg", "job"], tmp_path, env)
     assert "name_or_path: digits" in proc.stdout
+
+
+def test_run_on_real_partial_labels_logs_no_bag_parameters(tmp_path, plcore_cli):
+    """lost carries its own candidate sets: the default bag generator is not applied, and the
+    run says so and logs no ``bags.*`` parameter (it logs exactly what ran)."""
+    proc = plcore_cli(["dataset=lost", "protocol.n_splits=2", "+learner=plknn", "learner.k=3"], tmp_path)
+    assert "bags=UniformBags not applied" in proc.stdout
+    _, runs = mlflow_runs(tmp_path / "mlflow.db")
+    (run,) = runs
+    assert not [k for k in run.data.params if k.startswith("bags")], run.data.params
+    assert run.data.params["dataset.name_or_path"] == "lost"
+
+
+def test_exact_label_baseline_is_trained_on_true_labels_and_says_so(tmp_path, plcore_cli):
+    proc = plcore_cli(["+learner=perceptron", "dataset=iris", "bags.r=1", "protocol.n_splits=2"], tmp_path)
+    assert "trained on the true labels" in proc.stdout
+    _, runs = mlflow_runs(tmp_path / "mlflow.db")
+    (run,) = runs
+    assert run.data.tags["training_labels"] == "exact"
+
+
+def test_unknown_protocol_parameter_is_one_line(tmp_path, plcore_cli):
+    proc = plcore_cli(["+protocol.n_fold=3", "tracking=none"], tmp_path, check=False)
+    assert proc.returncode == 2
+    err = proc.stderr.strip().splitlines()
+    assert len(err) == 1 and "protocol 'kfold' has no parameter(s) n_fold" in err[0], proc.stderr

@@ -157,3 +157,42 @@ def test_default_config_derived_from_get_params():
     assert comp.config() == {"_target_": f"{Tiny.__module__}.{Tiny.__qualname__}", "alpha": 0.5}
     assert comp.description == "Tiny learner."
     assert reg.table()[0]["distribution"] == "plcore-tiny"
+
+
+def test_create_instantiates_estimators_and_preprocessors():
+    reg = Registry().load(entry_points=False)
+    est = reg.create("learner", "plknn", k=3)
+    assert isinstance(est, PlKnnLearner) and est.k == 3
+    from sklearn.preprocessing import StandardScaler
+
+    assert isinstance(reg.create("preprocessor", "standardize"), StandardScaler)
+    with pytest.raises(ConfigError, match="not estimators"):
+        reg.create("protocol", "kfold")
+    with pytest.raises(ConfigError, match="unknown learner"):
+        reg.create("learner", "nope")
+
+
+def test_invalid_preprocessor_and_protocol_specs_are_reported():
+    from plcore.hookspecs import hookimpl
+
+    class Plugin:
+        @hookimpl
+        def plcore_components(self):
+            return [ComponentSpec("preprocessor", "bad", object),
+                    ComponentSpec("protocol", "bad", lambda setup, ds: None),
+                    ComponentSpec("learner", "badkernel", PlKnnLearner, prequential=3)]
+
+    reg = Registry()
+    reg.register(Plugin(), "bad-plugin")
+    reg.load(entry_points=False)
+    messages = " | ".join(e.error for e in reg.errors)
+    assert "not a transformer class" in messages and "expected a plcore.protocols.ProtocolSpec" in messages
+    assert "prequential kernel that is not callable" in messages
+    assert "bad" not in reg.names("preprocessor") and "bad" not in reg.names("protocol")
+
+
+def test_report_writers_are_registered_by_name():
+    reg = Registry().load(entry_points=False)
+    from plcore.report import reproduction_page
+
+    assert reg.report_writers["reproduction"] is reproduction_page
