@@ -6,7 +6,7 @@ through ``plcore.protocols.online`` with ``bags = FixedSizeBags(s)``: ``R`` runs
 with fresh candidate sets and a fresh random order (the same ``R`` streams for all six
 learners: same ``random_state``), prediction before each update, mistake rate w.r.t. the
 true label after every trial, averaged over the runs. The exact-label baselines are fed
-the true labels (``_plcore_exact_labels``).
+the true labels (their tag ``exact_label_baseline``).
 
 Data we have for the paper's figures: ecoli (Fig. 2; s in {2, 4, 6}), satimage =
 statlog-landsat-satellite (Fig. 3; s in {2, 4}), and as stand-ins for USPS (Fig. 4) and

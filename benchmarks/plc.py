@@ -57,9 +57,8 @@ def per_row(Q, c, upper, settings):
 
 def bench_steps(n):
     from plcore.utils import normalise_rows
-    from plcore_plc._graph import gram_blocks, knn, neighbour_sqdist, t_matrix, weights_matrix
-    from plcore_plc._qp import DEFAULT_OSQP, BatchedSimplexQP
-    from plcore_plc.plc import f_row_step, symmetrise
+    from plcore_plc._graph import gram_blocks, knn, neighbour_sqdist, symmetrise, t_matrix, weights_matrix
+    from plcore_plc._qp import DEFAULT_OSQP, BatchedSimplexQP, f_row_step
 
     X, S, _ = synthetic(n)
     Y = S.astype(float)

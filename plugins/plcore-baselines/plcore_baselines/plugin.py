@@ -8,7 +8,7 @@ from plcore_baselines.delin import DelinReducer
 from plcore_baselines.ipal import IpalLearner
 from plcore_baselines.plecoc import PlEcocLearner
 from plcore_baselines.plsvm import PlSvmLearner
-from plcore_baselines.table import cenda_table
+from plcore_baselines.reports import cenda_table
 
 
 @hookimpl

@@ -19,15 +19,8 @@ from sklearn.preprocessing import StandardScaler
 from plcore.datasets import UniformBags
 from plcore.exceptions import DataValidationError, InvalidParameterError
 from plcore.learners import PlKnnLearner
-from plcore_baselines.delin import DelinReducer, knn_disambiguation, weighted_lda, weighted_scatter
-
-
-def _random_bags(y, q, r, rng):
-    S = np.zeros((y.size, q), dtype=bool)
-    S[np.arange(y.size), y] = True
-    for i in range(y.size):
-        S[i, rng.choice(np.setdiff1d(np.arange(q), [y[i]]), size=r, replace=False)] = True
-    return S
+from plcore_baselines._delin import knn_disambiguation, weighted_lda, weighted_scatter
+from plcore_baselines.delin import DelinReducer
 
 
 def _sin_largest_angle(A, B):
@@ -81,7 +74,7 @@ def test_eigen_equation_and_constraint(reg):
     rng = np.random.RandomState(1)
     n, d, q = 90, 7, 5
     X = rng.randn(n, d) @ rng.randn(d, d)
-    S = _random_bags(rng.randint(q, size=n), q, 2, rng)
+    S = UniformBags(r=2).generate(rng.randint(q, size=n), n_classes=q, random_state=rng)
     F = np.where(S, rng.rand(n, q), 0.0)
     F /= F.sum(axis=1, keepdims=True)
     P, lam, (_, ridge, _) = weighted_lda(X, F, q - 1, reg=reg)
@@ -99,7 +92,7 @@ def test_eigen_equation_and_constraint(reg):
 def test_n_components_bound():
     rng = np.random.RandomState(2)
     X = rng.randn(60, 6)
-    S = _random_bags(rng.randint(5, size=60), 5, 1, rng)
+    S = UniformBags(r=1).generate(rng.randint(5, size=60), n_classes=5, random_state=rng)
     assert DelinReducer(max_iter=2).fit(X, S).n_components_ == 4            # q - 1
     assert DelinReducer(max_iter=2).fit(X[:, :2], S).n_components_ == 2     # d < q - 1
     assert DelinReducer(n_components=3, max_iter=2).fit(X, S).transform(X).shape == (60, 3)
@@ -120,7 +113,7 @@ def test_recovers_a_planted_signal_subspace():
     y = rng.randint(q, size=n)
     centres = 3.0 * np.array([[1, 1], [1, -1], [-1, 1], [-1, -1]])
     X = np.hstack([centres[y] + 0.7 * rng.randn(n, 2), 4.0 * rng.randn(n, d - 2)])
-    S = _random_bags(y, q, 1, rng)
+    S = UniformBags(r=1).generate(y, n_classes=q, random_state=rng)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est = DelinReducer(n_components=2).fit(X, S)
@@ -175,7 +168,7 @@ def test_knn_updates_equal_literal_loops(uniform):
     rng = np.random.RandomState(4)
     n, q, k = 60, 5, 4
     Z = rng.randn(n, 3)
-    S = _random_bags(rng.randint(q, size=n), q, 2, rng)
+    S = UniformBags(r=2).generate(rng.randint(q, size=n), n_classes=q, random_state=rng)
     S[:5] = False                     # a few singletons and a full row
     S[np.arange(5), rng.randint(q, size=5)] = True
     S[5] = True

@@ -13,15 +13,8 @@ from sklearn.preprocessing import StandardScaler
 from plcore.datasets import UniformBags
 from plcore.exceptions import InvalidParameterError
 from plcore.testing import make_pl_data
-from plcore_baselines.ipal import IpalLearner, batched_nnls
-
-
-def _random_bags(y, q, r, rng):
-    S = np.zeros((y.size, q), dtype=bool)
-    S[np.arange(y.size), y] = True
-    for i in range(y.size):
-        S[i, rng.choice(np.setdiff1d(np.arange(q), [y[i]]), size=r, replace=False)] = True
-    return S
+from plcore_baselines._ipal import batched_nnls
+from plcore_baselines.ipal import IpalLearner
 
 
 # ----------------------------------------------------------------------------- Eq. (1)
@@ -102,7 +95,7 @@ def test_fit_and_predict_equal_the_textbook_loops(row_normalize):
     q, n, d = 4, 45, 12
     y = rng.randint(q, size=n + 15)
     X = rng.randn(n + 15, d) + 2.0 * np.eye(q, d)[y]
-    S = _random_bags(y[:n], q, 1, rng)
+    S = UniformBags(r=1).generate(y[:n], n_classes=q, random_state=rng)
     F, yhat, errors = textbook_ipal(X[:n], S, X[n:], k=5, alpha=0.9, T=20, normr=row_normalize)
     est = IpalLearner(k=5, alpha=0.9, max_iter=20, row_normalize=row_normalize).fit(X[:n], S)
     np.testing.assert_allclose(est.propagated_confidences_, F, atol=1e-6)

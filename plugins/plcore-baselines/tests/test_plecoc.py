@@ -10,7 +10,7 @@ from sklearn.linear_model import LogisticRegression
 
 from plcore.exceptions import InvalidParameterError
 from plcore_baselines import PlEcocLearner
-from plcore_baselines.plecoc import (
+from plcore_baselines._plecoc import (
     column_split,
     decoding_loss,
     default_code_length,

@@ -6,7 +6,7 @@ from scipy import stats
 
 from plcore.report import RunRecord
 from plcore_baselines import plugin
-from plcore_baselines.table import COMPARISONS, DATASETS, LEARNERS, REDUCERS, cenda_table, run_key
+from plcore_baselines.reports import COMPARISONS, DATASETS, LEARNERS, REDUCERS, cenda_table, run_key
 
 
 def _preset(name):

@@ -5,8 +5,8 @@ disambiguated training confidences instead of the raw candidate sets.
 """
 
 from plcore_cenda._core import CendaConditioningWarning
-from plcore_cenda.learner import CendaPlKnnLearner
-from plcore_cenda.reducer import CendaReducer
+from plcore_cenda.learners import CendaPlKnnLearner
+from plcore_cenda.reducers import CendaReducer
 
 __all__ = ["CendaReducer", "CendaPlKnnLearner", "CendaConditioningWarning"]
 __version__ = "0.1.0"

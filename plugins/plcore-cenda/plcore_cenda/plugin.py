@@ -9,8 +9,8 @@ from plcore.hookspecs import hookimpl
 from plcore.presets import load_presets
 from plcore.registry import ComponentSpec
 
-from plcore_cenda.learner import CendaPlKnnLearner
-from plcore_cenda.reducer import CendaReducer
+from plcore_cenda.learners import CendaPlKnnLearner
+from plcore_cenda.reducers import CendaReducer
 
 
 @hookimpl

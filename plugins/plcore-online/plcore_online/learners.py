@@ -280,6 +280,16 @@ class _PegasosBase(_OnlineLinearLearner):
         self.random_state = random_state
 
 
+class _ExactLabelBaseline:
+    """Mixin of the exact-label baselines: tags them ``exact_label_baseline``, so plcore's
+    protocols feed them the true labels instead of the candidate sets."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.pll_tags.exact_label_baseline = True
+        return tags
+
+
 _DOC_PERCEPTRON = """
     Parameters
     ----------
@@ -313,15 +323,10 @@ class MaxPerceptronLearner(_PerceptronBase):
     _loss = "max"
 
 
-class PerceptronLearner(_PerceptronBase):
+class PerceptronLearner(_ExactLabelBaseline, _PerceptronBase):
     """Multiclass Perceptron on exact labels (baseline of the online paper)."""
 
     _loss = "avg"
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.pll_tags.exact_label_baseline = True
-        return tags
 
 
 class AvgPegasosLearner(_PegasosBase):
@@ -336,15 +341,10 @@ class MaxPegasosLearner(_PegasosBase):
     _loss = "max"
 
 
-class PegasosLearner(_PegasosBase):
+class PegasosLearner(_ExactLabelBaseline, _PegasosBase):
     """Multiclass Pegasos on exact labels (baseline of the online paper)."""
 
     _loss = "avg"
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.pll_tags.exact_label_baseline = True
-        return tags
 
 
 for _cls, _what in (

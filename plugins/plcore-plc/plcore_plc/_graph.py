@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.neighbors import NearestNeighbors
 
-__all__ = ["knn", "weights_matrix", "gram_blocks", "neighbour_sqdist", "t_matrix"]
+__all__ = ["knn", "weights_matrix", "symmetrise", "gram_blocks", "neighbour_sqdist", "t_matrix"]
 
 
 def knn(X, k):
@@ -25,6 +25,11 @@ def weights_matrix(w, nbr):
     """CSR ``Wc`` with ``Wc[j, nbr[j, s]] = w[j, s]`` (row j = sample j's weights)."""
     n, k = nbr.shape
     return sp.csr_matrix((w.ravel(), nbr.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
+
+
+def symmetrise(Wc):
+    """``(W + W')/2`` as CSR."""
+    return sp.csr_matrix(0.5 * (Wc + Wc.T))
 
 
 def gram_blocks(Z, nbr):

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 
 from plcore.utils import osqp_settings, osqp_solution, upper_block_pattern
 
-__all__ = ["DEFAULT_OSQP", "OSQP_EPS", "OSQP_MAX_ITER", "BatchedSimplexQP", "solve_full_f_qp"]
+__all__ = ["DEFAULT_OSQP", "OSQP_EPS", "OSQP_MAX_ITER", "BatchedSimplexQP", "solve_full_f_qp", "f_row_step"]
 
 #: PLC's OSQP tolerance (absolute and relative): tight, so that solutions match an
 #: interior-point reference within ~1e-6 (the tests compare with cvxpy/Clarabel).
@@ -138,3 +138,36 @@ def solve_full_f_qp(T, Y, settings=None, x0=None):
     res = solver.solve(raise_error=False)
     x = osqp_solution(res, "label-disambiguation (Eq. 12)")
     return _renormalise(x, ub, q, n, column_major=True)
+
+
+def f_row_step(T, F, qp):
+    """One batched pass of the row subproblems Eq. (13), then an exact line search.
+
+    Every row solves ``min t_jj f'f + (sum_{i != j} (t_ij + t_ji) f_i)' f`` over
+    ``{f : 1'f = 1, 0 <= f <= y_j}`` with the other rows fixed at ``F`` (all n QPs in
+    one OSQP call, ``qp``). The step ``F -> F + theta (F_rows - F)`` uses the exact
+    minimiser theta in [0, 1] of ``sum_ij t_ij f_i'f_j`` (Eq. (12)) along the
+    direction, so the objective never increases (``theta = 1`` is the plain Jacobi
+    update; sequential Gauss-Seidel rows would need n solver calls).
+
+    Returns ``(F_new, theta, objective_before, objective_after)``.
+    """
+    T = sp.csr_matrix(T)
+    TF = T @ F
+    G = TF + T.T @ F  # gradient of tr(F'TF)
+    t = np.maximum(T.diagonal(), 1e-12)
+    c = G - 2.0 * t[:, None] * F
+    F_rows = qp.solve(t, c, x0=F)
+    d = F_rows - F
+    before = float(np.vdot(F, TF))
+    slope = float(np.vdot(G, d))
+    curv = float(np.vdot(d, T @ d))
+    if slope >= 0.0:
+        theta = 0.0
+    elif curv <= 0.0:
+        theta = 1.0
+    else:
+        theta = min(1.0, -slope / (2.0 * curv))
+    F_new = F + theta * d
+    after = before + theta * slope + theta * theta * curv
+    return F_new, theta, before, after

@@ -4,8 +4,7 @@ from plcore.hookspecs import hookimpl
 from plcore.presets import load_presets
 from plcore.registry import ComponentSpec
 
-from plcore_plc.baselines import KMeansClusterer, SpectralClusterer
-from plcore_plc.plc import PlcClusterer
+from plcore_plc.clusterers import KMeansClusterer, PlcClusterer, SpectralClusterer
 
 
 @hookimpl

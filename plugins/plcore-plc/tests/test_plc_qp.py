@@ -6,9 +6,8 @@ import pytest
 import scipy.sparse as sp
 
 from plcore.utils import normalise_rows
-from plcore_plc._graph import gram_blocks, knn, t_matrix, weights_matrix
-from plcore_plc._qp import BatchedSimplexQP, solve_full_f_qp
-from plcore_plc.plc import f_row_step, symmetrise
+from plcore_plc._graph import gram_blocks, knn, symmetrise, t_matrix, weights_matrix
+from plcore_plc._qp import BatchedSimplexQP, f_row_step, solve_full_f_qp
 
 TOL = 1e-5
 

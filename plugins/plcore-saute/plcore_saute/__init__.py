@@ -1,6 +1,6 @@
 """plcore-saute: SAUTE partial-label feature selection (KDD 2022) and the RS / MR / MJE baselines."""
 
-from plcore_saute.selectors import (
+from plcore_saute.reducers import (
     MaxJointEntropyReducer,
     MaxRelevanceReducer,
     RandomSelectionReducer,

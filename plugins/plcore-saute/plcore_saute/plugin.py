@@ -9,7 +9,7 @@ from plcore.hookspecs import hookimpl
 from plcore.presets import load_presets
 from plcore.registry import ComponentSpec
 
-from plcore_saute.selectors import (
+from plcore_saute.reducers import (
     MaxJointEntropyReducer,
     MaxRelevanceReducer,
     RandomSelectionReducer,

@@ -27,7 +27,7 @@ from plcore_saute._info import (
     mutual_info_with,
     standardize_columns,
 )
-from plcore_saute.selectors import resolve_n_features
+from plcore_saute.reducers import resolve_n_features
 
 _spec = importlib.util.spec_from_file_location("saute_reference", Path(__file__).with_name("saute_reference.py"))
 ref = importlib.util.module_from_spec(_spec)

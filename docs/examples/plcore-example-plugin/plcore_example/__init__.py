@@ -1,5 +1,5 @@
 """plcore-example-plugin: a minimal plcore plugin (one learner, ``+learner=centroid``)."""
 
-from plcore_example.learner import CandidateCentroidLearner
+from plcore_example.learners import CandidateCentroidLearner
 
 __all__ = ["CandidateCentroidLearner"]

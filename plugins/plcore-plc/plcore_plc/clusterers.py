@@ -1,6 +1,13 @@
-"""PLC: partial-label clustering (Xie, Yang & Jia, IJCAI 2025).
+"""The clusterers of plcore-plc: PLC and the paper's two baselines.
 
-Alternating optimisation of Eq. (9) (Algorithm 1):
+:class:`PlcClusterer` is partial-label clustering (Xie, Yang & Jia, IJCAI 2025);
+:class:`KMeansClusterer` and :class:`SpectralClusterer` are the paper's baseline
+clusterers on the same features (they ignore the candidate sets except for the default
+number of clusters, ``S.shape[1]``). The numerics live in the private modules
+``_graph`` (neighbourhoods, W, T), ``_qp`` (batched OSQP problems), ``_propagation``
+(S and D, Eq. (14)) and ``_spectral``.
+
+PLC alternates the optimisation of Eq. (9) (Algorithm 1):
 
 1. W by Eq. (1) (a QP per sample over its k neighbours), F by Eq. (12) (one QP over
    all samples), ``W <- (W + W')/2``;
@@ -18,64 +25,29 @@ set up once per fit and updated with warm starts afterwards (``plcore_plc._qp``)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import scipy.sparse as sp
+from sklearn.cluster import KMeans, SpectralClustering
 from sklearn.utils import check_random_state
 
 from plcore.base import BaseClusterer
 from plcore.exceptions import InvalidParameterError
-from plcore.utils import normalise_rows
+from plcore.utils import normalise_rows, uniform_confidences
 from plcore.validation import Integral, Interval, Real, StrOptions
 
-from plcore_plc._graph import gram_blocks, knn, neighbour_sqdist, t_matrix, weights_matrix
+from plcore_plc._graph import gram_blocks, knn, neighbour_sqdist, symmetrise, t_matrix, weights_matrix
 from plcore_plc._propagation import propagate_constraints
-from plcore_plc._qp import BatchedSimplexQP, solve_full_f_qp
+from plcore_plc._qp import BatchedSimplexQP, f_row_step, solve_full_f_qp
 from plcore_plc._spectral import njw_spectral_clustering
 
-__all__ = ["PlcClusterer", "f_row_step", "symmetrise"]
+__all__ = ["PlcClusterer", "KMeansClusterer", "SpectralClusterer"]
 
 #: ``f_init="auto"`` solves Eq. (12) as one QP up to this many variables (n q). Beyond,
 #: OSQP's KKT factorisation of the coupled n q problem fills in badly (MSRCv2, n q =
 #: 40434: no solve within 5 minutes), so F starts from Eq. (13) row passes instead.
 _FULL_QP_MAX = 6000
-
-
-def symmetrise(Wc):
-    """``(W + W')/2`` as CSR."""
-    return sp.csr_matrix(0.5 * (Wc + Wc.T))
-
-
-def f_row_step(T, F, qp):
-    """One batched pass of the row subproblems Eq. (13), then an exact line search.
-
-    Every row solves ``min t_jj f'f + (sum_{i != j} (t_ij + t_ji) f_i)' f`` over
-    ``{f : 1'f = 1, 0 <= f <= y_j}`` with the other rows fixed at ``F`` (all n QPs in
-    one OSQP call, ``qp``). The step ``F -> F + theta (F_rows - F)`` uses the exact
-    minimiser theta in [0, 1] of ``sum_ij t_ij f_i'f_j`` (Eq. (12)) along the
-    direction, so the objective never increases (``theta = 1`` is the plain Jacobi
-    update; sequential Gauss-Seidel rows would need n solver calls).
-
-    Returns ``(F_new, theta, objective_before, objective_after)``.
-    """
-    T = sp.csr_matrix(T)
-    TF = T @ F
-    G = TF + T.T @ F  # gradient of tr(F'TF)
-    t = np.maximum(T.diagonal(), 1e-12)
-    c = G - 2.0 * t[:, None] * F
-    F_rows = qp.solve(t, c, x0=F)
-    d = F_rows - F
-    before = float(np.vdot(F, TF))
-    slope = float(np.vdot(G, d))
-    curv = float(np.vdot(d, T @ d))
-    if slope >= 0.0:
-        theta = 0.0
-    elif curv <= 0.0:
-        theta = 1.0
-    else:
-        theta = min(1.0, -slope / (2.0 * curv))
-    F_new = F + theta * d
-    after = before + theta * slope + theta * theta * curv
-    return F_new, theta, before, after
 
 
 #: non-negative finite weights / tolerances, counts from 0 or 1
@@ -126,7 +98,7 @@ class PlcClusterer(BaseClusterer):
         idempotent after the clustering protocol's own standardisation.
     n_init : int, default=20
         k-means restarts of the final spectral clustering.
-    osqp_options : dict, optional
+    osqp_options : mapping, optional
         OSQP settings overriding ``plcore_plc._qp.DEFAULT_OSQP`` (eps_abs = eps_rel =
         1e-7, polishing, max_iter 200000; :func:`plcore.utils.osqp_settings`).
     random_state : int, RandomState or None
@@ -190,7 +162,7 @@ class PlcClusterer(BaseClusterer):
         "refresh_constraints": ["boolean"],
         "standardize": ["boolean"],
         "n_init": [_COUNT1],
-        "osqp_options": [dict, None],
+        "osqp_options": [Mapping, None],
         "random_state": ["random_state"],
     }
 
@@ -218,7 +190,7 @@ class PlcClusterer(BaseClusterer):
         self.sd_objectives_, self.f_objectives_ = [], []
         if k < 1 or n <= self.n_clusters_:
             self.labels_ = np.arange(n) % max(1, self.n_clusters_)
-            self.confidences_ = Y / Y.sum(axis=1, keepdims=True)
+            self.confidences_ = uniform_confidences(Y)
             self.pseudo_labels_ = np.argmax(self.confidences_, axis=1)
             self.affinity_ = sp.csr_matrix((n, n))
             self.neighbors_ = np.zeros((n, 0), dtype=np.int64)
@@ -237,7 +209,7 @@ class PlcClusterer(BaseClusterer):
         if self.f_init == "qp" or (self.f_init == "auto" and n * Y.shape[1] <= _FULL_QP_MAX):
             F = solve_full_f_qp(T0, Y, settings=opts)
         else:
-            F = Y / Y.sum(axis=1, keepdims=True)
+            F = uniform_confidences(Y)
             prev = float(np.vdot(F, T0 @ F))
             for _ in range(int(self.f_init_sweeps)):
                 F, _, _, val = f_row_step(T0, F, f_qp)
@@ -279,3 +251,93 @@ class PlcClusterer(BaseClusterer):
         self.pseudo_labels_ = pseudo
         self.labels_ = njw_spectral_clustering(W, self.n_clusters_, n_init=int(self.n_init),
                                                random_state=km_seed)
+
+
+# ---------------------------------------------------------------- the paper's baselines
+
+def _n_clusters(est, S, n):
+    if est.n_clusters is not None:
+        q = int(est.n_clusters)
+    else:
+        q = S.shape[1] if S is not None else 8
+    return min(q, n)
+
+
+class KMeansClusterer(BaseClusterer):
+    """k-means baseline (scikit-learn ``KMeans``); ``n_clusters`` defaults to the number of classes.
+
+    Parameters
+    ----------
+    n_clusters : int, optional
+        Default ``S.shape[1]`` (8 when ``y`` is None).
+    n_init : int or "auto", default=10
+        Seeded restarts (as :class:`sklearn.cluster.KMeans`).
+    random_state : int, RandomState or None
+    """
+
+    def __init__(self, n_clusters=None, n_init=10, random_state=None):
+        self.n_clusters = n_clusters
+        self.n_init = n_init
+        self.random_state = random_state
+
+    _parameter_constraints = {
+        "n_clusters": [_COUNT1, None],
+        "n_init": [_COUNT1, StrOptions({"auto"})],
+        "random_state": ["random_state"],
+    }
+
+    def _fit(self, X, S):
+        self.n_clusters_ = _n_clusters(self, S, X.shape[0])
+        km = KMeans(n_clusters=self.n_clusters_, n_init=self.n_init, random_state=self.random_state)
+        self.labels_ = km.fit_predict(X)
+        self.cluster_centers_ = km.cluster_centers_
+
+
+class SpectralClusterer(BaseClusterer):
+    """Spectral clustering baseline (scikit-learn ``SpectralClustering``, NJW normalisation).
+
+    Parameters
+    ----------
+    n_clusters : int, optional
+        Default ``S.shape[1]`` (8 when ``y`` is None).
+    affinity : str, default="nearest_neighbors"
+        ``"nearest_neighbors"`` (symmetrised kNN graph) or ``"rbf"``.
+    n_neighbors : int, default=10
+        Neighbours of the kNN affinity (same k as PLC).
+    gamma : float, optional
+        RBF width; default ``1 / n_features``.
+    n_init : int, default=20
+        k-means restarts on the embedding.
+    random_state : int, RandomState or None
+    """
+
+    def __init__(self, n_clusters=None, affinity="nearest_neighbors", n_neighbors=10, gamma=None,
+                 n_init=20, random_state=None):
+        self.n_clusters = n_clusters
+        self.affinity = affinity
+        self.n_neighbors = n_neighbors
+        self.gamma = gamma
+        self.n_init = n_init
+        self.random_state = random_state
+
+    _parameter_constraints = {
+        "n_clusters": [_COUNT1, None],
+        "affinity": [StrOptions({"nearest_neighbors", "rbf"})],
+        "n_neighbors": [_COUNT1],
+        "gamma": [Interval(Real, 0, None, closed="left"), None],
+        "n_init": [_COUNT1],
+        "random_state": ["random_state"],
+    }
+
+    def _fit(self, X, S):
+        n = X.shape[0]
+        self.n_clusters_ = _n_clusters(self, S, n)
+        if n < 2 or self.n_clusters_ < 2:
+            self.labels_ = np.zeros(n, dtype=np.int64)
+            return
+        gamma = self.gamma if self.gamma is not None else 1.0 / X.shape[1]
+        sc = SpectralClustering(n_clusters=self.n_clusters_, affinity=self.affinity,
+                                n_neighbors=min(int(self.n_neighbors), n - 1), gamma=gamma,
+                                n_init=self.n_init, random_state=self.random_state,
+                                assign_labels="kmeans")
+        self.labels_ = sc.fit_predict(X)

@@ -22,7 +22,7 @@ from plcore.base import BaseLearner
 from plcore.learners.plknn import weighted_votes
 from plcore.validation import Integral, Interval, StrOptions
 
-from plcore_cenda.reducer import _CENDA_CONSTRAINTS, CendaReducer
+from plcore_cenda.reducers import _CENDA_CONSTRAINTS, CendaReducer
 
 _VOTES = ("confidences", "candidates")
 _WEIGHTS = ("linear", "uniform")
