@@ -68,9 +68,9 @@ class Tags(_SklearnTags):
 
 
 def get_pll_tags(estimator) -> PLLTags:
-    """The :class:`PLLTags` of an estimator (class or instance); defaults for anything else."""
-    try:
-        tags = get_tags(estimator() if isinstance(estimator, type) else estimator)
-    except Exception:  # noqa: BLE001 - not a scikit-learn estimator: no capabilities
+    """The :class:`PLLTags` of an estimator (class or instance); defaults for objects that are
+    not scikit-learn estimators. A broken ``__sklearn_tags__`` raises (it is not hidden)."""
+    if not hasattr(estimator, "__sklearn_tags__"):
         return PLLTags()
+    tags = get_tags(estimator() if isinstance(estimator, type) else estimator)
     return getattr(tags, "pll_tags", None) or PLLTags()

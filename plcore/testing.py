@@ -221,6 +221,35 @@ def check_parameter_constraints(name, estimator):
     validate_params(estimator)
 
 
+def check_param_validation(name, estimator):
+    """A bad type for any constrained parameter gives scikit-learn's informative error
+    (``The 'p' parameter of Est must be ... Got ... instead.``) from ``fit`` / ``partial_fit`` /
+    ``fit_predict`` / ``generate``: the constraints are really checked, not only declared."""
+    import re
+
+    from sklearn.base import clone as _clone
+    from sklearn.utils.estimator_checks import check_param_validation as sklearn_check
+
+    from plcore.exceptions import InvalidParameterError
+
+    if not isinstance(estimator, BaseBagGenerator):
+        sklearn_check(name, estimator)
+        return
+    y = np.arange(20) % 3
+    bad = type("BadType", (), {})()
+    for param, constraints in type(estimator)._parameter_constraints.items():
+        if constraints == "no_validation":
+            continue
+        gen = _clone(estimator).set_params(**{param: bad})
+        try:
+            gen.generate(y, np.zeros((20, 2)))
+        except InvalidParameterError as err:
+            assert re.search(rf"The '{param}' parameter of {name} must be .* Got .* instead", str(err)), (
+                f"{name}: uninformative message for {param}: {err}")
+        else:
+            raise AssertionError(f"{name}: generate accepted a bad type for {param}")
+
+
 def check_pll_tags(name, estimator):
     """``__sklearn_tags__`` carries the partial-label tags (:class:`plcore.tags.PLLTags`) and
     the tags agree with the kind."""
@@ -359,7 +388,9 @@ def check_bags_valid(name, estimator):
 
 
 # ----------------------------------------------------------------------------- selection
-_COMMON_CHECKS = (check_parameter_constraints, check_pll_tags)
+_COMMON_CHECKS = (check_parameter_constraints, check_param_validation, check_pll_tags)
+#: preprocessors (kind ``preprocessor``) are plain scikit-learn transformers
+_PREPROCESSOR_CHECKS = (check_parameter_constraints, check_param_validation)
 _LEARNER_CHECKS = _COMMON_CHECKS + (check_candidate_matrix_dense_and_sparse, check_predictions_in_classes,
                    check_scores_shape, check_confidences, check_learns_on_separable_data,
                    check_partial_fit_stream, check_deterministic_under_seed, check_clone_and_pickle,
@@ -378,6 +409,8 @@ def _kind_checks(estimator):
                          (BaseClusterer, _CLUSTERER_CHECKS), (BaseBagGenerator, _BAG_CHECKS)):
         if isinstance(estimator, base):
             return checks
+    if hasattr(estimator, "fit") and hasattr(estimator, "transform"):
+        return _PREPROCESSOR_CHECKS
     raise TypeError(
         f"{type(estimator).__name__} is not a plcore component: subclass BaseLearner, "
         "BaseReducer, BaseClusterer or BaseBagGenerator")
@@ -433,15 +466,15 @@ def parametrize_with_checks(estimators, *, expected_failed_checks=None, sklearn_
 
 
 def registered_instances(registry=None, *, distributions=None):
-    """``[(component, instance, expected_failed_checks)]`` for every registered estimator
-    component (optionally only those of the given distributions), created with its
+    """``[(component, instance, expected_failed_checks)]`` for every registered estimator and
+    preprocessor (optionally only those of the given distributions), created with its
     ``test_params``."""
     from plcore.registry import ESTIMATOR_KINDS, get_registry
 
     registry = registry or get_registry()
     out = []
     for (kind, _), comp in sorted(registry.components.items()):
-        if kind not in ESTIMATOR_KINDS:
+        if kind not in ESTIMATOR_KINDS + ("preprocessor",):
             continue
         if distributions is not None and comp.distribution not in distributions:
             continue

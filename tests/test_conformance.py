@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from sklearn.cluster import KMeans
 from sklearn.decomposition import PCA
+from sklearn.linear_model import LinearRegression
 
 from plcore.base import BaseClusterer, BaseLearner, BaseReducer  # noqa: F401
 from plcore.datasets import ClusterNoisyBags, DropTrueBags, FixedSizeBags, UniformBags
@@ -241,7 +242,12 @@ def test_check_component_passes_good_learner():
 
 def test_suite_rejects_non_component():
     with pytest.raises(TypeError, match="not a plcore component"):
-        list(yield_pll_checks(PCA()))
+        list(yield_pll_checks(LinearRegression()))  # neither a plcore base class nor a transformer
+
+
+def test_transformers_get_the_preprocessor_checks():
+    names = [c.func.__name__ for c in yield_pll_checks(PCA())]
+    assert names == ["check_parameter_constraints", "check_param_validation"]
 
 
 def test_expected_failed_checks_are_skipped():

@@ -71,3 +71,14 @@ def test_no_private_capability_flag_remains():
     if proc.returncode not in (0, 1):  # not a git checkout (e.g. an sdist): nothing to check
         return
     assert proc.stdout == "", proc.stdout
+
+
+def test_a_broken_sklearn_tags_is_not_hidden():
+    import pytest
+
+    class Broken(PlKnnLearner):
+        def __sklearn_tags__(self):
+            raise RuntimeError("bug in tags")
+
+    with pytest.raises(RuntimeError, match="bug in tags"):
+        get_pll_tags(Broken())
