@@ -15,12 +15,16 @@ from __future__ import annotations
 import copy
 import logging
 import os
-import socket
 import re
+import signal
+import socket
 import sys
+import threading
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
-from plcore.exceptions import ConfigError, PlcoreError
+from plcore.exceptions import ConfigError, PlcoreError, RunInterrupted
 from plcore.registry import Registry, get_registry
 
 log = logging.getLogger("plcore")
@@ -53,7 +57,6 @@ def store_configs(registry: Registry) -> None:
 
 
 def _instantiate_estimator(node, seed):
-    from hydra.utils import instantiate
     from omegaconf import OmegaConf
 
     if node is None:
@@ -61,11 +64,28 @@ def _instantiate_estimator(node, seed):
     cfg = OmegaConf.to_container(node, resolve=True) if not isinstance(node, dict) else dict(node)
     if not cfg:  # the "none" option
         return None
-    est = instantiate(cfg, _convert_="all")
+    est = _instantiate_plain(cfg, what=f"component {cfg.get('_target_', '?')}", _convert_="all")
     params = est.get_params(deep=False) if hasattr(est, "get_params") else {}
     if "random_state" in params and params["random_state"] is None:
         est.set_params(random_state=seed)
     return est
+
+
+def _instantiate_plain(node, *, what: str, **kwargs):
+    """``hydra.utils.instantiate`` whose plcore errors surface as themselves (one line, exit 2)
+    instead of Hydra's multi-line ``InstantiationException`` block."""
+    from hydra.errors import InstantiationException
+    from hydra.utils import instantiate
+
+    try:
+        return instantiate(node, **kwargs)
+    except InstantiationException as err:
+        cause = err.__cause__
+        if isinstance(cause, PlcoreError):
+            raise cause from None
+        if isinstance(cause, (ValueError, TypeError, OSError)):
+            raise ConfigError(f"could not create the {what}: {type(cause).__name__}: {cause}") from None
+        raise
 
 
 def build_setup(cfg, registry: Registry | None = None):
@@ -80,6 +100,9 @@ def build_setup(cfg, registry: Registry | None = None):
         clusterer=_instantiate_estimator(cfg.get("clusterer"), seed),
         bags=_instantiate_estimator(cfg.get("bags"), seed),
     )
+    if setup.bags is not None and setup.bags.get_params(deep=False).get("random_state") not in (None, seed):
+        raise ConfigError("bags.random_state is not used: every protocol draws candidate sets with seeds derived "
+                          f"from seed (now {seed}); set seed=... instead")
     if setup.learner is None and setup.clusterer is None:
         setup.learner = _instantiate_estimator(registry.get("learner", "plknn").config(), seed)
     return setup
@@ -90,15 +113,83 @@ def _describe(setup) -> str:
     return " ".join(parts)
 
 
-def run_job(cfg) -> float | None:
-    """One Hydra job; a :class:`PlcoreError` prints one line and exits 2 (``PLCORE_FULL_ERROR=1``: traceback)."""
+@contextmanager
+def _signals_end_runs():
+    """SIGTERM (``timeout``, Slurm, Kubernetes) raises :class:`RunInterrupted` like Ctrl-C raises
+    ``KeyboardInterrupt``, so the run ends KILLED with what was done (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _raise(signum, frame):
+        raise RunInterrupted(signum)
+
+    previous = signal.signal(signal.SIGTERM, _raise)
     try:
-        return _run_job(cfg)
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def run_job(cfg) -> float | None:
+    """One Hydra job.
+
+    A :class:`PlcoreError` prints one line and exits 2 (``PLCORE_FULL_ERROR=1``: traceback);
+    SIGINT / SIGTERM print one line and exit with the signal's code (130 / 143).
+    """
+    try:
+        with _signals_end_runs():
+            return _run_job(cfg)
     except PlcoreError as err:
         if os.environ.get("PLCORE_FULL_ERROR"):
             raise
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
+    except KeyboardInterrupt as err:
+        signum = getattr(err, "signum", signal.SIGINT)
+        name = signal.Signals(signum).name
+        where = f"; run {_LAST_RUN['id']} ended KILLED with {_LAST_RUN['steps']} step(s) logged" if _LAST_RUN else ""
+        print(f"interrupted by {name}{where}", file=sys.stderr, flush=True)
+        sys.exit(128 + int(signum))
+
+
+_LAST_RUN: dict = {}
+
+
+def run_name(setup, dataset, pname: str, registry: Registry | None = None) -> str:
+    """``<reducer>+<learner or clusterer> · <data set> · <protocol>``, components by option name."""
+    registry = registry or get_registry()
+    parts = []
+    for kind in ("reducer", "learner", "clusterer"):
+        est = getattr(setup, kind)
+        if est is not None:
+            names = [c.name for c in registry.components.values() if c.kind == kind and c.spec.cls is type(est)]
+            parts.append(names[0] if names else type(est).__name__)
+    return f"{'+'.join(parts)} · {dataset.name} · {pname}"
+
+
+class _StepReporter:
+    """Per-step callback: logs to the run and, off a terminal, prints one line per step."""
+
+    def __init__(self, run, spec, params, label):
+        self.run, self.spec, self.label = run, spec, label
+        self.total = params.get(spec.count_param) if spec.count_param else None
+        self.quiet = sys.stderr.isatty()  # the progress bar shows it on a terminal
+        self.t0 = time.perf_counter()
+        self.done = 0
+
+    def __call__(self, step: dict):
+        self.run.log_step(step)
+        self.done += 1
+        _LAST_RUN["steps"] = self.done
+        if self.quiet:
+            return
+        head = self.spec.summary_keys[0].rsplit("_", 1)[0]
+        value = step.get(head)
+        shown = f" {head}={value:.4f}" if isinstance(value, (int, float)) else ""
+        total = f"/{self.total}" if self.total else ""
+        print(f"[{self.label}] {self.spec.step_name} {self.done}{total}{shown} "
+              f"({time.perf_counter() - self.t0:.1f} s elapsed)", file=sys.stderr, flush=True)
 
 
 def resolve_run(cfg, registry: Registry | None = None):
@@ -108,12 +199,12 @@ def resolve_run(cfg, registry: Registry | None = None):
     PL-KNN where neither a learner nor a clusterer was given, no ``bags`` node where the
     generator does not apply to the data (:func:`plcore.protocols.bags_apply`), and the
     protocol's parameters completed with its defaults. ``params`` are the protocol's keyword
-    arguments.
+    arguments. Every component's parameters are checked here (before any tracking starts).
     """
-    from hydra.utils import instantiate
     from omegaconf import OmegaConf, open_dict
 
-    from plcore.protocols import bags_apply
+    from plcore.protocols import apply_bags, bags_apply
+    from plcore.validation import validate_params
 
     registry = registry or get_registry()
     cfg = copy.deepcopy(cfg)
@@ -128,24 +219,37 @@ def resolve_run(cfg, registry: Registry | None = None):
         raise ConfigError(f"protocol {pname!r} has no parameter(s) {', '.join(unknown)}; "
                           f"its parameters: {', '.join(spec.defaults)}")
     params = {**spec.defaults, **pcfg}
+    spec.validate(params)
     setup = build_setup(cfg, registry)
+    for kind in _OPTIONAL_KINDS:
+        if getattr(setup, kind) is not None:
+            validate_params(getattr(setup, kind))
     if getattr(setup, spec.needs) is None:
         raise ConfigError(f"protocol {pname!r} needs a {spec.needs} (e.g. +{spec.needs}="
                           f"{'plc' if spec.needs == 'clusterer' else 'plknn'})")
-    dataset = instantiate(cfg.dataset)
+    dataset = _instantiate_plain(cfg.dataset, what="data set")
     if not dataset.is_partial and setup.bags is None:
         raise ConfigError(f"data set {dataset.name!r} has exact labels only: choose a bag generator "
                           "(e.g. bags=uniform) to create candidate sets")
+    if dataset.y_true is None:
+        raise ConfigError(f"data set {dataset.name!r} has no true labels: every protocol evaluates against them")
+    spec.validate(params, dataset)
     with open_dict(cfg):
         cfg.protocol = {"name": pname, **params}
         if setup.bags is not None and not (spec.uses_bags and bags_apply(dataset, setup.bags)):
-            print(f"note: {dataset.name} has its own candidate sets; bags={type(setup.bags).__name__} not applied")
+            why = (f"{dataset.name} has its own candidate sets" if spec.uses_bags
+                   else f"protocol {pname!r} uses no bag generator")
+            print(f"note: {why}; bags={type(setup.bags).__name__} not applied")
             setup.bags = None
             cfg.pop("bags")  # log exactly what ran: no bag parameters
-        for kind in _OPTIONAL_KINDS:  # random_state as used: the run's seed where the config left it None
+        for kind in ("learner", "reducer", "clusterer"):  # random_state as used: the seed where it was None
             node, est = cfg.get(kind), getattr(setup, kind)
             if node and est is not None and "random_state" in node and node.random_state is None:
                 node.random_state = est.get_params(deep=False)["random_state"]
+        if cfg.get("bags") and "random_state" in cfg.bags:  # the protocol seeds every draw of candidate sets
+            cfg.bags.pop("random_state")
+    if setup.bags is not None:  # one draw now, so that bad bag settings (r >= q) fail before tracking
+        apply_bags(dataset, setup.bags, cfg.seed)
     return cfg, spec, setup, dataset, params
 
 
@@ -157,13 +261,17 @@ def _run_job(cfg) -> float | None:
     from plcore import tracking
 
     registry = get_registry()
+    if cfg.tracking.get("enabled", False):  # a dead tracking server fails in seconds, before any work
+        tracking.check_reachable(OmegaConf.select(cfg, "tracking.tracking_uri"))
     cfg, spec, setup, dataset, params = resolve_run(cfg, registry)
     pname = spec.name
     tcfg = OmegaConf.to_container(cfg.tracking, resolve=True)
     resolved = OmegaConf.to_container(cfg, resolve=True)
     tags = tracking.version_tags(registry)
     tags.update({"seed": str(cfg.seed), "dataset": dataset.name, "protocol": pname,
-                 "host": socket.gethostname(), "pid": str(os.getpid())})  # which worker ran it (sweeps)
+                 "host": socket.gethostname(), "pid": str(os.getpid()),  # which worker ran it (sweeps)
+                 "mlflow.source.name": "python -m plcore", "mlflow.source.type": "LOCAL"})
+    tags.update(tracking.git_provenance())
     try:
         hc = HydraConfig.get()
         tags["overrides"] = " ".join(hc.overrides.task) or "(none)"
@@ -175,19 +283,22 @@ def _run_job(cfg) -> float | None:
         tags["hydra.output_dir"] = str(hc.runtime.output_dir)
     except ValueError:  # not inside a Hydra job (e.g. called from Python)
         pass
-    run_name = f"{pname}-{dataset.name}-" + "-".join(
-        type(e).__name__ for e in (setup.reducer, setup.learner, setup.clusterer) if e is not None)
+    name = run_name(setup, dataset, pname, registry)
     source = ("its own candidate sets" if dataset.is_partial and setup.bags is None
               else f"candidate sets from {setup.bags!r}")
     print(f"{dataset.name}: n={dataset.n_samples} d={dataset.n_features} q={dataset.n_classes}, {source}; "
           f"protocol={pname}; {_describe(setup)}", flush=True)
+    _LAST_RUN.clear()
     with tracking.start_run(tcfg, params=tracking.flatten(resolved), tags=tags,
-                            config_yaml=OmegaConf.to_yaml(cfg, resolve=True), run_name=run_name) as run:
-        tags["dataset.fingerprint"] = dataset.fingerprint()
+                            config_yaml=OmegaConf.to_yaml(cfg, resolve=True), run_name=name,
+                            step_name=spec.step_name, fallback_dir=tags.get("hydra.output_dir")) as run:
         if run.run_id is not None:
-            run.client.set_tag(run.run_id, "dataset.fingerprint", tags["dataset.fingerprint"])
+            _LAST_RUN.update(id=run.run_id, steps=0)
+        run.set_tag("dataset.fingerprint", dataset.fingerprint())
+        run.log_dataset(dataset)
+        reporter = _StepReporter(run, spec, params, f"{pname} {dataset.name}")
         result = spec.function(setup, dataset, random_state=cfg.seed, progress=cfg.get("progress", True),
-                               callback=run.log_step, **params)
+                               callback=reporter, **params)
         run.log_result(result)
     line = spec.summary_line(result.summary)
     if run.run_id is not None:
@@ -238,7 +349,8 @@ def main(argv=None) -> int:
     """Entry point of ``python -m plcore``.
 
     ``python -m plcore list`` lists components; ``python -m plcore report`` rebuilds a report
-    (:mod:`plcore.report`) from a tracking database.
+    (:mod:`plcore.report`) from a tracking database; ``python -m plcore predict`` predicts new
+    data with a run's logged model (:mod:`plcore.predict`).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     full_error = bool(os.environ.get("PLCORE_FULL_ERROR"))
@@ -251,6 +363,10 @@ def main(argv=None) -> int:
             from plcore.report import main as report_main
 
             return report_main(argv[1:])
+        if argv[:1] == ["predict"]:
+            from plcore.predict import main as predict_main
+
+            return predict_main(argv[1:])
         check_overrides(argv, registry)
         store_configs(registry)
         conf_dir = find_conf_dir()

@@ -169,8 +169,8 @@ def candidates_from_target(y, *, n_samples: int | None = None):
             S, classes = labels_to_candidates(y_arr)
             if len(classes) < 2:
                 raise DataValidationError(
-                    "partial-label learning needs at least 2 classes (q >= 2); "
-                    f"y holds only 1 class: {classes[0].item()!r}"
+                    f"y holds only one class (all {y_arr.shape[0]} labels are {classes[0].item()!r}); "
+                    "partial-label learning needs at least 2 classes (q >= 2)"
                 )
             return S, classes, True
         y = y_arr

@@ -34,3 +34,17 @@ except ImportError:  # pragma: no cover - scikit-learn is a dependency
 
 class InvalidParameterError(DataValidationError, _SklearnInvalidParameterError):
     """A constructor parameter violates the estimator's ``_parameter_constraints``."""
+
+
+class TrackingError(PlcoreError):
+    """The tracking store cannot be reached or failed during a run."""
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """A run was stopped by a signal (SIGTERM, SIGINT); ``signum`` says which."""
+
+    def __init__(self, signum: int):
+        import signal
+
+        self.signum = int(signum)
+        super().__init__(signal.Signals(self.signum).name)

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, clone
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, clone
+from sklearn.utils.validation import check_is_fitted, validate_data
 from sklearn.model_selection import KFold, train_test_split
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import MinMaxScaler, StandardScaler
@@ -22,29 +23,32 @@ from plcore.exceptions import ConfigError, DataValidationError
 from plcore.metrics import accuracy, best_cluster_map, clustering_accuracy, nmi, transductive_accuracy
 from plcore.tags import get_pll_tags
 from plcore.utils import dense_candidates
+from plcore.validation import Integral, Interval, Real, StrOptions
 
 __all__ = ["make_preprocessor", "build_pipeline", "fitted_reducer", "Setup", "ProtocolResult", "ProtocolSpec",
            "bags_apply", "apply_bags", "prequential", "kfold", "holdout", "online", "clustering", "PROTOCOLS",
            "default_config"]
 
-#: the core's preprocessors (registered as kind ``preprocessor``); plugins add more
-PREPROCESSING = ("standardize", "minmax", "isotropic", "none")
-
-
-class IsotropicScaler(TransformerMixin, BaseEstimator):
+class IsotropicScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Centre, then divide every column by ONE number: the root mean square of the centred
     data over all columns (``preprocessing="isotropic"``). Distances keep their ratios, so
     nearest neighbours do not change; only the overall scale becomes ~1."""
 
+    _parameter_constraints: dict = {}
+
     def fit(self, X, y=None):
-        X = np.asarray(X, dtype=float)
+        """Learn the column means and the single scale from ``X``; return self."""
+        X = validate_data(self, X, dtype=np.float64)
         self.mean_ = X.mean(axis=0)
-        rms = float(np.sqrt(np.mean((X - self.mean_) ** 2))) if X.size else 0.0
+        rms = float(np.sqrt(np.mean((X - self.mean_) ** 2)))
         self.scale_ = rms if rms > 0 else 1.0
         return self
 
     def transform(self, X):
-        return (np.asarray(X, dtype=float) - self.mean_) / self.scale_
+        """``(X - mean_) / scale_``."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return (X - self.mean_) / self.scale_
 
 
 def make_preprocessor(preprocessing: str):
@@ -157,7 +161,8 @@ class ProtocolResult:
     ``summary`` the public summary metrics; ``predictions`` rows for the predictions
     artifact; ``curves`` named 1-D arrays (e.g. the online mistake-rate curve);
     ``extra`` anything else (e.g. a confusion matrix); ``tags`` strings that describe what
-    ran (e.g. ``training_labels``), logged as run tags.
+    ran (e.g. ``training_labels``), logged as run tags; ``model`` the refitted pipeline
+    (``{"pipeline", "X_example", "classes"}``) where the protocol refits.
     """
 
     protocol: str
@@ -167,6 +172,7 @@ class ProtocolResult:
     curves: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
     tags: dict = field(default_factory=dict)
+    model: Any = None
 
 
 @dataclass(frozen=True)
@@ -187,6 +193,16 @@ class ProtocolSpec:
         The component the protocol evaluates.
     uses_bags : bool
         Whether candidate sets may come from a bag generator (see :func:`bags_apply`).
+    step_name : str
+        What one step is (``fold``, ``repeat``, ``run``, ``partition``): per-step metrics are
+        logged as ``<step_name>/<metric>``.
+    count_param : str, optional
+        The parameter holding the number of steps (for progress lines).
+    constraints : dict
+        scikit-learn style constraints of the parameters (:mod:`plcore.validation`), checked
+        by :meth:`validate` before a run starts.
+    check_data : callable, optional
+        ``check_data(params, dataset)``: checks that depend on the data (``n_splits <= n``).
     """
 
     name: str
@@ -195,10 +211,27 @@ class ProtocolSpec:
     summary_keys: tuple
     needs: str = "learner"
     uses_bags: bool = True
+    step_name: str = "step"
+    count_param: str | None = None
+    constraints: dict = field(default_factory=dict)
+    check_data: Callable | None = None
 
     def config(self) -> dict:
         """The Hydra config node: ``{"name": name, **defaults}``."""
         return {"name": self.name, **self.defaults}
+
+    def validate(self, params: dict, dataset=None) -> None:
+        """Check ``params`` (and, given a data set, the data-dependent rules); raise one line."""
+        from sklearn.utils._param_validation import validate_parameter_constraints
+
+        from plcore.exceptions import InvalidParameterError
+
+        try:
+            validate_parameter_constraints(self.constraints, params, caller_name=f"protocol {self.name}")
+        except ValueError as err:  # scikit-learn's InvalidParameterError
+            raise InvalidParameterError(str(err)) from None
+        if dataset is not None and self.check_data is not None:
+            self.check_data(params, dataset)
 
     def summary_line(self, summary: dict) -> str:
         """``key=value`` for each summary key present, 4 decimals."""
@@ -240,18 +273,32 @@ def apply_bags(dataset: PLDataset, bags, random_state=None) -> PLDataset:
 
 
 def _progress(iterable, total, desc, progress):
-    return tqdm(iterable, total=total, desc=desc, disable=None if progress else True, leave=False)
+    return tqdm(iterable, total=total, desc=desc, disable=None if progress else True, leave=True)
 
 
-def _fit_transductive_reducer(pipe, X, S, train):
-    """Fit scaler on the training rows, the reducer on ALL rows' features and candidate
-    sets (never their true labels), the learner on the reduced training rows."""
+def _fit_pipeline(pipe, X, S, train, *, has_reducer: bool, S_learner=None, reducer_rows=None):
+    """Fit ``scaler -> [reducer ->] learner`` on the training rows ``train``.
+
+    The reducer sees the candidate sets ``S`` of ``reducer_rows`` (default the training rows;
+    all rows for a transductive fit -- their features and candidate sets, never their true
+    labels); the learner is fitted on the training rows with ``S_learner`` (default ``S``; the
+    true labels' singletons for an exact-label baseline, which the reducer never sees).
+    """
+    if S_learner is None and reducer_rows is None:
+        return pipe.fit(X[train], S[train])  # the ordinary inductive fit
+    S_learner = S if S_learner is None else S_learner
+    rows = train if reducer_rows is None else reducer_rows
+    n_pre = len(pipe.steps) - (2 if has_reducer else 1)
     Xs = X
-    for _, scaler in pipe.steps[:-2]:
-        Xs = scaler.fit(X[train]).transform(X)
-    reducer, learner = pipe.steps[-2][1], pipe.steps[-1][1]
-    reducer.fit(Xs, S)  # a RescaledReducer also scales its output on all rows
-    learner.fit(reducer.transform(Xs[train]), S[train])
+    for _, scaler in pipe.steps[:n_pre]:
+        Xs = scaler.fit(Xs[train]).transform(Xs)
+    Z = Xs[train]
+    if has_reducer:
+        reducer = pipe.steps[-2][1]
+        reducer.fit(Xs[rows], S[rows])  # a RescaledReducer also scales its output on these rows
+        Z = reducer.transform(Z)
+    pipe.steps[-1][1].fit(Z, S_learner[train])
+    return pipe
 
 
 def _feeds_truth(learner, exact_labels: str) -> bool:
@@ -274,25 +321,45 @@ def _label_source(result, feed_truth, learner):
         print(f"note: {type(learner).__name__} is trained on the true labels (exact-label baseline)", flush=True)
 
 
+def _prediction_rows(step, test, y, pred, scores, classes):
+    """Rows of ``predictions.csv``: indices, class indices and names, one score per class."""
+    names = [str(c) for c in classes]
+    rows = []
+    for j, (i, t, p) in enumerate(zip(test, y[test], pred)):
+        row = {"step": step, "index": int(i), "y_true": int(t), "y_pred": int(p),
+               "label_true": names[int(t)], "label_pred": names[int(p)]}
+        if scores is not None:
+            row.update({f"score_{n}": float(v) for n, v in zip(names, scores[j])})
+        rows.append(row)
+    return rows
+
+
+def _refit(setup, X, S, preprocessing, reduced_preprocessing, classes, S_learner=None):
+    """The pipeline refitted on all rows (``refit=True``): what the run logs as its model."""
+    pipe = build_pipeline(setup.estimators(), preprocessing, reduced_preprocessing)
+    _fit_pipeline(pipe, X, S, np.arange(X.shape[0]), has_reducer=setup.reducer is not None, S_learner=S_learner)
+    return {"pipeline": pipe, "X_example": X[:5], "classes": list(classes)}
+
+
 def _evaluate_split(setup, X, S, y, train, test, preprocessing, step, predictions, fit_reducer_on="train",
-                    reduced_preprocessing="none"):
+                    reduced_preprocessing="none", classes=None, S_learner=None):
     if fit_reducer_on not in ("train", "all"):
         raise ConfigError(f"fit_reducer_on must be 'train' or 'all', got {fit_reducer_on!r}")
     pipe = build_pipeline(setup.estimators(), preprocessing, reduced_preprocessing)
     t0 = time.perf_counter()
-    if fit_reducer_on == "all" and setup.reducer is not None:
-        _fit_transductive_reducer(pipe, X, S, train)
-    else:
-        pipe.fit(X[train], S[train])
+    transductive = fit_reducer_on == "all" and setup.reducer is not None
+    _fit_pipeline(pipe, X, S, train, has_reducer=setup.reducer is not None, S_learner=S_learner,
+                  reducer_rows=np.arange(X.shape[0]) if transductive else None)
     t1 = time.perf_counter()
     pred = pipe.predict(X[test])
     t2 = time.perf_counter()
     final = _final_step(pipe)
     trans = None
-    if getattr(final, "confidences_", None) is not None:
+    if S_learner is None and getattr(final, "confidences_", None) is not None:  # trivial on true labels
         trans = transductive_accuracy(y[train], final.confidences_, final.classes_)
-    predictions.extend({"step": step, "index": int(i), "y_true": int(t), "y_pred": int(p)}
-                       for i, t, p in zip(test, y[test], pred))
+    scores = pipe.predict_proba(X[test]) if hasattr(pipe, "predict_proba") else None
+    classes = np.arange(S.shape[1]) if classes is None else classes
+    predictions.extend(_prediction_rows(step, test, y, pred, scores, classes))
     out = {"step": step, "accuracy": accuracy(y[test], pred), "transductive_accuracy": trans,
            "fit_time": t1 - t0, "predict_time": t2 - t1}
     if setup.reducer is not None:  # the reducer is the step before the learner
@@ -312,7 +379,7 @@ def _need_learner(setup, name):
 
 def kfold(setup: Setup, dataset: PLDataset, *, n_splits: int = 10, shuffle: bool = True,
           preprocessing: str = "standardize", fit_reducer_on: str = "train", reduced_preprocessing: str = "none",
-          exact_labels: str = "auto", random_state=0, progress: bool = True,
+          exact_labels: str = "auto", refit: bool = True, random_state=0, progress: bool = True,
           callback: Callable | None = None) -> ProtocolResult:
     """k-fold cross-validation: fit ``scaler -> [reducer ->] learner`` on each training fold.
 
@@ -325,7 +392,8 @@ def kfold(setup: Setup, dataset: PLDataset, *, n_splits: int = 10, shuffle: bool
     ``reduced_preprocessing`` (default ``"none"``) scales the reducer's output before the
     learner (see :class:`RescaledReducer`). An exact-label baseline (tag
     ``exact_label_baseline``) is trained on the true labels (``exact_labels="auto"``; the
-    run tag ``training_labels`` says which labels the learner saw).
+    run tag ``training_labels`` says which labels the learner saw). ``refit=True`` ends with
+    the pipeline fitted on all rows (``result.model``; logged as the run's MLflow model).
     """
     if not isinstance(setup, Setup):
         setup = Setup(learner=setup)
@@ -335,19 +403,21 @@ def kfold(setup: Setup, dataset: PLDataset, *, n_splits: int = 10, shuffle: bool
     if ds.y_true is None:
         raise DataValidationError(f"data set {ds.name!r} has no true labels to evaluate against")
     ds.validate()
-    S = _singletons(ds.y_true, ds.n_classes) if feed_truth else ds.S
+    S_learner = _singletons(ds.y_true, ds.n_classes) if feed_truth else None
     splitter = KFold(n_splits=n_splits, shuffle=shuffle, random_state=random_state if shuffle else None)
     result = ProtocolResult("kfold")
     _label_source(result, feed_truth, setup.learner)
     bar = _progress(splitter.split(ds.X), n_splits, f"{n_splits}-fold {ds.name}", progress)
     for i, (train, test) in enumerate(bar):
-        step = _evaluate_split(setup, ds.X, S, ds.y_true, train, test, preprocessing, i, result.predictions,
-                               fit_reducer_on, reduced_preprocessing)
+        step = _evaluate_split(setup, ds.X, ds.S, ds.y_true, train, test, preprocessing, i, result.predictions,
+                               fit_reducer_on, reduced_preprocessing, ds.classes, S_learner)
         result.steps.append(step)
         bar.set_postfix(acc=f"{step['accuracy']:.3f}")
         if callback is not None:
             callback(step)
     _summarise_splits(result)
+    if refit:
+        result.model = _refit(setup, ds.X, ds.S, preprocessing, reduced_preprocessing, ds.classes, S_learner)
     return result
 
 
@@ -359,11 +429,12 @@ def _summarise_splits(result):
 
 def holdout(setup: Setup, dataset: PLDataset, *, test_size: float = 0.2, n_repeats: int = 1,
             preprocessing: str = "standardize", stratify: bool = False, reduced_preprocessing: str = "none",
-            exact_labels: str = "auto", random_state=0, progress: bool = True,
+            exact_labels: str = "auto", refit: bool = True, random_state=0, progress: bool = True,
             callback: Callable | None = None) -> ProtocolResult:
     """Repeated random train/test splits (``n_repeats`` seeds from ``random_state``).
 
-    Exact-label baselines are trained on the true labels, as in :func:`kfold`.
+    Exact-label baselines are trained on the true labels, as in :func:`kfold`. ``refit=True``
+    ends with the pipeline fitted on all rows (candidate sets drawn with ``random_state``).
     """
     if not isinstance(setup, Setup):
         setup = Setup(learner=setup)
@@ -380,13 +451,17 @@ def holdout(setup: Setup, dataset: PLDataset, *, test_size: float = 0.2, n_repea
         idx = np.arange(ds.n_samples)
         train, test = train_test_split(idx, test_size=test_size, random_state=int(seeds[r]),
                                        stratify=ds.y_true if stratify else None)
-        S = _singletons(ds.y_true, ds.n_classes) if feed_truth else ds.S
-        step = _evaluate_split(setup, ds.X, S, ds.y_true, train, test, preprocessing, r, result.predictions,
-                               reduced_preprocessing=reduced_preprocessing)
+        S_learner = _singletons(ds.y_true, ds.n_classes) if feed_truth else None
+        step = _evaluate_split(setup, ds.X, ds.S, ds.y_true, train, test, preprocessing, r, result.predictions,
+                               reduced_preprocessing=reduced_preprocessing, classes=ds.classes, S_learner=S_learner)
         result.steps.append(step)
         if callback is not None:
             callback(step)
     _summarise_splits(result)
+    if refit:
+        ds = apply_bags(dataset, setup.bags, random_state)
+        S_learner = _singletons(ds.y_true, ds.n_classes) if feed_truth else None
+        result.model = _refit(setup, ds.X, ds.S, preprocessing, reduced_preprocessing, ds.classes, S_learner)
     return result
 
 
@@ -529,8 +604,10 @@ def clustering(setup: Setup, dataset: PLDataset, *, rho: float = 0.1, n_partitio
                 "nmi": nmi(y[evaluated], labels[evaluated]), "n_labelled": int(labelled.sum()),
                 "fit_time": fit_time}
         result.steps.append(step)
-        result.predictions.extend({"step": p, "index": int(i), "y_true": int(y[i]), "cluster": int(labels[i]),
-                                   "evaluated": bool(evaluated[i])} for i in range(dataset.n_samples))
+        names = [str(c) for c in dataset.classes]
+        result.predictions.extend({"step": p, "index": int(i), "y_true": int(y[i]), "label_true": names[int(y[i])],
+                                   "cluster": int(labels[i]), "evaluated": bool(evaluated[i])}
+                                  for i in range(dataset.n_samples))
         if callback is not None:
             callback(step)
     for key in ("acc", "nmi", "fit_time"):
@@ -539,21 +616,69 @@ def clustering(setup: Setup, dataset: PLDataset, *, rho: float = 0.1, n_partitio
     return result
 
 
+_PREPROCESSING = [str]  # a registered preprocessor name, "none" or a dotted class path (checked when built)
+_EXACT = [StrOptions({"auto", "always", "never"})]
+
+
+def _check_kfold_data(params, dataset):
+    if params["n_splits"] > dataset.n_samples:
+        raise DataValidationError(f"protocol.n_splits={params['n_splits']} exceeds the {dataset.n_samples} rows "
+                                  f"of {dataset.name}")
+
+
+def _check_holdout_data(params, dataset):
+    n_test = int(np.ceil(params["test_size"] * dataset.n_samples))
+    if n_test < 1 or n_test >= dataset.n_samples:
+        raise DataValidationError(f"protocol.test_size={params['test_size']} leaves no training or no test rows "
+                                  f"of the {dataset.n_samples} rows of {dataset.name}")
+
+
+def _check_preprocessing(params, dataset=None):
+    for key in ("preprocessing", "reduced_preprocessing"):
+        if key in params:
+            make_preprocessor(params[key])  # unknown names fail here, in one line
+
+
+def _checks(*fns):
+    def run(params, dataset):
+        for fn in fns:
+            fn(params, dataset)
+    return run
+
+
 PROTOCOLS = {
     "kfold": ProtocolSpec(
         "kfold", kfold, {"n_splits": 10, "shuffle": True, "preprocessing": "standardize",
-                         "fit_reducer_on": "train", "reduced_preprocessing": "none", "exact_labels": "auto"},
-        summary_keys=("accuracy_mean", "accuracy_std")),
+                         "fit_reducer_on": "train", "reduced_preprocessing": "none", "exact_labels": "auto",
+                         "refit": True},
+        summary_keys=("accuracy_mean", "accuracy_std"), step_name="fold", count_param="n_splits",
+        constraints={"n_splits": [Interval(Integral, 2, None, closed="left")], "shuffle": ["boolean"],
+                     "preprocessing": _PREPROCESSING, "fit_reducer_on": [StrOptions({"train", "all"})],
+                     "reduced_preprocessing": _PREPROCESSING, "exact_labels": _EXACT, "refit": ["boolean"]},
+        check_data=_checks(_check_kfold_data, _check_preprocessing)),
     "holdout": ProtocolSpec(
         "holdout", holdout, {"test_size": 0.2, "n_repeats": 1, "stratify": False, "preprocessing": "standardize",
-                             "reduced_preprocessing": "none", "exact_labels": "auto"},
-        summary_keys=("accuracy_mean", "accuracy_std")),
+                             "reduced_preprocessing": "none", "exact_labels": "auto", "refit": True},
+        summary_keys=("accuracy_mean", "accuracy_std"), step_name="repeat", count_param="n_repeats",
+        constraints={"test_size": [Interval(Real, 0, 1, closed="neither")],
+                     "n_repeats": [Interval(Integral, 1, None, closed="left")], "stratify": ["boolean"],
+                     "preprocessing": _PREPROCESSING, "reduced_preprocessing": _PREPROCESSING,
+                     "exact_labels": _EXACT, "refit": ["boolean"]},
+        check_data=_checks(_check_holdout_data, _check_preprocessing)),
     "online": ProtocolSpec(
         "online", online, {"n_runs": 100, "exact_labels": "auto", "preprocessing": "none"},
-        summary_keys=("mistake_rate_final_mean", "mistake_rate_final_std")),
+        summary_keys=("mistake_rate_final_mean", "mistake_rate_final_std"), step_name="run", count_param="n_runs",
+        constraints={"n_runs": [Interval(Integral, 1, None, closed="left")], "exact_labels": _EXACT,
+                     "preprocessing": _PREPROCESSING},
+        check_data=_check_preprocessing),
     "clustering": ProtocolSpec(
         "clustering", clustering, {"rho": 0.1, "n_partitions": 10, "splits": "auto", "preprocessing": "standardize"},
-        summary_keys=("acc_mean", "acc_std", "nmi_mean", "nmi_std"), needs="clusterer"),
+        summary_keys=("acc_mean", "acc_std", "nmi_mean", "nmi_std"), needs="clusterer", step_name="partition",
+        count_param="n_partitions",
+        constraints={"rho": [Interval(Real, 0, 1, closed="both")],
+                     "n_partitions": [Interval(Integral, 1, None, closed="left")],
+                     "splits": [StrOptions({"auto", "file", "random"})], "preprocessing": _PREPROCESSING},
+        check_data=_check_preprocessing),
 }
 
 

@@ -48,13 +48,24 @@ class RunRecord:
     metrics: dict
     tags: dict
     start_time: int = 0
+    status: str = "FINISHED"
     _client: object = field(default=None, repr=False)
     _history: dict = field(default_factory=dict, repr=False)
 
     def steps(self, key: str = "accuracy") -> np.ndarray:
-        """Per-step values of metric ``key`` (one per fold / repeat / partition), ordered by step."""
+        """Per-step values of metric ``key`` (one per fold / repeat / partition), ordered by step.
+
+        Per-step metrics are logged as ``<step name>/<key>`` (``fold/accuracy``); runs logged
+        before that naming used ``key`` itself.
+        """
         if key not in self._history:
-            hist = self._client.get_metric_history(self.run_id, key) if self._client is not None else []
+            hist = []
+            if self._client is not None:
+                names = [m for m in self.metrics if m.endswith("/" + key)] + [key]
+                for name in names:
+                    hist = self._client.get_metric_history(self.run_id, name)
+                    if hist:
+                        break
             self._history[key] = np.array([m.value for m in sorted(hist, key=lambda m: m.step)], dtype=float)
         return self._history[key]
 
@@ -98,7 +109,7 @@ def load_runs(tracking_uri: str, *, experiment_name: str | None = None, sweep_di
             if statuses and r.info.status not in statuses:
                 continue
             out.append(RunRecord(r.info.run_id, r.info.run_name or "", dict(r.data.params), dict(r.data.metrics),
-                                 dict(r.data.tags), r.info.start_time or 0, client))
+                                 dict(r.data.tags), r.info.start_time or 0, r.info.status, client))
         token = page.token
         if not token:
             return out
@@ -207,7 +218,16 @@ def _resolve(writer: str | Callable) -> Callable:
     return getattr(importlib.import_module(module), name)
 
 
-def write_report(runs: Sequence[RunRecord], output: str | Path, writer: str | Callable = "reproduction") -> Path | None:
+def provenance_line(runs: Sequence[RunRecord], sweep_dir: str | None = None) -> str:
+    """Which sweep and commit(s) the runs of a report came from (one markdown line)."""
+    commits = sorted({(r.tags.get("mlflow.source.git.commit", "")[:10] or "unknown")
+                      + ("+dirty" if r.tags.get("plcore.git.dirty") == "true" else "") for r in runs})
+    where = f"sweep `{sweep_dir}`" if sweep_dir else "the runs selected"
+    return f"_Made from {len(runs)} run(s) of {where} at commit {', '.join(commits) or 'unknown'}._\n"
+
+
+def write_report(runs: Sequence[RunRecord], output: str | Path, writer: str | Callable = "reproduction",
+                 sweep_dir: str | None = None) -> Path | None:
     """Render ``runs`` with ``writer`` (``"reproduction"`` or a dotted path to ``f(runs) -> str``) into ``output``.
 
     Writes nothing (and returns None) when the writer has nothing to report.
@@ -215,6 +235,7 @@ def write_report(runs: Sequence[RunRecord], output: str | Path, writer: str | Ca
     text = _resolve(writer)(runs)
     if not text:
         return None
+    text = text.rstrip("\n") + "\n\n" + provenance_line(runs, sweep_dir)
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text)
@@ -227,13 +248,27 @@ except ImportError:  # pragma: no cover - hydra is a dependency
     Callback = object
 
 
-class ReportCallback(Callback):
-    """Hydra callback: at the end of a multirun, write a report of the experiment's runs.
+def _sweep_runs(config, statuses=("FINISHED",)):
+    """The runs of the sweep that just ended (``hydra.sweep.dir`` tag), or None without tracking."""
+    from hydra.core.hydra_config import HydraConfig
 
-    ``writer="reproduction"`` writes the reproduction table when the sweep ran presets
-    with a ``paper`` block, and nothing otherwise; a dotted path selects another writer
-    (e.g. ``cenda_table`` of plcore-baselines). ``output`` is relative to the launch
-    directory.
+    tcfg = config.get("tracking", {})
+    if not tcfg or not tcfg.get("enabled", False):
+        return None, None, None
+    HydraConfig.instance().set_config(config)  # lets ${hydra:runtime.cwd} resolve
+    sweep_dir = str(config.hydra.sweep.dir)
+    runs = load_runs(tcfg.tracking_uri, experiment_name=tcfg.get("experiment_name") or "plcore",
+                     sweep_dir=sweep_dir, statuses=statuses)
+    return runs, sweep_dir, tcfg.tracking_uri
+
+
+class ReportCallback(Callback):
+    """Hydra callback: at the end of a multirun, write a report of THIS sweep's runs.
+
+    Opt-in: ``report=reproduction`` (the reproduction table, written when the sweep ran
+    presets with a ``paper`` block) or a preset that sets it (``experiment=cenda_table``).
+    ``writer`` is a registered writer name or a dotted path; ``output`` is relative to the
+    launch directory. The page ends with the sweep and the commit its runs came from.
     """
 
     def __init__(self, output: str = "docs/results/reproduction.md", writer: str = "reproduction"):
@@ -241,23 +276,45 @@ class ReportCallback(Callback):
         self.writer = writer
 
     def on_multirun_end(self, config, **kwargs):
-        tcfg = config.get("tracking", {})
-        if not tcfg or not tcfg.get("enabled", False):
-            return
         try:
-            from hydra.core.hydra_config import HydraConfig
-
-            HydraConfig.instance().set_config(config)
-            # every finished run of the experiment, not only this sweep's: re-running part of a
-            # table (one learner, one preset) updates its cells and keeps the others
-            runs = load_runs(tcfg.tracking_uri, experiment_name=tcfg.get("experiment_name") or "plcore")
-            path = write_report(runs, self.output, self.writer)
+            runs, sweep_dir, _ = _sweep_runs(config)
+            if runs is None:
+                return
+            path = write_report(runs, self.output, self.writer, sweep_dir=sweep_dir)
         except Exception as err:  # noqa: BLE001 - a report must not turn a finished sweep into a failure
             log.warning("could not write the report %s: %s", self.output, err)
             print(f"warning: could not write the report {self.output}: {err}")
             return
         if path is not None:
             print(f"report written to {path}")
+
+
+def sweep_table(runs: Sequence[RunRecord], metric_keys=("accuracy_mean", "mistake_rate_final_mean", "acc_mean")) -> str:
+    """A plain-text table of a sweep's runs: name, overrides, status and headline metric."""
+    rows = [("run", "overrides", "status", "metric")]
+    for r in runs:
+        key = next((k for k in metric_keys if k in r.metrics), None)
+        value = f"{key}={r.metrics[key]:.4f}" if key else "-"
+        rows.append((r.name, r.tags.get("overrides", ""), r.tags.get("plcore.status", "FINISHED"), value))
+    widths = [max(len(str(row[i])) for row in rows) for i in range(4)]
+    return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows)
+
+
+class SweepSummaryCallback(Callback):
+    """Hydra callback: a sweep ends with a table of its runs and the command to browse them."""
+
+    def on_multirun_end(self, config, **kwargs):
+        try:
+            runs, sweep_dir, uri = _sweep_runs(config, statuses=())
+        except Exception as err:  # noqa: BLE001 - a summary must not fail a finished sweep
+            log.warning("could not summarise the sweep: %s", err)
+            return
+        if not runs:
+            return
+        for r in runs:
+            r.tags["plcore.status"] = r.status
+        print(f"\nsweep {sweep_dir}: {len(runs)} run(s)\n{sweep_table(runs)}\n"
+              f"browse them: mlflow ui --backend-store-uri {uri}", flush=True)
 
 
 def main(argv=None) -> int:
@@ -275,7 +332,7 @@ def main(argv=None) -> int:
 
     uri = args.tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
     runs = load_runs(uri, experiment_name=args.experiment, sweep_dir=args.sweep_dir)
-    path = write_report(runs, args.out, args.writer)
+    path = write_report(runs, args.out, args.writer, sweep_dir=args.sweep_dir)
     if path is None:
         print(f"nothing to report: no matching runs in {uri} (experiment {args.experiment!r})")
         return 1

@@ -92,9 +92,12 @@ def osqp_solution(res, what: str, *, accept=("solved", "solved inaccurate")) -> 
     """``res.x`` of an OSQP result whose status is in ``accept``; else ``RuntimeError``.
 
     A status other than ``"solved"`` that is accepted warns (:class:`ConvergenceWarning`)
-    that the last iterate is used. ``what`` names the problem in both messages.
+    that the last iterate is used. ``what`` names the problem in both messages. OSQP's
+    ``interrupted`` (it caught SIGINT) raises ``KeyboardInterrupt``, so the run ends KILLED.
     """
     status = str(res.info.status)
+    if status == "interrupted":  # OSQP caught Ctrl-C (SIGINT) inside the solver: a stop, not a failure
+        raise KeyboardInterrupt(f"OSQP interrupted while solving the {what} QP")
     if status not in accept:
         raise RuntimeError(f"OSQP failed on the {what} QP: status {status!r}")
     if status != "solved":

@@ -37,9 +37,10 @@ def test_default_run_prints_summary_and_logs_finished_run(default_run):
     assert run.info.status == "FINISHED"
     m = run.data.metrics
     assert {"accuracy_mean", "accuracy_std", "transductive_accuracy_mean", "fit_time_mean"} <= set(m)
-    assert len(client.get_metric_history(run.info.run_id, "accuracy")) == 3  # one per fold
+    assert len(client.get_metric_history(run.info.run_id, "fold/accuracy")) == 3  # one per fold
     assert run.data.params["learner.k"] == "10" and run.data.params["bags.r"] == "3"
-    assert run.data.params["bags.random_state"] == "0"  # random_state as used (the run's seed), not None
+    assert run.data.params["learner.n_jobs"] == "None" and "bags.random_state" not in run.data.params  # seeded by
+    # the protocol from `seed` (a bags.random_state would be unused: refused, see test_validation)
     assert run.data.params["protocol.exact_labels"] == "auto"  # protocol defaults completed and logged
     tags = run.data.tags
     assert tags["training_labels"] == "candidates"
@@ -50,14 +51,14 @@ def test_default_run_prints_summary_and_logs_finished_run(default_run):
     assert [a.path for a in client.list_artifacts(run.info.run_id, "plots")] == ["plots/accuracy_per_fold.png"]
 
 
-def test_failing_run_is_recorded_failed_with_traceback(tmp_path, plcore_cli):
+def test_bad_parameters_fail_before_any_run_is_created(tmp_path, plcore_cli):
+    """Parameters are validated before tracking starts: one line, exit 2, no run at all (a failure
+    after the run exists is recorded FAILED with its traceback: tests/test_faults.py)."""
     proc = plcore_cli(["+learner=plknn", "learner.k=0", "protocol.n_splits=2"], tmp_path, check=False)
-    assert proc.returncode != 0
-    client, runs = mlflow_runs(tmp_path / "mlflow.db")
-    (run,) = runs
-    assert run.info.status == "FAILED"
-    path = client.download_artifacts(run.info.run_id, "error/traceback.txt", str(tmp_path))
-    assert "The 'k' parameter of PlKnnLearner must be an int in the range [1, inf)" in open(path).read()
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "error: The 'k' parameter of PlKnnLearner must be an int in the range [1, inf). Got 0 instead."]
+    assert not (tmp_path / "mlflow.db").exists()
 
 
 def test_misspelled_component_is_one_line(tmp_path, plcore_cli):
@@ -163,3 +164,40 @@ def test_unknown_protocol_parameter_is_one_line(tmp_path, plcore_cli):
     assert proc.returncode == 2
     err = proc.stderr.strip().splitlines()
     assert len(err) == 1 and "protocol 'kfold' has no parameter(s) n_fold" in err[0], proc.stderr
+
+
+def test_an_unused_bags_random_state_is_refused_in_one_line(tmp_path, plcore_cli):
+    proc = plcore_cli(["bags.random_state=5", "tracking=none"], tmp_path, check=False)
+    assert proc.returncode == 2
+    err = proc.stderr.strip().splitlines()
+    assert len(err) == 1 and "bags.random_state is not used" in err[0] and "seed=" in err[0], proc.stderr
+
+
+def test_run_logs_a_model_and_predict_uses_it(default_run, plcore_cli):
+    """kfold refits on all rows and logs the pipeline; ``python -m plcore predict`` applies it to
+    new data by run id or run name, writing class names and one score per class."""
+    import csv
+
+    cwd, _ = default_run
+    client, (run,) = mlflow_runs(cwd / "mlflow.db")
+    arts = {a.path for a in client.list_artifacts(run.info.run_id)}
+    assert "classes.json" in arts
+    assert run.info.run_name == "plknn · digits · kfold"
+    assert run.data.tags["mlflow.source.name"] == "python -m plcore"
+    assert (run.inputs.dataset_inputs[0].dataset.name, run.inputs.dataset_inputs[0].dataset.digest) == (
+        "digits", run.data.tags["dataset.fingerprint"])
+    exp = client.get_experiment(run.info.experiment_id)
+    assert exp.tags["mlflow.experimentKind"] == "custom_model_development"
+    plcore_cli(["predict", f"run={run.info.run_id}", "data=digits", "out=by_id.csv"], cwd)
+    with open(cwd / "by_id.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 1797 and rows[0].keys() == {"index", "label", *(f"score_{c}" for c in range(10))}
+    assert all(abs(sum(float(r[f"score_{c}"]) for c in range(10)) - 1) < 1e-4 for r in rows[:50])
+    proc = plcore_cli(["predict", f"run={run.info.run_name}", "data=digits", "out=by_name.csv"], cwd)
+    assert "1797 predictions" in proc.stdout
+    assert (cwd / "by_name.csv").read_text() == (cwd / "by_id.csv").read_text()
+    bad = plcore_cli(["predict", f"run={run.info.run_id}", "data=iris"], cwd, check=False)
+    assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
+        "error: the data have 4 features but the model was fitted on 64"], bad.stderr
+    missing = plcore_cli(["predict", "run=no such run", "data=iris"], cwd, check=False)
+    assert missing.returncode == 2 and "no FINISHED run named 'no such run'" in missing.stderr

@@ -113,8 +113,10 @@ def test_fewer_than_two_classes(sparse):
 
 
 def test_one_class_labels_rejected():
-    with pytest.raises(DataValidationError, match=r"at least 2 classes.*only 1 class: 7"):
+    with pytest.raises(DataValidationError, match=r"only one class \(all 3 labels are 7\).*at least 2 classes"):
         candidates_from_target(np.array([7, 7, 7]))
+    with pytest.raises(DataValidationError, match=r"^y holds only one class \(all 2 labels are True\)"):
+        candidates_from_target(np.array([True, True]))
 
 
 def test_non_binary_dense_names_rows_and_columns():

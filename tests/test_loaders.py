@@ -487,3 +487,178 @@ def test_load_dataset_bad_names_and_paths(tmp_path):
         load_dataset("no-such-set")
     with pytest.raises(DataValidationError, match="unknown data set name"):
         find_dataset_file("no-such-set", data_home=tmp_path)
+
+
+# --------------------------------------------------------------------------- bad files: one line naming the file
+
+
+def _one_line_naming(exc, path, *needles):
+    msg = str(exc.value)
+    assert "\n" not in msg and str(path) in msg, msg
+    for needle in needles:
+        assert needle in msg, f"{needle!r} not in {msg!r}"
+
+
+def test_missing_file_by_path_names_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for loader in (load_palm, load_arff, load_csv, load_npz):
+        with pytest.raises(DatasetNotFoundError) as exc:
+            loader("absent.xyz")
+        _one_line_naming(exc, "absent.xyz", "does not exist", f"relative to the current directory {tmp_path}")
+    (tmp_path / "dir.mat").mkdir()
+    with pytest.raises(DatasetNotFoundError, match="is not a file"):
+        load_dataset(tmp_path / "dir.mat")
+
+
+def test_unknown_name_lists_the_data_home(tiny_home, tmp_path):
+    home, _, _ = tiny_home
+    with pytest.raises(DataValidationError) as exc:
+        load_dataset("lostt", data_home=home)
+    _one_line_naming(exc, home, "not a known data set name", "holds palm/MSRCv2.mat, toy.ARFF")
+    with pytest.raises(DataValidationError, match="does not exist"):
+        find_dataset_file("lostt", data_home=tmp_path / "nowhere")
+    with pytest.raises(DatasetNotFoundError) as exc:  # a known name absent from the data home
+        load_dataset("lost", data_home=home)
+    _one_line_naming(exc, home, "lost.mat", "holds palm/MSRCv2.mat")
+
+
+def test_palm_truncated_or_corrupt(tmp_path):
+    _tiny_palm(tmp_path / "good.mat")
+    data = (tmp_path / "good.mat").read_bytes()
+    for name, content in [("truncated.mat", data[: len(data) // 2]), ("garbage.mat", b"not a mat file" * 9),
+                          ("empty.mat", b"")]:
+        (tmp_path / name).write_bytes(content)
+        with pytest.raises(DataValidationError) as exc:
+            load_palm(tmp_path / name)
+        _one_line_naming(exc, tmp_path / name, "not a readable MATLAB .mat file")
+
+
+def test_palm_missing_keys_names_expected_and_found(tmp_path):
+    path = tmp_path / "keys.mat"
+    scipy.io.savemat(path, {"features": np.zeros((3, 2)), "partial_target": np.ones((2, 3))})
+    with pytest.raises(DataValidationError) as exc:
+        load_palm(path)
+    _one_line_naming(exc, path, "missing key(s) data;", "partial_target (q x n)", "found: features, partial_target")
+
+
+def test_palm_shape_mismatch_and_bad_values_name_file_and_rows(tmp_path):
+    X, S, y = _tiny_palm(tmp_path / "ok.mat", n=6, q=3, sparse=False)
+    T = np.eye(3)[y]
+    train, test = np.empty((1, 1), dtype=object), np.empty((1, 1), dtype=object)
+    train[0, 0], test[0, 0] = np.array([[1, 2, 9]]), np.array([[3]])  # 9 > n = 6 (1-based indices)
+    cases = {
+        "rows.mat": ({"data": X[:4], "partial_target": S.T.astype(float)}, "'partial_target' has shape (3, 6)"),
+        "target.mat": ({"data": X, "partial_target": S.T.astype(float), "target": T[:5].T},
+                       "'target' has shape (3, 5)"),
+        "nonbin.mat": ({"data": X, "partial_target": np.where(np.arange(6) == 2, 3.0, S.T)},
+                       "non-binary values in rows [2]"),
+        "empty.mat": ({"data": X, "partial_target": np.where(np.arange(6) == 4, 0.0, S.T)},
+                      "empty rows (no candidate label) at rows [4]"),
+        "nan.mat": ({"data": np.where(np.arange(2) == 1, np.nan, X), "partial_target": S.T.astype(float)},
+                    "NaN or inf values at rows [0, 1, 2, 3, 4, 5], columns [1]"),
+        "cell.mat": ({"data": np.array([["a", "bc"]], dtype=object), "partial_target": S.T.astype(float)},
+                     "'data' is not a numeric matrix"),
+        "split.mat": ({"data": X, "partial_target": S.T.astype(float), "train_idx": train, "test_idx": test},
+                      "'train_idx' split 0 holds indices outside 1..6"),
+    }
+    for name, (mat, needle) in cases.items():
+        scipy.io.savemat(tmp_path / name, mat)
+        with pytest.raises(DataValidationError) as exc:
+            load_palm(tmp_path / name)
+        _one_line_naming(exc, tmp_path / name, needle)
+
+
+def test_npz_bad_files_name_file(tmp_path):
+    X = np.arange(12.0).reshape(6, 2)
+    S = np.eye(3, dtype=bool)[[0, 1, 2, 0, 1, 2]]
+    np.savez(tmp_path / "objects.npz", X=X, S=np.array([None] * 6, dtype=object))
+    with pytest.raises(DataValidationError) as exc:
+        load_npz(tmp_path / "objects.npz")
+    _one_line_naming(exc, tmp_path / "objects.npz", "array 'S' holds Python objects", "allow_pickle=False")
+    (tmp_path / "text.npz").write_text("X,S\n1,2\n")
+    with pytest.raises(DataValidationError) as exc:
+        load_npz(tmp_path / "text.npz")
+    _one_line_naming(exc, tmp_path / "text.npz", "not an NPZ archive")
+    S_empty = S.copy()
+    S_empty[[1, 5]] = False
+    np.savez(tmp_path / "empty.npz", X=X, S=S_empty)
+    with pytest.raises(DataValidationError) as exc:  # fails at load, not later at fit
+        load_npz(tmp_path / "empty.npz")
+    _one_line_naming(exc, tmp_path / "empty.npz", "empty rows", "rows [1, 5]")
+    np.savez(tmp_path / "rows.npz", X=X, S=S[:4])
+    with pytest.raises(DataValidationError) as exc:
+        load_npz(tmp_path / "rows.npz")
+    _one_line_naming(exc, tmp_path / "rows.npz", "X has 6 rows but the candidate matrix has 4 rows")
+    np.savez(tmp_path / "one.npz", X=X, y=np.full(6, 2))
+    with pytest.raises(DataValidationError) as exc:
+        load_npz(tmp_path / "one.npz")
+    _one_line_naming(exc, tmp_path / "one.npz", "only one class (2 in all 6 rows)", "at least 2 classes")
+
+
+def test_csv_bad_files_name_file_rows_and_columns(tmp_path):
+    cases = {
+        "nan.csv": ("f1,f2,label\n1,2,a\n3,NaN,b\n,6,a\n7,8,b\n",
+                    "missing or non-finite feature values (empty, NaN or inf) at rows [1, 2] (file lines [3, 4]), "
+                    "columns ['f1', 'f2']"),
+        "inf.csv": ("1,2,a\n3,inf,b\n", "non-finite feature values (empty, NaN or inf) at rows [1] (file lines [2]), "
+                                        "columns [1]"),
+        "text.csv": ("1,2,a\n3,oops,b\n", "non-numeric feature values at rows [1] (file lines [2]), columns [1] "
+                                          "(e.g. 'oops' on line 2)"),
+        "ragged.csv": ("f1,f2,label\n1,2,a\n3,4\n5,6,b\n", "expected 3, but line 3 has 2"),
+        "nolabel.csv": ("1,2,a\n3,4,\n", "missing class labels at rows [1] (file lines [2])"),
+        "one.csv": ("f1,label\n1,yes\n2,yes\n",
+                    "the labels (column 'label') hold only one class ('yes' in all 2 rows)"),
+        "empty.csv": ("\n\n", "the file is empty"),
+        "header.csv": ("f1,f2,label\n", "no data rows after the header"),
+        "onecol.csv": ("a\nb\n", "at least one feature column"),
+        "latin1.csv": (None, "cannot read it as a CSV file (UnicodeDecodeError"),
+    }
+    for name, (text, needle) in cases.items():
+        if text is None:
+            (tmp_path / name).write_bytes(b"1,2,caf\xe9\n3,4,x\n")
+        else:
+            (tmp_path / name).write_text(text)
+        with pytest.raises(DataValidationError) as exc:
+            load_csv(tmp_path / name)
+        _one_line_naming(exc, tmp_path / name, needle)
+
+
+def test_csv_comments_quotes_and_blank_lines(tmp_path):
+    path = tmp_path / "ok.csv"
+    path.write_text('# made by hand\nf1,f2,label\n\n1,2,"a, b"\n3,4,c\n')
+    ds = load_csv(path)
+    np.testing.assert_array_equal(ds.X, [[1, 2], [3, 4]])
+    assert list(ds.classes) == ["a, b", "c"]
+
+
+def test_arff_bad_files_name_file(tmp_path):
+    header = "@relation r\n@attribute a numeric\n"
+    cases = {
+        "nocls.arff": (header + "@attribute b numeric\n@data\n1,2\n3,4\n",
+                       "no class attribute: the last attribute 'b' is numeric"),
+        "first.arff": ("@relation r\n@attribute class {x,y}\n@attribute a numeric\n@data\nx,1\ny,2\n",
+                       "nominal attribute(s) ['class'] come earlier: put the class last"),
+        "value.arff": (header + "@attribute class {x,y}\n@data\n1,x\n2,z\n",
+                       "data row 1 (file line 6): 'z' is not one"),
+        "fields.arff": (header + "@attribute class {x,y}\n@data\n1,x\n2,y,3\n",
+                        "data row 1 (file line 6): 3 values for 2 attributes"),
+        "number.arff": (header + "@attribute class {x,y}\n@data\n1,x\nfoo,y\n", "'foo' is not a number"),
+        "junk.arff": ("this is no ARFF file\n", "not a valid ARFF file"),
+        "one.arff": (header + "@attribute class {x,y}\n@data\n1,x\n2,x\n", "only one class ('x' in all 2 rows)"),
+        "nan.arff": (header + "@attribute b numeric\n@attribute class {x,y}\n@data\n1,?,x\n2,3,y\n",
+                     "NaN or inf values at rows [0], columns [1]"),
+        "onlycls.arff": ("@relation r\n@attribute class {x,y}\n@data\nx\ny\n", "at least one feature attribute"),
+    }
+    for name, (text, needle) in cases.items():
+        (tmp_path / name).write_text(text)
+        with pytest.raises(DataValidationError) as exc:
+            load_arff(tmp_path / name)
+        _one_line_naming(exc, tmp_path / name, needle)
+
+
+def test_arff_numeric_class_named_class_is_accepted(tmp_path):
+    path = tmp_path / "num.arff"
+    path.write_text("@relation r\n@attribute a numeric\n@attribute Class numeric\n@data\n1,2\n3,10\n5,2\n")
+    ds = load_arff(path)
+    np.testing.assert_array_equal(ds.classes, [2, 10])
+    np.testing.assert_array_equal(ds.y_true, [0, 1, 0])

@@ -218,6 +218,23 @@ class ExactKnn(PlKnnLearner):
         return tags
 
 
+class RecordingReducer(BaseReducer):
+    """Identity reducer that records the candidate matrices it was fitted on (class-level: survives clone)."""
+
+    seen = []
+
+    def __init__(self):
+        pass
+
+    def _fit(self, X, S):
+        RecordingReducer.seen.append(np.asarray(S, dtype=bool).copy())
+        self.n_components_ = X.shape[1]
+        self.confidences_ = S / S.sum(axis=1, keepdims=True)
+
+    def _transform(self, X):
+        return X
+
+
 @pytest.mark.parametrize("protocol", [kfold, holdout])
 def test_exact_label_baselines_get_true_labels_under_kfold_and_holdout(protocol):
     X, S, y = make_pl_data(n_samples=60, r=2, random_state=3)
@@ -225,12 +242,27 @@ def test_exact_label_baselines_get_true_labels_under_kfold_and_holdout(protocol)
     exact = protocol(Setup(learner=ExactKnn(k=3)), ds, progress=False)
     plain = protocol(Setup(learner=PlKnnLearner(k=3)), ds, progress=False)
     assert exact.tags["training_labels"] == "exact" and plain.tags["training_labels"] == "candidates"
-    # trained on singletons of the truth, every training row's confidence is its true label
-    assert exact.summary["transductive_accuracy_mean"] == 1.0
+    # the refitted model saw the truth: its training confidences are the true labels
+    np.testing.assert_array_equal(exact.model["pipeline"][-1].confidences_.argmax(axis=1), y)
+    assert "transductive_accuracy_mean" not in exact.summary  # trivially 1 on true labels: not reported
     assert plain.summary["transductive_accuracy_mean"] < 1.0
     never = protocol(Setup(learner=ExactKnn(k=3)), ds, exact_labels="never", progress=False)
     assert never.tags["training_labels"] == "candidates"
     assert never.summary["accuracy_mean"] == plain.summary["accuracy_mean"]
+
+
+@pytest.mark.parametrize("fit_reducer_on", ["train", "all"])
+def test_a_reducer_before_an_exact_label_baseline_sees_candidate_sets_only(fit_reducer_on):
+    X, S, y = make_pl_data(n_samples=60, r=2, random_state=3)
+    RecordingReducer.seen.clear()
+    res = kfold(Setup(reducer=RecordingReducer(), learner=ExactKnn(k=3)), PLDataset(X, S, y), n_splits=3,
+                fit_reducer_on=fit_reducer_on, refit=False, progress=False)
+    assert res.tags["training_labels"] == "exact"
+    assert len(RecordingReducer.seen) == 3
+    for seen in RecordingReducer.seen:
+        assert (seen.sum(axis=1) == 3).all()  # the candidate sets (true + 2), never singletons
+    assert [s.shape[0] for s in RecordingReducer.seen] == ([60] * 3 if fit_reducer_on == "all" else [40] * 3)
+
 
 
 class CandidateVoteClusterer(BaseClusterer):
@@ -330,10 +362,10 @@ def test_kfold_transductive_reducer_sees_all_rows_but_learner_only_train():
     ds = small_dataset()
     res = kfold(Setup(reducer=CountingReducer(), learner=PlKnnLearner(k=3)), ds, n_splits=3,
                 fit_reducer_on="all", progress=False)
-    assert CountingReducer.calls == [60, 60, 60]
+    assert CountingReducer.calls == [60, 60, 60, 60]  # three folds, then the refit on all rows
     CountingReducer.calls.clear()
     inductive = kfold(Setup(reducer=CountingReducer(), learner=PlKnnLearner(k=3)), ds, n_splits=3,
-                      progress=False)
+                      refit=False, progress=False)
     assert CountingReducer.calls == [40, 40, 40]
     # identity reducer: both protocols must give the same predictions
     assert [s["accuracy"] for s in res.steps] == [s["accuracy"] for s in inductive.steps]
@@ -392,3 +424,24 @@ def test_isotropic_scaler_keeps_neighbours_and_reaches_unit_rms():
     nn = lambda A: NearestNeighbors(n_neighbors=5).fit(A).kneighbors(A, return_distance=False)  # noqa: E731
     np.testing.assert_array_equal(nn(Z), nn(X))
     assert IsotropicScaler().fit(np.ones((4, 2))).scale_ == 1.0     # constant data: no division by zero
+
+
+@pytest.mark.parametrize("protocol", [kfold, holdout])
+def test_refit_returns_the_pipeline_fitted_on_all_rows(protocol):
+    ds = small_dataset()
+    res = protocol(Setup(learner=PlKnnLearner(k=3)), ds, progress=False)
+    pipe = res.model["pipeline"]
+    assert pipe[-1].confidences_.shape == (ds.n_samples, ds.n_classes)  # fitted on every row
+    np.testing.assert_array_equal(pipe.predict(ds.X), build_pipeline([PlKnnLearner(k=3)]).fit(ds.X, ds.S).predict(ds.X))
+    assert res.model["classes"] == list(ds.classes) and res.model["X_example"].shape == (5, ds.n_features)
+    assert protocol(Setup(learner=PlKnnLearner(k=3)), ds, refit=False, progress=False).model is None
+
+
+def test_prediction_rows_carry_class_names_and_scores():
+    ds = small_dataset()
+    res = kfold(Setup(learner=PlKnnLearner(k=3)), ds, n_splits=3, refit=False, progress=False)
+    row = res.predictions[0]
+    names = [str(c) for c in ds.classes]
+    assert row["label_pred"] == names[row["y_pred"]] and row["label_true"] == names[row["y_true"]]
+    scores = [row[f"score_{n}"] for n in names]
+    assert abs(sum(scores) - 1) < 1e-9 and int(np.argmax(scores)) == row["y_pred"]

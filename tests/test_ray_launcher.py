@@ -44,5 +44,5 @@ def test_ray_sweep_runs_jobs_in_ray_workers(tmp_path, plcore_cli, job_probe):
     for r in runs:
         assert r.info.status == "FINISHED"
         assert 0.85 < r.data.metrics["accuracy_mean"] <= 1.0  # digits, r=3
-        assert len(client.get_metric_history(r.info.run_id, "accuracy")) == 3
+        assert len(client.get_metric_history(r.info.run_id, "fold/accuracy")) == 3
     assert sorted(r.data.tags["hydra.job.num"] for r in runs) == ["0", "1"]

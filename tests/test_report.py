@@ -83,7 +83,7 @@ def test_sweep_writes_the_reproduction_report_and_report_command_rebuilds_it(tmp
     out = tmp_path / "rep.md"
     args = ["-m", "+learner=plknn", "learner.k=3,7", "protocol.n_splits=2", "progress=false",
             "+paper.source='Test paper'", "+paper.setting='digits, r=3'", "+paper.metric=accuracy_mean",
-            "+paper.value=0.5", "+paper.std=0.1", f"hydra.callbacks.report.output={out}"]
+            "+paper.value=0.5", "+paper.std=0.1", "report=reproduction", f"hydra.callbacks.report.output={out}"]
     proc = plcore_cli(args, tmp_path)
     assert f"report written to {out}" in proc.stdout
     text = out.read_text()
@@ -94,11 +94,14 @@ def test_sweep_writes_the_reproduction_report_and_report_command_rebuilds_it(tmp
 
     client = mlflow.tracking.MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
     exp = client.get_experiment_by_name("plcore")
-    means = sorted(f"{r.data.metrics['accuracy_mean']:.3f}" for r in client.search_runs([exp.experiment_id]))
+    found = client.search_runs([exp.experiment_id])
+    means = sorted(f"{r.data.metrics['accuracy_mean']:.3f}" for r in found)
     assert sorted(r.split("|")[5].split("±")[0].strip() for r in rows) == means
+    (sweep,) = {r.data.tags["hydra.sweep.dir"] for r in found}
+    assert f"_Made from 2 run(s) of sweep `{sweep}` at commit " in text  # scoped to the sweep, says the commit
 
     again = tmp_path / "again.md"
-    plcore_cli(["report", "--out", str(again)], tmp_path)
+    plcore_cli(["report", "--out", str(again), "--sweep-dir", sweep], tmp_path)
     strip = lambda t: [l for l in t.splitlines() if not l.startswith("Generated")]  # noqa: E731
     assert strip(again.read_text()) == strip(text)
 
@@ -107,3 +110,28 @@ def test_report_command_with_nothing_to_report(tmp_path, plcore_cli):
     proc = plcore_cli(["report", "--out", str(tmp_path / "x.md")], tmp_path, check=False)
     assert proc.returncode == 1 and "nothing to report" in proc.stdout
     assert not (tmp_path / "x.md").exists()
+
+
+def test_steps_read_per_fold_metrics_under_their_step_name():
+    class Client:
+        def get_metric_history(self, run_id, key):
+            Metric = type("M", (), {})
+            out = []
+            if key == "fold/accuracy":
+                for step, value in ((1, 0.5), (0, 0.25)):
+                    m = Metric()
+                    m.step, m.value = step, value
+                    out.append(m)
+            return out
+
+    rec = RunRecord("r", "n", {}, {"fold/accuracy": 0.5, "accuracy_mean": 0.375}, {}, _client=Client())
+    np.testing.assert_array_equal(rec.steps("accuracy"), [0.25, 0.5])
+
+
+def test_report_names_the_sweep_and_the_commit(tmp_path):
+    from plcore.report import write_report
+
+    runs = [RunRecord("a", "n", {}, {}, {"mlflow.source.git.commit": "0123456789abcdef", "plcore.git.dirty": "true"})]
+    path = write_report(runs, tmp_path / "r.md", writer=lambda rs: "# table\n", sweep_dir="multirun/x")
+    text = path.read_text()
+    assert text.startswith("# table\n") and "sweep `multirun/x`" in text and "0123456789+dirty" in text

@@ -24,7 +24,7 @@ def assert_two_finished_runs(client, artifacts=True):
     for r in runs:
         assert r.info.status == "FINISHED"
         assert 0.85 < r.data.metrics["accuracy_mean"] <= 1.0  # digits, r=3
-        assert len(client.get_metric_history(r.info.run_id, "accuracy")) == 3  # one per fold
+        assert len(client.get_metric_history(r.info.run_id, "fold/accuracy")) == 3  # one per fold
         if artifacts:
             plots = [a.path for a in client.list_artifacts(r.info.run_id, "plots")]
             assert plots == ["plots/accuracy_per_fold.png"]

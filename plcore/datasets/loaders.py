@@ -1,5 +1,9 @@
 """Data-set loaders: PALM .mat, UCI ARFF, CSV/NPZ and scikit-learn built-ins.
 
+Every error a loader raises is one line naming the file (and the offending rows, columns
+or keys): a :class:`~plcore.exceptions.DatasetNotFoundError` for a missing file, else a
+:class:`~plcore.exceptions.DataValidationError`. Files are never unpickled.
+
 Named data sets are looked up in a *data home*: the ``data_home`` argument, else the
 ``PLCORE_DATA_HOME`` environment variable, else ``~/plcore_data``. The data home and
 its immediate subfolders are searched (so ``datasets/palm/lost.mat`` is found from
@@ -8,8 +12,12 @@ its immediate subfolders are searched (so ``datasets/palm/lost.mat`` is found fr
 
 from __future__ import annotations
 
+import contextlib
+import csv
 import os
 import re
+import warnings
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -17,8 +25,8 @@ import scipy.io
 import scipy.sparse as sp
 from scipy.io import arff
 
-from plcore.data import PLDataset
-from plcore.exceptions import DataValidationError, DatasetNotFoundError
+from plcore.data import PLDataset, _first
+from plcore.exceptions import DataValidationError, DatasetNotFoundError, PlcoreError
 
 __all__ = [
     "PALM_DATASETS",
@@ -76,6 +84,76 @@ def _search_dirs(home: Path) -> list[Path]:
     return dirs
 
 
+_SUFFIXES = (".mat", ".arff", ".csv", ".npz")
+#: ARFF: a numeric last attribute is read as the class only under one of these names
+_CLASS_NAMES = ("class", "label", "target", "y")
+#: CSV cells read as missing feature values (reported as such, never silently imputed)
+_MISSING = ("", "?", "na", "nan", "null", "none")
+
+
+def _one_line(text) -> str:
+    return " ".join(str(text).split())
+
+
+def _data_home_contents(home: Path, limit: int = 20) -> str:
+    """One phrase saying which data files the data home (and its subfolders) holds."""
+    if not home.is_dir():
+        return f"the data home {home} does not exist"
+    files = sorted(
+        str(f.relative_to(home))
+        for d in _search_dirs(home) if d.is_dir()
+        for f in d.iterdir() if f.suffix.lower() in _SUFFIXES and f.is_file()
+    )
+    if not files:
+        return f"the data home {home} holds no {'/'.join(_SUFFIXES)} files"
+    more = f", ... ({len(files)} in total)" if len(files) > limit else ""
+    return f"the data home {home} holds {', '.join(files[:limit])}{more}"
+
+
+def _existing_file(path) -> Path:
+    """``path`` as a Path; :class:`DatasetNotFoundError` naming it when it is not a readable file."""
+    path = Path(path).expanduser()
+    if not path.is_file():
+        where = "" if path.is_absolute() else f" (relative to the current directory {Path.cwd()})"
+        what = "is not a file" if path.exists() else "does not exist"
+        raise DatasetNotFoundError(f"data file {str(path)!r} {what}{where}")
+    return path
+
+
+@contextlib.contextmanager
+def _reading(path: Path, what: str):
+    """Turn any error raised while reading ``path`` into one line naming the file."""
+    try:
+        with warnings.catch_warnings():
+            # readers' own warnings (e.g. scipy's MatReadWarning) would add lines to stderr; what they
+            # warn about is either harmless or reported below as an error naming the file
+            warnings.simplefilter("ignore")
+            yield
+    except DatasetNotFoundError:
+        raise
+    except DataValidationError as err:
+        msg = _one_line(err)
+        if str(path) in msg:
+            raise
+        raise type(err)(f"{path}: {msg}") from err
+    except PlcoreError:
+        raise
+    except Exception as err:  # noqa: BLE001 - whatever a reader raises, say which file and why
+        detail = _one_line(err) or "unexpected end of file"
+        raise DataValidationError(f"{path}: cannot read it as {what} ({type(err).__name__}: {detail})") from err
+
+
+def _check_classes(y, classes, what="the labels"):
+    """Exact labels must hold at least two classes (else there is nothing to learn)."""
+    present = np.unique(y)
+    if present.size < 2:
+        value = np.asarray(classes)[present[0]].item() if present.size else None
+        raise DataValidationError(
+            f"{what} hold only one class ({value!r} in all {len(y)} rows); "
+            "partial-label learning needs at least 2 classes"
+        )
+
+
 def find_dataset_file(name: str, data_home=None) -> Path:
     """Locate the file of a named PALM/UCI data set; raise a helpful error if absent."""
     if name in PALM_DATASETS:
@@ -83,7 +161,10 @@ def find_dataset_file(name: str, data_home=None) -> Path:
     elif name in UCI_DATASETS:
         stems, suffix, source = UCI_DATASETS[name], ".arff", UCI_URL
     else:
-        raise DataValidationError(f"unknown data set name {name!r}; known: {sorted(known_names())}")
+        raise DataValidationError(
+            f"unknown data set name {name!r}; known: {sorted(known_names())}; "
+            f"{_data_home_contents(get_data_home(data_home))}"
+        )
     home = get_data_home(data_home)
     wanted = {_norm(s) for s in stems}
     dirs = _search_dirs(home)
@@ -94,8 +175,9 @@ def find_dataset_file(name: str, data_home=None) -> Path:
             if f.suffix.lower() == suffix and _norm(f.stem) in wanted:
                 return f
     looked = ", ".join(str(d) for d in dirs) if home.is_dir() else f"{home} (does not exist)"
+    holds = f" ({_data_home_contents(home)})" if home.is_dir() else ""
     raise DatasetNotFoundError(
-        f"data set {name!r} not found: looked for {stems[0]}{suffix} in {looked}. "
+        f"data set {name!r} not found: looked for {stems[0]}{suffix} in {looked}{holds}. "
         f"Set PLCORE_DATA_HOME (or pass data_home) to the folder holding it; "
         f"a public copy is at {source}"
     )
@@ -121,32 +203,47 @@ def load_dataset(name_or_path, data_home=None) -> PLDataset:
     path = Path(key).expanduser()
     loaders = {".mat": load_palm, ".arff": load_arff, ".csv": load_csv, ".npz": load_npz}
     if path.suffix.lower() in loaders:
-        if not path.is_file():
-            raise DatasetNotFoundError(f"data file {str(path)!r} does not exist")
-        return loaders[path.suffix.lower()](path)
+        return loaders[path.suffix.lower()](_existing_file(path))
     raise DataValidationError(
         f"cannot load {key!r}: not a known data set name ({', '.join(known_names())}) "
-        "nor a path ending in .mat, .arff, .csv or .npz"
+        f"nor a path ending in .mat, .arff, .csv or .npz; {_data_home_contents(get_data_home(data_home))}"
     )
 
 
-def _labels_from_onehot(T, name):
-    """Ground-truth indices from a one-hot (n, q) matrix; -1 where a row is not one-hot."""
+def _labels_from_onehot(T):
+    """Ground-truth indices from a one-hot (n, q) ``target`` matrix."""
     T = T.toarray() if sp.issparse(T) else np.asarray(T)
     counts = (T != 0).sum(axis=1)
-    if np.any(counts != 1):
-        bad = np.nonzero(counts != 1)[0][:10]
-        raise DataValidationError(f"{name}: 'target' rows {list(bad)} are not one-hot")
+    bad = np.nonzero(counts != 1)[0]
+    if bad.size:
+        raise DataValidationError(
+            f"'target' rows {_first(bad)} are not one-hot (each example needs exactly one true label)"
+        )
     return np.argmax(T, axis=1)
 
 
-def _orient(M, n):
+def _orient(M, n, key="label matrix"):
     """PALM label matrices are q x n; return n x q (transposing when needed)."""
-    if M.shape[0] == n and M.shape[1] != n:
+    if M.ndim == 2 and M.shape[0] == n and M.shape[1] != n:
         return M
-    if M.shape[1] == n:
+    if M.ndim == 2 and M.shape[1] == n:
         return M.T
-    raise DataValidationError(f"label matrix of shape {M.shape} does not match n={n} examples")
+    raise DataValidationError(
+        f"{key!r} has shape {M.shape} but 'data' has {n} rows (examples); "
+        "a PALM label matrix is q x n (or n x q)"
+    )
+
+
+def _numeric_matrix(value, key):
+    if sp.issparse(value):
+        value = value.toarray()
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise DataValidationError(
+            f"{key!r} is not a numeric matrix (dtype {np.asarray(value).dtype}); "
+            "PALM files store it as a double or sparse matrix"
+        ) from None
 
 
 def load_palm(path, name: str | None = None) -> PLDataset:
@@ -155,26 +252,39 @@ def load_palm(path, name: str | None = None) -> PLDataset:
     Label matrices are stored q x n (sparse or dense) and returned n x q; a sparse
     ``partial_target`` stays sparse (CSR). Split masks ``train_idx``/``test_idx`` (cell
     arrays of 0/1 masks), when present, are returned in ``meta["splits"]`` as a list of
-    ``(train_mask, test_mask)`` boolean arrays.
+    ``(train_mask, test_mask)`` boolean arrays. Candidate rows must not be empty.
     """
-    path = Path(path)
-    try:
-        mat = scipy.io.loadmat(path)
-    except NotImplementedError as err:  # MATLAB v7.3 (HDF5)
-        raise DataValidationError(f"{path}: MATLAB v7.3 files are not supported; re-save with -v7") from err
-    missing = [k for k in ("data", "partial_target") if k not in mat]
-    if missing:
-        raise DataValidationError(f"{path}: missing key(s) {missing}; PALM files hold data, partial_target, target")
-    X = np.asarray(mat["data"].toarray() if sp.issparse(mat["data"]) else mat["data"], dtype=np.float64)
-    n = X.shape[0]
-    S = _orient(mat["partial_target"], n)
-    S = sp.csr_matrix(S) if sp.issparse(S) else np.asarray(S)
-    y = _labels_from_onehot(_orient(mat["target"], n), path.name) if "target" in mat else None
-    meta = {"source": str(path)}
-    if "train_idx" in mat and "test_idx" in mat:
-        meta["splits"] = load_splits(mat)
-    ds = PLDataset(X, S, y, None, name or path.stem, meta)
-    ds.validate()
+    path = _existing_file(path)
+    with _reading(path, "a MATLAB .mat file"):
+        try:
+            mat = scipy.io.loadmat(path)
+        except NotImplementedError as err:  # MATLAB v7.3 (HDF5)
+            raise DataValidationError(f"{path}: MATLAB v7.3 files are not supported; re-save with -v7") from err
+        except Exception as err:  # noqa: BLE001 - truncated or corrupt: scipy raises OSError, ValueError, ...
+            raise DataValidationError(
+                f"{path}: not a readable MATLAB .mat file, truncated or corrupt? "
+                f"({type(err).__name__}: {_one_line(err) or 'no detail'})"
+            ) from err
+        found = sorted(k for k in mat if not k.startswith("__"))
+        missing = [k for k in ("data", "partial_target") if k not in mat]
+        if missing:
+            raise DataValidationError(
+                f"{path}: missing key(s) {', '.join(missing)}; a PALM .mat file holds data (n x d) and "
+                f"partial_target (q x n), optionally target, train_idx, test_idx; "
+                f"found: {', '.join(found) or 'no variables'}"
+            )
+        X = _numeric_matrix(mat["data"], "data")
+        if X.ndim != 2:
+            raise DataValidationError(f"'data' must be an n x d matrix, got shape {X.shape}")
+        n = X.shape[0]
+        S = _orient(mat["partial_target"], n, "partial_target")
+        S = sp.csr_matrix(S) if sp.issparse(S) else np.asarray(S)
+        y = _labels_from_onehot(_orient(mat["target"], n, "target")) if "target" in mat else None
+        meta = {"source": str(path)}
+        if "train_idx" in mat and "test_idx" in mat:
+            meta["splits"] = load_splits(mat)
+        ds = PLDataset(X, S, y, None, name or path.stem, meta)
+        ds.validate()
     return ds
 
 
@@ -184,94 +294,298 @@ def load_splits(source) -> list[tuple[np.ndarray, np.ndarray]]:
     Each is a cell array of 0/1 masks (or of 1-based index vectors); returns a list of
     ``(train_mask, test_mask)`` boolean arrays.
     """
-    mat = scipy.io.loadmat(source) if isinstance(source, (str, Path)) else source
+    if isinstance(source, (str, Path)):
+        path = _existing_file(source)
+        with _reading(path, "a MATLAB .mat file"):
+            return load_splits(scipy.io.loadmat(path))
+    mat = source
+    for key in ("data", "train_idx", "test_idx"):
+        if key not in mat:
+            raise DataValidationError(f"missing key {key!r} needed for predefined splits")
     n = mat["data"].shape[0]
 
-    def as_mask(v):
+    def as_mask(v, key, i):
         v = np.asarray(v.toarray() if sp.issparse(v) else v).ravel()
         if v.size == n and set(np.unique(v)) <= {0, 1}:
             return v.astype(bool)
+        try:
+            idx = v.astype(np.int64)
+        except (TypeError, ValueError):
+            raise DataValidationError(f"{key!r} split {i} is neither a 0/1 mask nor index vector") from None
+        if idx.size and (idx.min() < 1 or idx.max() > n or np.any(idx != v)):
+            raise DataValidationError(f"{key!r} split {i} holds indices outside 1..{n} (MATLAB, 1-based)")
         mask = np.zeros(n, dtype=bool)
-        mask[v.astype(np.int64) - 1] = True  # MATLAB 1-based indices
+        mask[idx - 1] = True  # MATLAB 1-based indices
         return mask
 
     train, test = mat["train_idx"].ravel(), mat["test_idx"].ravel()
     if len(train) != len(test):
         raise DataValidationError(f"train_idx has {len(train)} splits but test_idx has {len(test)}")
-    return [(as_mask(a), as_mask(b)) for a, b in zip(train, test)]
+    return [(as_mask(a, "train_idx", i), as_mask(b, "test_idx", i)) for i, (a, b) in enumerate(zip(train, test))]
 
 
 def load_arff(path, name: str | None = None) -> PLDataset:
     """Load an ARFF file: numeric features, the last attribute is the class.
 
-    Classes are the nominal values in declaration order (``classes``); ``y_true`` holds
-    their indices. No candidate sets: generate them with a bag generator.
+    The class attribute must be nominal (or numeric with integer values and named
+    class/label/target/y). Classes are the nominal values in declaration order
+    (``classes``); ``y_true`` holds their indices. No candidate sets: generate them with a
+    bag generator.
     """
-    path = Path(path)
-    data, meta = arff.loadarff(path)
-    names = meta.names()
-    cls_name = names[-1]
-    kind, values = meta[cls_name]
-    feats = names[:-1]
-    not_numeric = [f for f in feats if meta[f][0] != "numeric"]
-    if not_numeric:
-        raise DataValidationError(f"{path}: non-numeric feature attributes {not_numeric[:10]}")
-    X = np.column_stack([data[f].astype(np.float64) for f in feats])
-    raw = np.array([v.decode() if isinstance(v, bytes) else str(v) for v in data[cls_name]])
-    if kind == "nominal":
-        classes = np.asarray(values)
-        lookup = {v: i for i, v in enumerate(values)}
-        missing = [i for i, v in enumerate(raw) if v not in lookup]
-        if missing:
-            raise DataValidationError(f"{path}: class value missing/unknown at rows {missing[:10]}")
-        y = np.array([lookup[v] for v in raw], dtype=np.int64)
-    else:
-        classes, y = np.unique(raw, return_inverse=True)
-    return PLDataset(X, None, y, classes, name or path.stem, {"source": str(path)})
+    path = _existing_file(path)
+    with _reading(path, "an ARFF file"):
+        try:
+            data, meta = arff.loadarff(path)
+        except Exception as err:  # noqa: BLE001 - scipy's ARFF parser raises many kinds
+            detail = _one_line(err) or "no valid @relation/@attribute/@data header"
+            raise DataValidationError(f"{path}: not a valid ARFF file ({type(err).__name__}: {detail})"
+                                      f"{_arff_bad_row(path)}") from err
+        extra = _arff_bad_row(path, counts_only=True)
+        if extra:
+            raise DataValidationError(f"{path}: malformed ARFF data{extra}")
+        names = meta.names()
+        if len(names) < 2:
+            raise DataValidationError(
+                f"{path}: needs at least one feature attribute and a class attribute (the last one); "
+                f"found {len(names)} attribute(s)"
+            )
+        cls_name = names[-1]
+        kind, values = meta[cls_name]
+        feats = names[:-1]
+        if kind != "nominal" and not (kind == "numeric" and cls_name.lower() in _CLASS_NAMES):
+            nominal = [f for f in feats if meta[f][0] == "nominal"]
+            hint = f"; nominal attribute(s) {nominal} come earlier: put the class last" if nominal else ""
+            raise DataValidationError(
+                f"{path}: no class attribute: the last attribute {cls_name!r} is {kind}, but the class is "
+                f"read from the last attribute and must be nominal (e.g. @attribute class {{a,b,c}}){hint}"
+            )
+        not_numeric = [f for f in feats if meta[f][0] != "numeric"]
+        if not_numeric:
+            raise DataValidationError(f"{path}: non-numeric feature attributes {not_numeric[:10]}")
+        if data.shape[0] == 0:
+            raise DataValidationError(f"{path}: the @data section holds no rows")
+        X = np.column_stack([data[f].astype(np.float64) for f in feats])
+        if kind == "nominal":
+            raw = np.array([v.decode() if isinstance(v, bytes) else str(v) for v in data[cls_name]])
+            classes = np.asarray(values)
+            lookup = {v: i for i, v in enumerate(values)}
+            missing = [i for i, v in enumerate(raw) if v not in lookup]
+            if missing:
+                raise DataValidationError(f"{path}: class value missing/unknown at rows {_first(missing)}")
+            y = np.array([lookup[v] for v in raw], dtype=np.int64)
+        else:
+            raw = data[cls_name].astype(np.float64)
+            bad = np.nonzero(~np.isfinite(raw) | (raw != np.round(raw)))[0]
+            if bad.size:
+                raise DataValidationError(
+                    f"{path}: numeric class {cls_name!r} is missing or not an integer at rows {_first(bad)}"
+                )
+            classes, y = np.unique(raw.astype(np.int64), return_inverse=True)
+        _check_classes(y, classes, f"the labels ({cls_name!r})")
+        ds = PLDataset(X, None, y, classes, name or path.stem, {"source": str(path)})
+    return ds
+
+
+_ARFF_ATTRIBUTE = re.compile(r"""^@attribute\s+('[^']*'|"[^"]*"|\S+)\s+(.*)$""", re.IGNORECASE)
+
+
+def _arff_bad_row(path, counts_only: bool = False) -> str:
+    """Best effort: ``"; first bad data row i (file line L): ..."``, else ``""``.
+
+    After scipy failed to parse ``path``, every check; after it succeeded (``counts_only``),
+    only the number of values of plain rows (scipy silently drops values beyond the last
+    attribute); rows with quotes or braces (sparse ARFF) are not checked then.
+    """
+    try:
+        attrs, in_data, row = [], False, 0
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                line = line.strip()
+                if not line or line.startswith("%"):
+                    continue
+                if not in_data:
+                    m = _ARFF_ATTRIBUTE.match(line)
+                    if m:
+                        kind = m.group(2).strip()
+                        if kind.startswith("{") and kind.endswith("}"):
+                            attrs.append({v.strip().strip("'\"") for v in kind[1:-1].split(",")})
+                        else:
+                            attrs.append(kind.lower() in ("numeric", "real", "integer") or None)
+                    in_data = line.lower().startswith("@data")
+                    continue
+                at = f"; first bad data row {row} (file line {lineno}): "
+                if counts_only and any(ch in line for ch in "'\"{"):
+                    row += 1
+                    continue
+                fields = [f.strip().strip("'\"") for f in line.split(",")]
+                if len(fields) != len(attrs):
+                    return f"{at}{len(fields)} values for {len(attrs)} attributes"
+                if counts_only:
+                    row += 1
+                    continue
+                for value, spec in zip(fields, attrs):
+                    if value == "?" or spec is None:  # missing, or a type not checked here
+                        continue
+                    if isinstance(spec, set) and value not in spec:
+                        return f"{at}{value!r} is not one of {sorted(spec)}"
+                    if spec is True:
+                        try:
+                            float(value)
+                        except ValueError:
+                            return f"{at}{value!r} is not a number"
+                row += 1
+    except OSError:
+        pass
+    return ""
+
+
+def _parse_cells(cells):
+    """Float matrix of CSV feature cells (missing tokens -> NaN) and the ``(row, column, text)`` of the rest."""
+    X = np.empty(cells.shape)
+    bad = []
+    for (i, j), v in np.ndenumerate(cells):
+        if v.lower() in _MISSING:
+            X[i, j] = np.nan
+            continue
+        try:
+            X[i, j] = float(v)
+        except ValueError:
+            bad.append((i, j, v))
+    return X, bad
+
+
+def _csv_rows(path, delimiter):
+    """Non-blank, non-comment rows of a CSV file as ``(file line, stripped fields)``."""
+    rows = []
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        reader = csv.reader(fh, delimiter=delimiter)
+        for fields in reader:
+            fields = [f.strip() for f in fields]
+            if not any(fields) or fields[0].startswith("#"):
+                continue
+            rows.append((reader.line_num, fields))
+    return rows
 
 
 def load_csv(path, name: str | None = None, label_column: int = -1, delimiter: str = ",",
              skip_header: int | None = None) -> PLDataset:
-    """Load a CSV file of numeric features with one label column (default: the last)."""
-    path = Path(path)
-    if skip_header is None:
-        with open(path) as fh:
-            first = fh.readline().rstrip("\r\n").split(delimiter)
-        if -len(first) <= label_column < len(first):
-            del first[label_column]  # the label may be a string: a header has non-numeric features
-        try:
-            [float(x) for x in first if x.strip()]
-            skip_header = 0
+    """Load a CSV file of numeric features with one label column (default: the last).
+
+    A first row whose features are not all numbers is a header (unless ``skip_header``
+    says how many rows to skip). Missing feature values (empty, ``?``, ``NA``, ``NaN``)
+    and inf are rejected naming the rows and columns: nothing is imputed or dropped.
+    Blank lines and lines starting with ``#`` are skipped.
+    """
+    path = _existing_file(path)
+    with _reading(path, "a CSV file"):
+        rows = _csv_rows(path, delimiter)
+        if not rows:
+            raise DataValidationError(f"{path}: the file is empty (no data rows)")
+        if skip_header is None:
+            first = list(rows[0][1])
+            if -len(first) <= label_column < len(first):
+                del first[label_column]  # the label may be a string: a header has non-numeric features
+            try:
+                [float(x) for x in first if x]
+                skip_header = 0
+            except ValueError:
+                skip_header = 1
+        header = rows[skip_header - 1][1] if skip_header else None
+        rows = rows[skip_header:]
+        if not rows:
+            raise DataValidationError(f"{path}: no data rows after the header")
+        width = len(header) if header is not None else len(rows[0][1])
+        ragged = [(line, len(f)) for line, f in rows if len(f) != width]
+        if ragged:
+            shown = ", ".join(f"line {line} has {k}" for line, k in ragged[:5])
+            more = f", ... ({len(ragged)} lines in total)" if len(ragged) > 5 else ""
+            raise DataValidationError(f"{path}: rows have different numbers of fields: expected {width}, "
+                                      f"but {shown}{more}")
+        if not -width <= label_column < width:
+            raise DataValidationError(f"{path}: label_column={label_column} is out of range for {width} columns")
+        if width < 2:
+            raise DataValidationError(f"{path}: needs at least one feature column besides the label column")
+        lab = label_column % width
+        lines = np.array([line for line, _ in rows])
+        cells = np.array([f for _, f in rows], dtype=object)
+        labels = cells[:, lab].astype(str)
+        feat_cols = [j for j in range(width) if j != lab]
+        col_names = [header[j] for j in feat_cols] if header is not None else list(range(len(feat_cols)))
+
+        def where(r, c):  # data rows (0-based), their file lines, and feature columns (names if a header)
+            r, c = np.unique(r), np.unique(c)
+            cols = ", ".join(repr(col_names[j]) if header is not None else str(j) for j in c[:10])
+            more = f", ... ({c.size} in total)" if c.size > 10 else ""
+            return f"rows {_first(r)} (file lines {_first(lines[r])}), columns [{cols}{more}]"
+
+        missing_lab = np.nonzero(np.isin(np.char.lower(labels), _MISSING))[0]
+        if missing_lab.size:
+            raise DataValidationError(f"{path}: missing class labels at rows {_first(missing_lab)} "
+                                      f"(file lines {_first(lines[missing_lab])})")
+        try:  # fast path; cell by cell only to say which cells are missing or not numbers
+            X = cells[:, feat_cols].astype(np.float64)
+            bad = []
         except ValueError:
-            skip_header = 1
-    raw = np.genfromtxt(path, delimiter=delimiter, skip_header=skip_header, dtype=str, autostrip=True)
-    raw = np.atleast_2d(raw)
-    labels = raw[:, label_column]
-    X = np.delete(raw, label_column if label_column >= 0 else raw.shape[1] + label_column, axis=1)
-    try:
-        X = X.astype(np.float64)
-    except ValueError as err:
-        raise DataValidationError(f"{path}: non-numeric feature values ({err})") from err
-    try:  # numeric labels sort numerically ("2" before "10"), others as strings
-        num = labels.astype(np.float64)
-        labels = num.astype(np.int64) if np.all(num == np.round(num)) else num
-    except ValueError:
-        pass
-    classes, y = np.unique(labels, return_inverse=True)
-    return PLDataset(X, None, y, classes, name or path.stem, {"source": str(path)})
+            X, bad = _parse_cells(cells[:, feat_cols])
+        if bad:
+            r, c, v = zip(*bad)
+            i0 = int(np.argmin(r))
+            raise DataValidationError(
+                f"{path}: non-numeric feature values at {where(np.array(r), np.array(c))} "
+                f"(e.g. {v[i0]!r} on line {lines[r[i0]]})"
+            )
+        r, c = np.nonzero(~np.isfinite(X))
+        if r.size:
+            raise DataValidationError(
+                f"{path}: missing or non-finite feature values (empty, NaN or inf) at {where(r, c)}; "
+                "nothing is imputed: fill or drop them first"
+            )
+        try:  # numeric labels sort numerically ("2" before "10"), others as strings
+            num = labels.astype(np.float64)
+            labels = num.astype(np.int64) if np.all(num == np.round(num)) else num
+        except ValueError:
+            pass
+        classes, y = np.unique(labels, return_inverse=True)
+        what = f"the labels (column {header[lab]!r})" if header is not None else "the labels"
+        _check_classes(y, classes, what)
+        ds = PLDataset(X, None, y, classes, name or path.stem, {"source": str(path)})
+    return ds
 
 
 def load_npz(path, name: str | None = None) -> PLDataset:
-    """Load an NPZ file with keys ``X`` and optional ``S`` (n x q), ``y`` and ``classes``."""
-    path = Path(path)
-    with np.load(path, allow_pickle=False) as z:
-        if "X" not in z:
-            raise DataValidationError(f"{path}: NPZ must contain key 'X' (found {list(z.keys())})")
-        X = z["X"]
-        S = z["S"] if "S" in z else None
-        y = z["y"] if "y" in z else None
-        classes = z["classes"] if "classes" in z else None
-    return PLDataset(X, S, y, classes, name or path.stem, {"source": str(path)})
+    """Load an NPZ file with keys ``X`` and optional ``S`` (n x q), ``y`` and ``classes``.
+
+    Arrays are read with ``allow_pickle=False``: object arrays are refused, never
+    unpickled. Candidate rows must not be empty.
+    """
+    path = _existing_file(path)
+    with _reading(path, "an NPZ archive"):
+        if not zipfile.is_zipfile(path):
+            raise DataValidationError(f"{path}: not an NPZ archive (np.savez writes a zip of .npy arrays)")
+        arrays = {}
+        with np.load(path, allow_pickle=False) as z:
+            keys = list(z.keys())
+            if "X" not in keys:
+                raise DataValidationError(f"{path}: NPZ must contain key 'X' (found {keys})")
+            for key in ("X", "S", "y", "classes"):
+                if key not in keys:
+                    continue
+                try:
+                    arrays[key] = z[key]
+                except ValueError as err:
+                    if "pickle" not in str(err):
+                        raise
+                    raise DataValidationError(
+                        f"{path}: array {key!r} holds Python objects (dtype=object), which would have to be "
+                        "unpickled; plcore reads data files with allow_pickle=False and never unpickles: "
+                        "save numeric arrays (e.g. np.savez(path, X=X.astype(float), S=S.astype(bool)))"
+                    ) from None
+        S, y, classes = arrays.get("S"), arrays.get("y"), arrays.get("classes")
+        ds = PLDataset(arrays["X"], S, y, classes, name or path.stem, {"source": str(path)})
+        ds.validate()
+        if S is None and y is not None:
+            _check_classes(ds.y_true, ds.classes)
+    return ds
 
 
 def load_sklearn(name: str) -> PLDataset:

@@ -12,6 +12,8 @@ Votes are one sparse (n_query x n_train, k entries a row) by candidate-matrix pr
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.neighbors import NearestNeighbors
@@ -55,7 +57,7 @@ class PlKnnLearner(BaseLearner):
     Parameters
     ----------
     k : int, default=10
-        Number of neighbours (capped at the training-set size).
+        Number of neighbours (capped at the training-set size, with a ``UserWarning``).
     weights : {"linear", "uniform"}, default="linear"
         ``"linear"``: ``w_j = 1 - d_j / sum of the k distances`` (Hüllermeier & Beringer);
         ``"uniform"``: every neighbour votes 1.
@@ -94,6 +96,9 @@ class PlKnnLearner(BaseLearner):
 
     def _fit(self, X, S):
         self.n_neighbors_ = min(int(self.k), X.shape[0])
+        if self.n_neighbors_ < self.k:  # capped (scikit-learn's checks fit tiny data), but said once per fit
+            warnings.warn(f"PlKnnLearner: k={self.k} is larger than the training set (n={X.shape[0]}); "
+                          f"using k={self.n_neighbors_} neighbours", UserWarning, stacklevel=3)
         self._S = S.tocsr() if sp.issparse(S) else S
         self._nn = NearestNeighbors(n_neighbors=self.n_neighbors_, metric=self.metric,
                                     n_jobs=self.n_jobs).fit(X)

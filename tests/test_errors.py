@@ -1,0 +1,242 @@
+"""Bad input on the command line: one line on stderr naming the file, row or parameter, exit 2,
+and nothing in MLflow (issue 16 item 4; DESIGN.md section 2 "Bad input").
+
+Each case runs ``python -m plcore ... tracking=mlflow`` in a scratch directory on a tiny file
+written there; data and parameters are checked before the MLflow run is created, so no
+``mlflow.db`` (nor ``mlruns``) may exist afterwards.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+
+from plcore.learners import PlKnnLearner
+
+N, Q, D = 12, 3, 2
+CLI = ["protocol.n_splits=2", "tracking=mlflow"]
+
+
+def _arrays(seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.arange(N) % Q
+    S = rng.random((N, Q)) < 0.4
+    S[np.arange(N), y] = True
+    T = np.zeros((N, Q))
+    T[np.arange(N), y] = 1
+    return rng.normal(size=(N, D)), S, y, T
+
+
+def _palm(path, **override):
+    X, S, _, T = _arrays()
+    mat = {"data": X, "partial_target": sp.csc_matrix(S.T.astype(float)), "target": sp.csc_matrix(T.T)}
+    mat.update(override)
+    scipy.io.savemat(path, {k: v for k, v in mat.items() if v is not None})
+    return path
+
+
+def _csv(path, rows, header="f1,f2,label"):
+    path.write_text(header + "\n" + "".join(",".join(map(str, r)) + "\n" for r in rows))
+    return path
+
+
+# --- one builder per bad-input class: (tmp_path) -> (command-line arguments, env, needles in the error line)
+
+
+def _file(path):
+    return ["dataset=file", f"dataset.name_or_path={path}"]
+
+
+def missing_path(tmp):
+    p = tmp / "absent.mat"
+    return _file(p), {}, [str(p), "does not exist"]
+
+
+def missing_named(tmp):
+    home = tmp / "home"
+    (home / "palm").mkdir(parents=True)
+    _palm(home / "palm" / "other.mat")
+    return ["dataset=lost"], {"PLCORE_DATA_HOME": str(home)}, ["'lost' not found", "lost.mat", str(home),
+                                                              "palm/other.mat"]
+
+
+def unknown_name(tmp):
+    home = tmp / "home"
+    (home / "palm").mkdir(parents=True)
+    _palm(home / "palm" / "mine.mat")
+    return _file("lostt"), {"PLCORE_DATA_HOME": str(home)}, ["'lostt'", "not a known data set name",
+                                                             f"the data home {home} holds palm/mine.mat"]
+
+
+def csv_nan(tmp):
+    X, _, y, _ = _arrays()
+    rows = [[*x, c] for x, c in zip(X, y)]
+    rows[1][0] = "nan"
+    rows[3][1] = ""
+    p = _csv(tmp / "nan.csv", rows)
+    return _file(p), {}, [str(p), "rows [1, 3]", "columns ['f1', 'f2']", "NaN"]
+
+
+def csv_one_class(tmp):
+    X, *_ = _arrays()
+    p = _csv(tmp / "one.csv", [[*x, "yes"] for x in X])
+    return _file(p), {}, [str(p), "only one class", "'yes'", "at least 2 classes"]
+
+
+def mat_missing_keys(tmp):
+    X, S, *_ = _arrays()
+    p = tmp / "keys.mat"
+    scipy.io.savemat(p, {"features": X, "labels": S.T.astype(float)})
+    return _file(p), {}, [str(p), "missing key(s) data, partial_target", "found: features, labels"]
+
+
+def mat_row_mismatch(tmp):
+    X, *_ = _arrays()
+    p = _palm(tmp / "rows.mat", data=X[:-2])
+    return _file(p), {}, [str(p), "'partial_target' has shape (3, 12) but 'data' has 10 rows"]
+
+
+def npz_row_mismatch(tmp):
+    X, S, y, _ = _arrays()
+    p = tmp / "rows.npz"
+    np.savez(p, X=X, S=S[:-1], y=y)
+    return _file(p), {}, [str(p), "X has 12 rows but the candidate matrix has 11 rows"]
+
+
+def mat_non_binary(tmp):
+    _, S, _, T = _arrays()
+    St = S.T.astype(float)
+    St[1, 4] = 2
+    p = _palm(tmp / "nonbin.mat", partial_target=St)
+    return _file(p), {}, [str(p), "binary", "rows [4], columns [1]"]
+
+
+def mat_truncated(tmp):
+    good = _palm(tmp / "good.mat")
+    p = tmp / "truncated.mat"
+    p.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    return _file(p), {}, [str(p), "truncated or corrupt"]
+
+
+def npz_empty_row(tmp):
+    X, S, y, _ = _arrays()
+    S[[3, 7]] = False
+    p = tmp / "empty.npz"
+    np.savez(p, X=X, S=S, y=y)
+    return _file(p), {}, [str(p), "empty rows", "rows [3, 7]"]
+
+
+def npz_pickle(tmp):
+    X, _, y, _ = _arrays()
+    p = tmp / "objects.npz"
+    np.savez(p, X=X, y=np.array([str(v) for v in y], dtype=object))
+    return _file(p), {}, [str(p), "'y'", "allow_pickle=False", "never unpickles"]
+
+
+def arff_no_class(tmp):
+    p = tmp / "nocls.arff"
+    p.write_text("@relation r\n@attribute a numeric\n@attribute b numeric\n@data\n"
+                 + "".join(f"{i},{i % 3}\n" for i in range(N)))
+    return _file(p), {}, [str(p), "no class attribute", "'b' is numeric"]
+
+
+def arff_unparsable(tmp):
+    p = tmp / "bad.arff"
+    p.write_text("@relation r\n@attribute a numeric\n@attribute class {x,y}\n@data\n1,x\n2,z\n3,y\n")
+    return _file(p), {}, [str(p), "not a valid ARFF file", "data row 1 (file line 6)", "'z'"]
+
+
+def param_learner_k(tmp):
+    return ["+learner=plknn", "learner.k=0"], {}, ["'k' parameter of PlKnnLearner", "Got 0"]
+
+
+def param_bags_r(tmp):
+    return ["bags.r=-1"], {}, ["'r' parameter of UniformBags", "Got -1"]
+
+
+CASES = [missing_path, missing_named, unknown_name, csv_nan, csv_one_class, mat_missing_keys, mat_row_mismatch,
+         npz_row_mismatch, mat_non_binary, mat_truncated, npz_empty_row, npz_pickle, arff_no_class,
+         arff_unparsable, param_learner_k, param_bags_r]
+
+
+def assert_one_line_error(proc, cwd, needles):
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    for needle in needles:
+        assert needle in lines[0], f"{needle!r} not in {lines[0]!r}"
+    assert not (cwd / "mlflow.db").exists() and not (cwd / "mlruns").exists(), "bad input left an MLflow run"
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__)
+def test_bad_input_is_one_line_exit_2_and_no_run(case, tmp_path, plcore_cli):
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    args, env, needles = case(tmp_path)
+    proc = plcore_cli([*CLI, *args], cwd, env_extra=env, check=False, timeout=120)
+    assert_one_line_error(proc, cwd, needles)
+
+
+# --- checked by the app before tracking (plcore.app.resolve_run, ProtocolSpec.validate)
+
+
+def no_truth(tmp):
+    X, S, *_ = _arrays()
+    p = tmp / "notruth.npz"
+    np.savez(p, X=X, S=S)
+    return _file(p), {}, ["notruth", "no true labels"]
+
+
+def protocol_n_splits(tmp):
+    return ["protocol.n_splits=1"], {}, ["n_splits"]
+
+
+def bags_r_above_q(tmp):
+    X, _, y, _ = _arrays()
+    p = _csv(tmp / "three.csv", [[*x, c] for x, c in zip(X, y)])
+    return _file(p) + ["bags.r=3"], {}, ["r", "q"]
+
+
+def protocol_n_splits_above_n(tmp):
+    return ["protocol.n_splits=5000"], {}, ["n_splits=5000", "rows"]
+
+
+def protocol_shuffle(tmp):
+    return ["protocol.shuffle=maybe"], {}, ["'shuffle' parameter of protocol kfold", "Got 'maybe'"]
+
+
+def protocol_unknown_preprocessing(tmp):
+    return ["protocol.preprocessing=zscore"], {}, ["unknown preprocessing 'zscore'", "standardize"]
+
+
+def protocol_unknown_parameter(tmp):
+    return ["+protocol.n_fold=3"], {}, ["protocol 'kfold' has no parameter(s) n_fold"]
+
+
+LATE_CASES = [no_truth, protocol_n_splits, bags_r_above_q, protocol_n_splits_above_n, protocol_shuffle,
+              protocol_unknown_preprocessing, protocol_unknown_parameter]
+
+
+@pytest.mark.parametrize("case", LATE_CASES, ids=lambda c: c.__name__)
+def test_run_level_bad_input_is_one_line_before_tracking(case, tmp_path, plcore_cli):
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    args, env, needles = case(tmp_path)
+    proc = plcore_cli([*CLI, *args], cwd, env_extra=env, check=False, timeout=120)
+    assert_one_line_error(proc, cwd, needles)
+
+
+# --- PL-KNN: k above the training-set size is capped (scikit-learn's checks fit tiny data) with a warning
+
+
+def test_plknn_k_above_training_size_warns_once_naming_k_and_n():
+    X, S, *_ = _arrays()
+    with pytest.warns(UserWarning, match=r"k=50 is larger than the training set \(n=12\); using k=12") as rec:
+        est = PlKnnLearner(k=50).fit(X, S)
+    assert len([w for w in rec if "k=50" in str(w.message)]) == 1
+    assert est.n_neighbors_ == 12 and est.predict(X).shape == (N,)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        PlKnnLearner(k=12).fit(X, S)  # k == n: no warning

@@ -1,0 +1,171 @@
+"""Faults a run must survive (DESIGN.md section 9, issue "Runs a team can trust"): concurrent
+processes on a fresh store, SIGTERM / SIGINT mid-run, a dead or vanishing tracking server, a
+component that raises inside ``fit``. Every test is bounded in time."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+SLOW = ["+learner=plknn", "learner._target_=faulty.SlowKnn", "dataset=iris", "bags.r=1", "progress=false"]
+CHEAP = ["dataset=iris", "bags.r=1", "protocol.n_splits=2", "protocol.refit=false", "progress=false"]
+WAIT = 180
+
+
+def _env(**extra):
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    env.pop("MLFLOW_TRACKING_URI", None)
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE / "faultlib")] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH")
+                                                                     else []))
+    env.update(extra)
+    return env
+
+
+def _start(args, cwd, **env):
+    return subprocess.Popen([sys.executable, "-m", "plcore", *args], cwd=cwd, env=_env(**env),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _count(db: Path, sql: str) -> int:
+    if not db.is_file():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as con:
+            return con.execute(sql).fetchone()[0]
+    except sqlite3.OperationalError:  # tables not there yet
+        return 0
+
+
+def _wait_for_folds(db: Path, n: int, proc) -> None:
+    deadline = time.monotonic() + WAIT
+    while _count(db, "SELECT COUNT(*) FROM metrics WHERE key = 'fold/accuracy'") < n:
+        assert proc.poll() is None, f"the run ended early:\n{proc.communicate()}"
+        assert time.monotonic() < deadline, "no fold was logged in time"
+        time.sleep(0.2)
+
+
+def _runs(db: Path):
+    import mlflow
+
+    client = mlflow.tracking.MlflowClient(tracking_uri=f"sqlite:///{db}")
+    exp = client.get_experiment_by_name("plcore")
+    return client, (client.search_runs([exp.experiment_id]) if exp else [])
+
+
+# ----------------------------------------------------------------------------- concurrency
+@pytest.mark.slow
+@pytest.mark.parametrize("trial", range(5))
+def test_independent_processes_on_a_fresh_sqlite_store(tmp_path, trial):
+    """4 separate ``python -m plcore`` started at once on a fresh SQLite file: the store is
+    created and migrated once (lock + atomic rename), every run FINISHED, database sound."""
+    procs = [_start(CHEAP + [f"seed={i}"], tmp_path) for i in range(4)]
+    outs = [p.communicate(timeout=WAIT) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, f"exit {p.returncode}\n{out}\n{err}"
+    db = tmp_path / "mlflow.db"
+    with sqlite3.connect(db) as con:
+        assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert con.execute("SELECT COUNT(*) FROM experiments WHERE name = 'plcore'").fetchone() == (1,)
+    _, runs = _runs(db)
+    assert sorted(r.data.tags["seed"] for r in runs) == ["0", "1", "2", "3"]
+    assert all(r.info.status == "FINISHED" for r in runs)
+    assert not list(tmp_path.glob(".mlflow.db.*.tmp"))
+
+
+# ----------------------------------------------------------------------------- signals
+@pytest.mark.slow
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_signal_mid_run_ends_killed_with_the_folds_done(tmp_path, signum, code):
+    proc = _start(SLOW + ["+learner.delay=1.0", "protocol.n_splits=10"], tmp_path)
+    _wait_for_folds(tmp_path / "mlflow.db", 2, proc)
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=WAIT)
+    assert proc.returncode == code, f"exit {proc.returncode}\n{err}"
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"interrupted by {signal.Signals(signum).name}; run ") and "ended KILLED" in last, err
+    assert "Traceback" not in err
+    client, (run,) = _runs(tmp_path / "mlflow.db")
+    assert run.info.status == "KILLED"
+    folds = client.get_metric_history(run.info.run_id, "fold/accuracy")
+    assert 2 <= len(folds) < 10 and run.data.tags["plcore.folds_done"] == str(len(folds))
+    assert "accuracy_mean" not in run.data.metrics  # no summary of an incomplete run
+
+
+def test_a_run_whose_process_died_is_reaped(tmp_path):
+    """SIGKILL cannot be caught: the next run on the same store ends the orphan as KILLED."""
+    proc = _start(SLOW + ["+learner.delay=1.0", "protocol.n_splits=10"], tmp_path)
+    _wait_for_folds(tmp_path / "mlflow.db", 1, proc)
+    proc.kill()
+    proc.communicate(timeout=WAIT)
+    client, (orphan,) = _runs(tmp_path / "mlflow.db")
+    assert orphan.info.status == "RUNNING"
+    done = _start(CHEAP, tmp_path)
+    assert done.wait(timeout=WAIT) == 0
+    run = client.get_run(orphan.info.run_id)
+    assert run.info.status == "KILLED" and run.data.tags["plcore.ended_by"].startswith("reaped")
+
+
+# ----------------------------------------------------------------------------- tracking faults
+def test_dead_tracking_server_fails_fast_in_one_line(tmp_path):
+    import socket
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    t0 = time.monotonic()
+    proc = _start(CHEAP, tmp_path, MLFLOW_TRACKING_URI=url)
+    out, err = proc.communicate(timeout=WAIT)
+    seconds = time.monotonic() - t0
+    assert proc.returncode == 2, err
+    assert err.strip().splitlines() == [f"error: tracking server {url} is unreachable ([Errno 111] Connection "
+                                        "refused); start it, or run with tracking=none or another "
+                                        "MLFLOW_TRACKING_URI"], err
+    assert seconds < 15, f"took {seconds:.1f} s"
+    assert "n=150" not in out  # failed before loading data or running anything
+    assert not (tmp_path / "mlflow.db").exists()
+
+
+@pytest.mark.slow
+def test_tracking_server_vanishing_mid_run_leaves_a_local_fallback(tmp_path, mlflow_server):
+    srv = tmp_path / "server"
+    srv.mkdir()
+    server = mlflow_server(f"sqlite:///{srv / 'mlflow.db'}", srv, command="server")
+    proc = _start(SLOW + ["+learner.delay=0.7", "protocol.n_splits=6", "protocol.refit=false"], tmp_path,
+                  MLFLOW_TRACKING_URI=server.url)
+    _wait_for_folds(srv / "mlflow.db", 1, proc)
+    server.stop()
+    out, err = proc.communicate(timeout=WAIT)
+    assert proc.returncode == 2, err
+    line = err.strip().splitlines()[-1]
+    assert line.startswith(f"error: tracking store {server.url} failed during run ") and "written to" in line, err
+    path = Path(line.rsplit("written to ", 1)[1])
+    if not path.is_absolute():
+        path = tmp_path / path
+    record = json.loads(path.read_text())
+    assert len(record["steps"]) == 6 and record["summary"]["accuracy_mean"] > 0.5  # nothing was lost
+    assert record["params"]["learner.delay"] == "0.7"
+
+
+# ----------------------------------------------------------------------------- a failing component
+@pytest.mark.slow
+def test_component_raising_in_fit_fails_its_run_and_the_sweep_goes_on(tmp_path):
+    proc = _start(["-m"] + SLOW + ["+learner.fail=true,false", "protocol.n_splits=2", "protocol.refit=false"],
+                  tmp_path)
+    out, err = proc.communicate(timeout=WAIT)
+    client, runs = _runs(tmp_path / "mlflow.db")
+    by_fail = {r.data.params["learner.fail"]: r for r in runs}
+    assert set(by_fail) == {"True", "False"}, (out, err)
+    failed, ok = by_fail["True"], by_fail["False"]
+    assert failed.info.status == "FAILED" and ok.info.status == "FINISHED"
+    trace = Path(client.download_artifacts(failed.info.run_id, "error/traceback.txt", str(tmp_path)))
+    assert "deliberate failure inside fit" in trace.read_text()
+    assert proc.returncode != 0  # the sweep reports the failed job
