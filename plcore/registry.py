@@ -212,33 +212,27 @@ class Registry:
                 raise
             except Exception as err:  # noqa: BLE001
                 self._error(provider, f"plcore_components() failed: {type(err).__name__}: {err}")
+        self._collect_named("plcore_experiments", "experiment preset", self.experiments)
+        self._collect_named("plcore_report_writers", "report writer", self.report_writers)
+
+    def _collect_named(self, hook: str, what: str, into: dict) -> None:
+        """Merge the ``{name: value}`` dicts every plugin returns from ``hook`` into ``into``;
+        a name provided twice is a hard error naming both providers."""
         owners: dict[str, _Provider] = {}
-        for impl in self.pm.hook.plcore_experiments.get_hookimpls():
+        for impl in getattr(self.pm.hook, hook).get_hookimpls():
             provider = self._providers.get(id(impl.plugin), _Provider(impl.plugin_name, "?", "?"))
             try:
-                presets = dict(impl.function() or {})
+                items = dict(impl.function() or {})
             except Exception as err:  # noqa: BLE001
-                self._error(provider, f"plcore_experiments() failed: {type(err).__name__}: {err}")
+                self._error(provider, f"{hook}() failed: {type(err).__name__}: {err}")
                 continue
-            for name, node in presets.items():
+            for name, value in items.items():
                 if name in owners:
                     old = owners[name]
-                    raise PluginError(f"experiment preset {name!r} is provided twice: by {old.plugin!r} "
+                    raise PluginError(f"{what} {name!r} is provided twice: by {old.plugin!r} "
                                       f"({old.distribution}) and by {provider.plugin!r} ({provider.distribution})")
                 owners[name] = provider
-                self.experiments[name] = node
-
-        for impl in self.pm.hook.plcore_report_writers.get_hookimpls():
-            provider = self._providers.get(id(impl.plugin), _Provider(impl.plugin_name, "?", "?"))
-            try:
-                writers = dict(impl.function() or {})
-            except Exception as err:  # noqa: BLE001
-                self._error(provider, f"plcore_report_writers() failed: {type(err).__name__}: {err}")
-                continue
-            for name, writer in writers.items():
-                if name in self.report_writers:
-                    raise PluginError(f"report writer {name!r} is provided twice (second: {provider.plugin!r})")
-                self.report_writers[name] = writer
+                into[name] = value
 
     def _error(self, provider: _Provider, message: str):
         self.errors.append(PluginLoadError(provider.plugin, provider.distribution, provider.version, message,
