@@ -10,7 +10,7 @@ A preset that reproduces a published figure carries a ``paper`` block::
       std: 0.012
 
 which every run logs as ``paper.*`` params. :func:`reproduction_table` turns such runs
-into a markdown table, ours beside the paper's. ``python -m plcore -m 'experiment=glob(paper_*)'``
+into a markdown table, ours beside the paper's. ``python -m plcore -m 'experiment=glob(paper_*)' report=reproduction``
 writes it through :class:`ReportCallback` (the primary config's ``hydra.callbacks.report``);
 ``python -m plcore report`` rebuilds it from a tracking database at any time.
 """
@@ -190,7 +190,7 @@ def reproduction_page(runs: Sequence[RunRecord]) -> str:
         return ""
     stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime())
     return ("# Reproduction report\n\n"
-            f"Generated {stamp} by `python -m plcore -m 'experiment=glob(paper_*)'` (or rebuilt from its MLflow "
+            f"Generated {stamp} by `python -m plcore -m 'experiment=glob(paper_*)' report=reproduction` (or rebuilt from its MLflow "
             "database with `python -m plcore report`). One row per preset; the paper's figure is as printed "
             "(mean ± std), ours is mean ± std over the same protocol's folds / partitions.\n\n"
             + table

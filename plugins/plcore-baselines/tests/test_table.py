@@ -77,7 +77,14 @@ def test_preset_sweeps_every_cell_and_names_the_registered_writer():
     assert preset["protocol"]["n_splits"] == 10
     assert preset["tracking"]["experiment_name"] == "cenda_table"
     report = preset["hydra"]["callbacks"]["report"]
-    assert report == {"output": "docs/results/cenda_table.md", "writer": "cenda_table"}
+    assert report == {"_target_": "plcore.report.ReportCallback", "output": "docs/results/cenda_table.md",
+                      "writer": "cenda_table"}
+    from hydra.utils import instantiate
+
+    from plcore.report import ReportCallback
+
+    callback = instantiate(report)  # reports are opt-in: the preset carries its own callback
+    assert isinstance(callback, ReportCallback) and callback.writer == "cenda_table"
     assert plugin.plcore_report_writers() == {"cenda_table": cenda_table}
 
 
