@@ -22,6 +22,7 @@ from plcore.data import PLDataset
 from plcore.exceptions import ConfigError, DataValidationError
 from plcore.metrics import accuracy, best_cluster_map, clustering_accuracy, nmi, transductive_accuracy
 from plcore.tags import get_pll_tags
+from plcore.progress import enabled as iteration_progress
 from plcore.utils import dense_candidates
 from plcore.validation import Integral, Interval, Real, StrOptions
 
@@ -273,7 +274,11 @@ def apply_bags(dataset: PLDataset, bags, random_state=None) -> PLDataset:
 
 
 def _progress(iterable, total, desc, progress):
-    return tqdm(iterable, total=total, desc=desc, disable=None if progress else True, leave=True)
+    """The steps of a protocol with a bar (ETA) on a terminal; inside, methods may show a
+    per-iteration bar (:mod:`plcore.progress`)."""
+    bar = tqdm(iterable, total=total, desc=desc, disable=None if progress else True, leave=True)
+    with iteration_progress(progress):
+        yield from bar
 
 
 def _fit_pipeline(pipe, X, S, train, *, has_reducer: bool, S_learner=None, reducer_rows=None):
@@ -412,7 +417,6 @@ def kfold(setup: Setup, dataset: PLDataset, *, n_splits: int = 10, shuffle: bool
         step = _evaluate_split(setup, ds.X, ds.S, ds.y_true, train, test, preprocessing, i, result.predictions,
                                fit_reducer_on, reduced_preprocessing, ds.classes, S_learner)
         result.steps.append(step)
-        bar.set_postfix(acc=f"{step['accuracy']:.3f}")
         if callback is not None:
             callback(step)
     _summarise_splits(result)

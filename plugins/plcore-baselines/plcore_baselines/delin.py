@@ -49,6 +49,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from plcore.base import BaseReducer
 from plcore.exceptions import DataValidationError
+from plcore.progress import iterations
 from plcore.utils import uniform_confidences
 from plcore.validation import Integral, Interval, Real, StrOptions
 
@@ -150,7 +151,7 @@ class DelinReducer(BaseReducer):
         F = uniform_confidences(S)
         P, lam, factor = weighted_lda(X, F, n_comp, self.reg)
         converged = False
-        for it in range(1, int(self.max_iter) + 1):
+        for it in iterations(range(1, int(self.max_iter) + 1), "DELIN iterations", int(self.max_iter)):
             F_new = knn_disambiguation(X @ P, F, S, self.k, self.n_jobs, self.update)
             change = float(np.abs(F_new - F).max())
             F = F_new

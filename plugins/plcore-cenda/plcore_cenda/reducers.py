@@ -26,6 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from plcore.base import BaseReducer
 from plcore.exceptions import DataValidationError
+from plcore.progress import iterations
 from plcore.utils import uniform_confidences
 from plcore.validation import Integral, Interval, Real, StrOptions
 
@@ -145,7 +146,7 @@ class CendaReducer(BaseReducer):
         R, self.ridge_ = factor_constraint(X, float(self.mu))   # Eq. (9) constraint
 
         P_prev, changes, converged, warned = None, [], False, False
-        for it in range(1, int(self.max_iter) + 1):
+        for it in iterations(range(1, int(self.max_iter) + 1), "CENDA iterations", int(self.max_iter)):
             C = cross_covariance(X, Y)                  # X^T H Y, d x q
             lam, V = generalized_eigenpairs(C, R)                # Eq. (12)
             if self.n_components is not None:

@@ -34,6 +34,7 @@ from sklearn.utils import check_random_state
 
 from plcore.base import BaseClusterer
 from plcore.exceptions import InvalidParameterError
+from plcore.progress import iterations
 from plcore.utils import normalise_rows, uniform_confidences
 from plcore.validation import Integral, Interval, Real, StrOptions
 
@@ -224,7 +225,7 @@ class PlcClusterer(BaseClusterer):
                                             max_iter=self.inner_iter, rng=rng, tol=self.sd_tol)
         self.sd_objectives_.append(obj)
 
-        for it in range(int(self.outer_iter)):
+        for it in iterations(range(int(self.outer_iter)), "PLC outer iterations", int(self.outer_iter)):
             # W step, Eq. (11): one block-diagonal QP for all n samples
             Q = self.lam * Gx + self.mu * gram_blocks(F, nbr)
             lin = self.alpha * neighbour_sqdist(D_, nbr) + self.beta * neighbour_sqdist(S_, nbr)
