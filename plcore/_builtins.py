@@ -33,7 +33,8 @@ def plcore_components():
 
     specs = [
         ComponentSpec("learner", "plknn", PlKnnLearner,
-                      description="PL-KNN: distance-weighted candidate votes of the k nearest neighbours"),
+                      description="PL-KNN: distance-weighted candidate votes of the k nearest neighbours",
+                      search_space={"k": [3, 5, 10, 20]}),
         ComponentSpec("bags", "uniform", bags.UniformBags,
                       config={"_target_": "plcore.datasets.bags.UniformBags", "r": 3, "random_state": None}),
         ComponentSpec("bags", "fixed_size", bags.FixedSizeBags),

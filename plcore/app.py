@@ -234,6 +234,10 @@ def resolve_run(cfg, registry: Registry | None = None):
     if dataset.y_true is None:
         raise ConfigError(f"data set {dataset.name!r} has no true labels: every protocol evaluates against them")
     spec.validate(params, dataset)
+    if "select" in params:  # nested selection: settings and search space checked (and logged) as used
+        from plcore.selection import check_select
+
+        params["select"] = check_select(params["select"], setup, registry)
     with open_dict(cfg):
         cfg.protocol = {"name": pname, **params}
         if setup.bags is not None and not (spec.uses_bags and bags_apply(dataset, setup.bags)):

@@ -107,6 +107,18 @@ class BaseLearner(_PLLFitMixin, ClassifierMixin, BaseEstimator, metaclass=ABCMet
     def _validate_predict(self, X):
         return _validate_X(self, X, reset=False)
 
+    def score(self, X, y, sample_weight=None):
+        """Accuracy for 1-D labels; for an ``(n, q)`` candidate matrix the covering rate (the
+        fraction of predictions inside their candidate sets), so that scikit-learn's
+        ``cross_val_score`` and search classes work on ``(X, S)`` without true labels."""
+        if sp.issparse(y) or np.ndim(y) == 2:
+            from plcore.metrics import covering_rate
+
+            if sample_weight is not None:
+                raise DataValidationError("sample_weight is not supported with a candidate matrix")
+            return covering_rate(y, self.predict(X), self.classes_)
+        return super().score(X, y, sample_weight=sample_weight)
+
     @abstractmethod
     def _fit(self, X, S):
         """Learn from validated ``X`` (n, d) and candidate matrix ``S`` (n, q)."""

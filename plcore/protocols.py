@@ -23,6 +23,7 @@ from plcore.exceptions import ConfigError, DataValidationError
 from plcore.metrics import accuracy, best_cluster_map, clustering_accuracy, nmi, transductive_accuracy
 from plcore.tags import get_pll_tags
 from plcore.progress import enabled as iteration_progress
+from plcore.selection import SELECT_DEFAULTS, check_select, make_search, selected_values
 from plcore.utils import dense_candidates
 from plcore.validation import Integral, Interval, Real, StrOptions
 
@@ -339,22 +340,45 @@ def _prediction_rows(step, test, y, pred, scores, classes):
     return rows
 
 
-def _refit(setup, X, S, preprocessing, reduced_preprocessing, classes, S_learner=None):
-    """The pipeline refitted on all rows (``refit=True``): what the run logs as its model."""
+def _refit(setup, X, S, preprocessing, reduced_preprocessing, classes, S_learner=None, select=None,
+           random_state=None):
+    """The pipeline refitted on all rows (``refit=True``; with nested selection, the search
+    run on all rows and its best pipeline): what the run logs as its model."""
     pipe = build_pipeline(setup.estimators(), preprocessing, reduced_preprocessing)
-    _fit_pipeline(pipe, X, S, np.arange(X.shape[0]), has_reducer=setup.reducer is not None, S_learner=S_learner)
+    if select is not None and select["method"] != "none":
+        pipe = make_search(pipe, select, random_state).fit(X, S).best_estimator_
+    else:
+        _fit_pipeline(pipe, X, S, np.arange(X.shape[0]), has_reducer=setup.reducer is not None, S_learner=S_learner)
     return {"pipeline": pipe, "X_example": X[:5], "classes": list(classes)}
 
 
+def _check_selection(setup, select, feed_truth, fit_reducer_on="train"):
+    """Normalised ``select`` settings; the combinations nested selection does not support fail here."""
+    select = check_select(select, setup)
+    if select["method"] != "none":
+        if feed_truth:
+            raise ConfigError("protocol.select with an exact-label baseline is not supported: its inner "
+                              "folds would score true labels; use exact_labels=never or select.method=none")
+        if fit_reducer_on == "all" and setup.reducer is not None:
+            raise ConfigError("protocol.select with fit_reducer_on=all is not supported: the inner folds "
+                              "would see the outer test rows")
+    return select
+
+
 def _evaluate_split(setup, X, S, y, train, test, preprocessing, step, predictions, fit_reducer_on="train",
-                    reduced_preprocessing="none", classes=None, S_learner=None):
+                    reduced_preprocessing="none", classes=None, S_learner=None, select=None, random_state=None):
     if fit_reducer_on not in ("train", "all"):
         raise ConfigError(f"fit_reducer_on must be 'train' or 'all', got {fit_reducer_on!r}")
     pipe = build_pipeline(setup.estimators(), preprocessing, reduced_preprocessing)
     t0 = time.perf_counter()
-    transductive = fit_reducer_on == "all" and setup.reducer is not None
-    _fit_pipeline(pipe, X, S, train, has_reducer=setup.reducer is not None, S_learner=S_learner,
-                  reducer_rows=np.arange(X.shape[0]) if transductive else None)
+    selected = {}
+    if select is not None and select["method"] != "none":  # nested: inner CV on the training part only
+        search = make_search(pipe, select, random_state).fit(X[train], S[train])
+        pipe, selected = search.best_estimator_, selected_values(search, select)
+    else:
+        transductive = fit_reducer_on == "all" and setup.reducer is not None
+        _fit_pipeline(pipe, X, S, train, has_reducer=setup.reducer is not None, S_learner=S_learner,
+                      reducer_rows=np.arange(X.shape[0]) if transductive else None)
     t1 = time.perf_counter()
     pred = pipe.predict(X[test])
     t2 = time.perf_counter()
@@ -366,7 +390,7 @@ def _evaluate_split(setup, X, S, y, train, test, preprocessing, step, prediction
     classes = np.arange(S.shape[1]) if classes is None else classes
     predictions.extend(_prediction_rows(step, test, y, pred, scores, classes))
     out = {"step": step, "accuracy": accuracy(y[test], pred), "transductive_accuracy": trans,
-           "fit_time": t1 - t0, "predict_time": t2 - t1}
+           "fit_time": t1 - t0, "predict_time": t2 - t1, **selected}
     if setup.reducer is not None:  # the reducer is the step before the learner
         reducer = fitted_reducer(pipe.steps[-2][1])
         out["n_components"] = getattr(reducer, "n_components_", None)
@@ -384,8 +408,8 @@ def _need_learner(setup, name):
 
 def kfold(setup: Setup, dataset: PLDataset, *, n_splits: int = 10, shuffle: bool = True,
           preprocessing: str = "standardize", fit_reducer_on: str = "train", reduced_preprocessing: str = "none",
-          exact_labels: str = "auto", refit: bool = True, random_state=0, progress: bool = True,
-          callback: Callable | None = None) -> ProtocolResult:
+          exact_labels: str = "auto", refit: bool = True, select: dict | None = None, random_state=0,
+          progress: bool = True, callback: Callable | None = None) -> ProtocolResult:
     """k-fold cross-validation: fit ``scaler -> [reducer ->] learner`` on each training fold.
 
     Accuracy is measured on the test fold's true labels; transductive accuracy (the
@@ -399,11 +423,14 @@ def kfold(setup: Setup, dataset: PLDataset, *, n_splits: int = 10, shuffle: bool
     ``exact_label_baseline``) is trained on the true labels (``exact_labels="auto"``; the
     run tag ``training_labels`` says which labels the learner saw). ``refit=True`` ends with
     the pipeline fitted on all rows (``result.model``; logged as the run's MLflow model).
+    ``select`` (:mod:`plcore.selection`) chooses hyperparameters by nested, label-free inner
+    cross-validation on each training fold; the choices are step metrics ``selected.<param>``.
     """
     if not isinstance(setup, Setup):
         setup = Setup(learner=setup)
     _need_learner(setup, "kfold")
     feed_truth = _feeds_truth(setup.learner, exact_labels)
+    select = _check_selection(setup, select, feed_truth, fit_reducer_on)
     ds = apply_bags(dataset, setup.bags, random_state)
     if ds.y_true is None:
         raise DataValidationError(f"data set {ds.name!r} has no true labels to evaluate against")
@@ -415,13 +442,14 @@ def kfold(setup: Setup, dataset: PLDataset, *, n_splits: int = 10, shuffle: bool
     bar = _progress(splitter.split(ds.X), n_splits, f"{n_splits}-fold {ds.name}", progress)
     for i, (train, test) in enumerate(bar):
         step = _evaluate_split(setup, ds.X, ds.S, ds.y_true, train, test, preprocessing, i, result.predictions,
-                               fit_reducer_on, reduced_preprocessing, ds.classes, S_learner)
+                               fit_reducer_on, reduced_preprocessing, ds.classes, S_learner, select, random_state)
         result.steps.append(step)
         if callback is not None:
             callback(step)
     _summarise_splits(result)
     if refit:
-        result.model = _refit(setup, ds.X, ds.S, preprocessing, reduced_preprocessing, ds.classes, S_learner)
+        result.model = _refit(setup, ds.X, ds.S, preprocessing, reduced_preprocessing, ds.classes, S_learner,
+                              select, random_state)
     return result
 
 
@@ -433,8 +461,8 @@ def _summarise_splits(result):
 
 def holdout(setup: Setup, dataset: PLDataset, *, test_size: float = 0.2, n_repeats: int = 1,
             preprocessing: str = "standardize", stratify: bool = False, reduced_preprocessing: str = "none",
-            exact_labels: str = "auto", refit: bool = True, random_state=0, progress: bool = True,
-            callback: Callable | None = None) -> ProtocolResult:
+            exact_labels: str = "auto", refit: bool = True, select: dict | None = None, random_state=0,
+            progress: bool = True, callback: Callable | None = None) -> ProtocolResult:
     """Repeated random train/test splits (``n_repeats`` seeds from ``random_state``).
 
     Exact-label baselines are trained on the true labels, as in :func:`kfold`. ``refit=True``
@@ -446,6 +474,7 @@ def holdout(setup: Setup, dataset: PLDataset, *, test_size: float = 0.2, n_repea
     if not 0.0 < test_size < 1.0:
         raise ConfigError(f"test_size must be in (0, 1), got {test_size}")
     feed_truth = _feeds_truth(setup.learner, exact_labels)
+    select = _check_selection(setup, select, feed_truth)
     result = ProtocolResult("holdout")
     _label_source(result, feed_truth, setup.learner)
     rng = np.random.RandomState(random_state)
@@ -457,7 +486,8 @@ def holdout(setup: Setup, dataset: PLDataset, *, test_size: float = 0.2, n_repea
                                        stratify=ds.y_true if stratify else None)
         S_learner = _singletons(ds.y_true, ds.n_classes) if feed_truth else None
         step = _evaluate_split(setup, ds.X, ds.S, ds.y_true, train, test, preprocessing, r, result.predictions,
-                               reduced_preprocessing=reduced_preprocessing, classes=ds.classes, S_learner=S_learner)
+                               reduced_preprocessing=reduced_preprocessing, classes=ds.classes, S_learner=S_learner,
+                               select=select, random_state=int(seeds[r]))
         result.steps.append(step)
         if callback is not None:
             callback(step)
@@ -465,7 +495,8 @@ def holdout(setup: Setup, dataset: PLDataset, *, test_size: float = 0.2, n_repea
     if refit:
         ds = apply_bags(dataset, setup.bags, random_state)
         S_learner = _singletons(ds.y_true, ds.n_classes) if feed_truth else None
-        result.model = _refit(setup, ds.X, ds.S, preprocessing, reduced_preprocessing, ds.classes, S_learner)
+        result.model = _refit(setup, ds.X, ds.S, preprocessing, reduced_preprocessing, ds.classes, S_learner,
+                              select, random_state)
     return result
 
 
@@ -654,20 +685,22 @@ PROTOCOLS = {
     "kfold": ProtocolSpec(
         "kfold", kfold, {"n_splits": 10, "shuffle": True, "preprocessing": "standardize",
                          "fit_reducer_on": "train", "reduced_preprocessing": "none", "exact_labels": "auto",
-                         "refit": True},
+                         "refit": True, "select": dict(SELECT_DEFAULTS)},
         summary_keys=("accuracy_mean", "accuracy_std"), step_name="fold", count_param="n_splits",
         constraints={"n_splits": [Interval(Integral, 2, None, closed="left")], "shuffle": ["boolean"],
                      "preprocessing": _PREPROCESSING, "fit_reducer_on": [StrOptions({"train", "all"})],
-                     "reduced_preprocessing": _PREPROCESSING, "exact_labels": _EXACT, "refit": ["boolean"]},
+                     "reduced_preprocessing": _PREPROCESSING, "exact_labels": _EXACT, "refit": ["boolean"],
+                     "select": [dict]},
         check_data=_checks(_check_kfold_data, _check_preprocessing)),
     "holdout": ProtocolSpec(
         "holdout", holdout, {"test_size": 0.2, "n_repeats": 1, "stratify": False, "preprocessing": "standardize",
-                             "reduced_preprocessing": "none", "exact_labels": "auto", "refit": True},
+                             "reduced_preprocessing": "none", "exact_labels": "auto", "refit": True,
+                             "select": dict(SELECT_DEFAULTS)},
         summary_keys=("accuracy_mean", "accuracy_std"), step_name="repeat", count_param="n_repeats",
         constraints={"test_size": [Interval(Real, 0, 1, closed="neither")],
                      "n_repeats": [Interval(Integral, 1, None, closed="left")], "stratify": ["boolean"],
                      "preprocessing": _PREPROCESSING, "reduced_preprocessing": _PREPROCESSING,
-                     "exact_labels": _EXACT, "refit": ["boolean"]},
+                     "exact_labels": _EXACT, "refit": ["boolean"], "select": [dict]},
         check_data=_checks(_check_holdout_data, _check_preprocessing)),
     "online": ProtocolSpec(
         "online", online, {"n_runs": 100, "exact_labels": "auto", "preprocessing": "none"},

@@ -65,6 +65,9 @@ class ComponentSpec:
         (default: the class defaults).
     expected_failed_checks : dict, optional
         ``{check_name: reason}`` of conformance checks known to fail for this component.
+    search_space : dict, optional
+        ``{parameter: [values]}``: the hyperparameter grid of the method's paper, searched by
+        nested selection (``protocol.select``) when the user gives no space.
     """
 
     kind: str
@@ -75,6 +78,7 @@ class ComponentSpec:
     prequential: Any = None
     test_params: dict | None = None
     expected_failed_checks: dict | None = None
+    search_space: dict | None = None
 
 
 @dataclass

@@ -276,12 +276,13 @@ class MlflowRun:
 
     def log_step(self, step: dict):
         """Per-step metrics, named ``<step name>/<metric>`` (``fold/accuracy``) so that no one
-        reads one fold's value as the run's figure."""
+        reads one fold's value as the run's figure; nested selection's choices keep their
+        name ``selected.<component>.<parameter>`` (step = the fold)."""
         from mlflow.entities import Metric
 
         self.steps.append(dict(step))
         ts = int(time.time() * 1000)
-        metrics = [Metric(f"{self.step_name}/{k}", v, ts, int(step.get("step", 0)))
+        metrics = [Metric(k if k.startswith("selected.") else f"{self.step_name}/{k}", v, ts, int(step.get("step", 0)))
                    for k, v in _numeric(step).items()]
         if metrics:
             self._call(self.client.log_batch, self.run_id, metrics=metrics)

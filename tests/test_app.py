@@ -201,3 +201,12 @@ def test_run_logs_a_model_and_predict_uses_it(default_run, plcore_cli):
         "error: the data have 4 features but the model was fitted on 64"], bad.stderr
     missing = plcore_cli(["predict", "run=no such run", "data=iris"], cwd, check=False)
     assert missing.returncode == 2 and "no FINISHED run named 'no such run'" in missing.stderr
+
+
+def test_nested_selection_logs_the_choice_of_every_fold(tmp_path, plcore_cli):
+    plcore_cli(["+learner=plknn", "dataset=iris", "bags.r=1", "protocol.n_splits=3", "protocol.refit=false",
+                "protocol.select.method=grid", "protocol.select.space={learner.k:[3,5]}"], tmp_path)
+    client, (run,) = mlflow_runs(tmp_path / "mlflow.db")
+    chosen = client.get_metric_history(run.info.run_id, "selected.learner.k")
+    assert sorted(m.step for m in chosen) == [0, 1, 2] and {m.value for m in chosen} <= {3.0, 5.0}
+    assert run.data.params["protocol.select.method"] == "grid" and 0.5 < run.data.metrics["accuracy_mean"] <= 1

@@ -1,0 +1,116 @@
+"""Nested hyperparameter selection from candidate sets only (``protocol.select``).
+
+Inside every outer training part a scikit-learn search (``GridSearchCV`` or
+``RandomizedSearchCV``) picks the parameters by inner cross-validation scored with a
+label-free criterion (:data:`plcore.metrics.SCORERS`, default the covering rate); the
+outer test part is never seen, and no true label is used. The chosen values are logged per
+outer step as ``selected.<component>.<parameter>``.
+
+``protocol.select``::
+
+    method: none | grid | random     # none (default): no selection
+    space: {learner.k: [5, 10, 20], reducer.mu: [0.2, 0.5]}   # null (default): the declared spaces
+    scoring: covering_rate           # or partial_log_likelihood, or a scikit-learn scorer name
+    cv: 3                            # inner folds (shuffled, seeded by the run's seed)
+    n_iter: 10                       # random: candidates drawn from the space
+"""
+
+from __future__ import annotations
+
+from plcore.exceptions import ConfigError
+
+__all__ = ["SELECT_DEFAULTS", "check_select", "make_search", "selected_values"]
+
+SELECT_DEFAULTS = {"method": "none", "space": None, "scoring": "covering_rate", "cv": 3, "n_iter": 10}
+_KINDS = ("learner", "reducer")
+
+
+def _declared_space(setup, registry) -> dict:
+    out = {}
+    for kind in _KINDS:
+        est = getattr(setup, kind)
+        if est is None:
+            continue
+        for comp in registry.components.values():
+            if comp.kind == kind and comp.spec.cls is type(est) and comp.spec.search_space:
+                out.update({f"{kind}.{p}": list(v) for p, v in comp.spec.search_space.items()})
+    return out
+
+
+def check_select(select, setup, registry=None) -> dict:
+    """The normalised ``select`` settings for ``setup``; raises one-line ``ConfigError``s."""
+    from plcore.metrics import get_scorer
+    from plcore.registry import get_registry
+
+    select = {**SELECT_DEFAULTS, **dict(select or {})}
+    unknown = sorted(set(select) - set(SELECT_DEFAULTS))
+    if unknown:
+        raise ConfigError(f"protocol.select has no key(s) {', '.join(unknown)}; keys: {', '.join(SELECT_DEFAULTS)}")
+    if select["method"] not in ("none", "grid", "random"):
+        raise ConfigError(f"protocol.select.method must be none, grid or random, got {select['method']!r}")
+    if select["method"] == "none":
+        return select
+    if not isinstance(select["cv"], int) or isinstance(select["cv"], bool) or select["cv"] < 2:
+        raise ConfigError(f"protocol.select.cv must be an integer >= 2, got {select['cv']!r}")
+    if not isinstance(select["n_iter"], int) or isinstance(select["n_iter"], bool) or select["n_iter"] < 1:
+        raise ConfigError(f"protocol.select.n_iter must be an integer >= 1, got {select['n_iter']!r}")
+    try:
+        get_scorer(select["scoring"])
+    except ValueError as err:
+        raise ConfigError(f"protocol.select.scoring {select['scoring']!r} is unknown: {err}") from None
+    space = dict(select["space"] or {}) or _declared_space(setup, registry or get_registry())
+    if not space:
+        raise ConfigError("protocol.select.space is empty and the components declare no search space; "
+                          "give one, e.g. 'protocol.select.space={learner.k:[5,10,20]}'")
+    for key, values in space.items():
+        kind, _, param = str(key).partition(".")
+        est = getattr(setup, kind, None) if kind in _KINDS else None
+        if est is None or not param:
+            raise ConfigError(f"protocol.select.space key {key!r} must be learner.<param> or reducer.<param> "
+                              "of a component of this run")
+        if param not in est.get_params(deep=False):
+            raise ConfigError(f"protocol.select.space: {type(est).__name__} has no parameter {param!r}")
+        if not isinstance(values, (list, tuple)) or not values:
+            raise ConfigError(f"protocol.select.space[{key!r}] must be a non-empty list of values")
+    select["space"] = {str(k): list(v) for k, v in space.items()}
+    return select
+
+
+def _pipeline_key(pipe, key: str) -> str:
+    """``learner.k`` -> the pipeline parameter (``plknnlearner__k``; a wrapped reducer's
+    ``rescaledreducer__reducer__mu``)."""
+    from plcore.protocols import RescaledReducer
+
+    kind, _, param = key.partition(".")
+    name, step = pipe.steps[-1] if kind == "learner" else pipe.steps[-2]
+    inner = "reducer__" if isinstance(step, RescaledReducer) else ""
+    return f"{name}__{inner}{param}"
+
+
+def make_search(pipe, select: dict, random_state):
+    """``pipe`` wrapped in the scikit-learn search ``select`` asks for (or ``pipe`` itself)."""
+    if select["method"] == "none":
+        return pipe
+    from sklearn.model_selection import GridSearchCV, KFold, RandomizedSearchCV
+
+    from plcore.metrics import get_scorer
+
+    space = {_pipeline_key(pipe, k): v for k, v in select["space"].items()}
+    inner = KFold(n_splits=select["cv"], shuffle=True, random_state=random_state)
+    common = dict(scoring=get_scorer(select["scoring"]), cv=inner, refit=True, error_score="raise")
+    if select["method"] == "grid":
+        return GridSearchCV(pipe, space, **common)
+    return RandomizedSearchCV(pipe, space, n_iter=select["n_iter"], random_state=random_state, **common)
+
+
+def selected_values(search, select: dict) -> dict:
+    """``{"selected.<kind>.<param>": value}`` of the fitted search (numbers only; others as strings)."""
+    if select["method"] == "none":
+        return {}
+    best = search.best_params_
+    pipe = search.best_estimator_
+    out = {}
+    for key in select["space"]:
+        value = best[_pipeline_key(pipe, key)]
+        out[f"selected.{key}"] = value
+    return out

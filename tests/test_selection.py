@@ -1,0 +1,134 @@
+"""Label-free model selection: scorers from candidate sets only, and nested selection in the protocols."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.model_selection import GridSearchCV, KFold, RandomizedSearchCV, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from plcore import PlKnnLearner
+from plcore.base import BaseReducer
+from plcore.data import PLDataset
+from plcore.exceptions import ConfigError
+from plcore.metrics import (clustering_covering_rate, covering_rate, covering_rate_scorer, get_scorer,
+                            partial_log_likelihood)
+from plcore.protocols import Setup, holdout, kfold
+from plcore.testing import make_pl_data
+
+S = np.array([[1, 1, 0], [0, 1, 0], [0, 1, 1], [1, 0, 1]], dtype=bool)
+
+
+def test_covering_rate_literal():
+    assert covering_rate(S, [0, 2, 2, 1]) == 0.5  # rows 0 and 2 hit
+    assert covering_rate(sp.csr_matrix(S), ["a", "c", "c", "b"], classes=np.array(["a", "b", "c"])) == 0.5
+    with pytest.raises(ValueError, match="not in classes"):
+        covering_rate(S, ["a", "z", "c", "b"], classes=np.array(["a", "b", "c"]))
+
+
+def test_partial_log_likelihood_literal():
+    P = np.array([[0.5, 0.25, 0.25], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6], [0.3, 0.4, 0.3]])
+    expected = np.mean(np.log([0.75, 0.8, 0.8, 0.6]))
+    assert partial_log_likelihood(S, P) == pytest.approx(expected)
+    assert partial_log_likelihood(S, np.where(S, 1.0 / S.sum(1, keepdims=True), 0.0)) == pytest.approx(0.0)
+
+
+def test_clustering_covering_rate_maps_clusters_by_candidate_sets_only():
+    # labelled rows 0-3 (row 4 is unlabelled: all classes); clusters 7 -> class 1, 9 -> class 0 covers 3 of 4
+    S5 = np.vstack([S, np.ones(3, dtype=bool)])
+    labels = np.array([7, 7, 7, 9, 9])
+    assert clustering_covering_rate(S5, labels) == pytest.approx(4 / 4)
+    assert clustering_covering_rate(S5, np.array([7, 9, 7, 9, 9])) == pytest.approx(3 / 4)
+    assert clustering_covering_rate(np.ones((3, 3), bool), [0, 1, 2]) == 0.0
+
+
+def test_score_is_accuracy_for_labels_and_covering_rate_for_candidate_matrices():
+    X, S_, y = make_pl_data(n_samples=90, r=1)
+    est = PlKnnLearner(k=3).fit(X, S_)
+    assert est.score(X, S_) == covering_rate(S_, est.predict(X), est.classes_)
+    assert est.score(X, sp.csr_matrix(S_)) == est.score(X, S_)
+    assert PlKnnLearner(k=3).fit(X, y).score(X, y) == np.mean(PlKnnLearner(k=3).fit(X, y).predict(X) == y)
+
+
+def test_scikit_learn_search_on_candidate_sets_gives_finite_scores():
+    X, S_, _ = make_pl_data(n_samples=120, r=1)
+    grid = GridSearchCV(PlKnnLearner(), {"k": [3, 10]}, cv=3).fit(X, S_)
+    assert np.isfinite(grid.best_score_) and grid.best_params_["k"] in (3, 10)
+    scores = cross_val_score(make_pipeline(StandardScaler(), PlKnnLearner()), X, S_, cv=3)
+    assert np.isfinite(scores).all() and (scores > 0.5).all()
+    rnd = RandomizedSearchCV(PlKnnLearner(), {"k": [3, 5, 10]}, n_iter=2, cv=3, random_state=0,
+                             scoring=get_scorer("partial_log_likelihood")).fit(X, S_)
+    assert np.isfinite(rnd.best_score_) and rnd.best_score_ <= 0
+
+
+def _dataset():
+    X, S_, y = make_pl_data(n_samples=90, r=2, n_classes=4, random_state=2, cluster_std=2.5)
+    return PLDataset(X, S_, y)
+
+
+def test_nested_grid_selection_logs_choices_and_matches_a_search_on_the_training_fold():
+    ds = _dataset()
+    select = {"method": "grid", "space": {"learner.k": [1, 3, 9]}, "cv": 3}
+    res = kfold(Setup(learner=PlKnnLearner()), ds, n_splits=3, select=select, refit=False, progress=False)
+    chosen = [s["selected.learner.k"] for s in res.steps]
+    assert len(chosen) == 3 and set(chosen) <= {1, 3, 9}
+    # fold 0 by hand: the same search on the training part only (never the test part, never y)
+    train, _ = next(KFold(3, shuffle=True, random_state=0).split(ds.X))
+    pipe = make_pipeline(StandardScaler(), PlKnnLearner())
+    ref = GridSearchCV(pipe, {"plknnlearner__k": [1, 3, 9]}, scoring=covering_rate_scorer,
+                       cv=KFold(3, shuffle=True, random_state=0)).fit(ds.X[train], ds.S[train])
+    assert chosen[0] == ref.best_params_["plknnlearner__k"]
+
+
+def test_nested_random_selection_and_holdout():
+    ds = _dataset()
+    select = {"method": "random", "space": {"learner.k": [1, 3, 5, 7, 9]}, "n_iter": 2, "cv": 2}
+    res = holdout(Setup(learner=PlKnnLearner()), ds, n_repeats=2, select=select, progress=False)
+    assert all(s["selected.learner.k"] in (1, 3, 5, 7, 9) for s in res.steps)
+    assert res.model["pipeline"][-1].k in (1, 3, 5, 7, 9)  # the refit searched on all rows
+
+
+def test_declared_space_is_used_when_none_is_given():
+    res = kfold(Setup(learner=PlKnnLearner()), _dataset(), n_splits=2, select={"method": "grid"}, refit=False,
+                progress=False)
+    assert all(s["selected.learner.k"] in (3, 5, 10, 20) for s in res.steps)  # PL-KNN's declared grid
+
+
+@pytest.mark.parametrize("select, match", [
+    ({"method": "best"}, "method must be none, grid or random"),
+    ({"method": "grid", "space": {"k": [1]}}, "must be learner.<param>"),
+    ({"method": "grid", "space": {"learner.kk": [1]}}, "has no parameter 'kk'"),
+    ({"method": "grid", "space": {"learner.k": []}}, "non-empty list"),
+    ({"method": "grid", "cv": 1}, "cv must be an integer >= 2"),
+    ({"method": "grid", "scoring": "no_such_score"}, "scoring 'no_such_score' is unknown"),
+    ({"method": "grid", "folds": 3}, "has no key"),
+])
+def test_bad_selection_settings_are_one_line_errors(select, match):
+    with pytest.raises(ConfigError, match=match):
+        kfold(Setup(learner=PlKnnLearner()), _dataset(), n_splits=2, select=select, progress=False)
+
+
+def test_selection_refuses_exact_label_baselines_and_transductive_reducers():
+    class Exact(PlKnnLearner):
+        def __sklearn_tags__(self):
+            tags = super().__sklearn_tags__()
+            tags.pll_tags.exact_label_baseline = True
+            return tags
+
+    grid = {"method": "grid", "space": {"learner.k": [1, 3]}}
+    with pytest.raises(ConfigError, match="exact-label baseline"):
+        kfold(Setup(learner=Exact()), _dataset(), n_splits=2, select=grid, progress=False)
+    with pytest.raises(ConfigError, match="fit_reducer_on=all"):
+        kfold(Setup(reducer=Identity(), learner=PlKnnLearner()), _dataset(), n_splits=2, select=grid,
+              fit_reducer_on="all", progress=False)
+
+
+class Identity(BaseReducer):
+    """Identity reducer (test helper)."""
+
+    def _fit(self, X, S):
+        self.n_components_ = X.shape[1]
+        self.confidences_ = S / S.sum(axis=1, keepdims=True)
+
+    def _transform(self, X):
+        return X
