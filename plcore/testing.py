@@ -250,6 +250,40 @@ def check_param_validation(name, estimator):
             raise AssertionError(f"{name}: generate accepted a bad type for {param}")
 
 
+def check_search_space(name, estimator):
+    """A declared nested-selection grid (``ComponentSpec.search_space``) names constructor
+    parameters with values their constraints accept, and ``protocol.select`` searches it
+    (learners and reducers: every fold's ``selected.<kind>.<param>`` comes from the grid)."""
+    from plcore.data import PLDataset
+    from plcore.learners import PlKnnLearner
+    from plcore.protocols import Setup, kfold
+    from plcore.registry import get_registry
+    from plcore.validation import validate_params
+
+    spaces = [c.spec.search_space for c in get_registry().components.values()
+              if c.spec.cls is type(estimator) and c.spec.search_space]
+    if not spaces:
+        return
+    space = spaces[0]
+    params = estimator.get_params(deep=False)
+    for key, values in space.items():
+        assert key in params, f"{name}: search_space names {key!r}, which is not a constructor parameter"
+        assert isinstance(values, (list, tuple)) and values, f"{name}: search_space[{key!r}] must be a non-empty list"
+        for value in values:
+            validate_params(clone(estimator).set_params(**{key: value}))
+    if get_pll_tags(estimator).exact_label_baseline or not isinstance(estimator, (BaseLearner, BaseReducer)):
+        return
+    kind = "learner" if isinstance(estimator, BaseLearner) else "reducer"
+    setup = (Setup(learner=_set_seed(estimator)) if kind == "learner"
+             else Setup(reducer=_set_seed(estimator), learner=PlKnnLearner(k=3)))
+    X, S, y = make_pl_data(n_samples=90, n_classes=3, r=1)
+    res = kfold(setup, PLDataset(X, S, y), n_splits=2, select={"method": "random", "n_iter": 2, "cv": 2},
+                refit=False, progress=False)
+    for step in res.steps:
+        for key, values in space.items():
+            assert step[f"selected.{kind}.{key}"] in values, f"{name}: selected {key} outside the declared grid"
+
+
 def check_pll_tags(name, estimator):
     """``__sklearn_tags__`` carries the partial-label tags (:class:`plcore.tags.PLLTags`) and
     the tags agree with the kind."""
@@ -388,7 +422,7 @@ def check_bags_valid(name, estimator):
 
 
 # ----------------------------------------------------------------------------- selection
-_COMMON_CHECKS = (check_parameter_constraints, check_param_validation, check_pll_tags)
+_COMMON_CHECKS = (check_parameter_constraints, check_param_validation, check_pll_tags, check_search_space)
 #: preprocessors (kind ``preprocessor``) are plain scikit-learn transformers
 _PREPROCESSOR_CHECKS = (check_parameter_constraints, check_param_validation)
 _LEARNER_CHECKS = _COMMON_CHECKS + (check_candidate_matrix_dense_and_sparse, check_predictions_in_classes,

@@ -267,3 +267,18 @@ def test_clusterer_fit_predict_passes_candidate_sets():
     X = np.random.RandomState(0).normal(size=(6, 2))
     S = np.eye(3, dtype=bool)[[2, 1, 0, 2, 1, 0]]
     np.testing.assert_array_equal(FirstCandidate().fit_predict(X, S), [2, 1, 0, 2, 1, 0])
+
+
+class BadGrid(PlKnnLearner):
+    """Registered below with a search space holding an invalid value (k=0)."""
+
+
+@pytest.mark.parametrize("space, match", [({"k": [3, 0]}, "'k' parameter"), ({"kk": [3]}, "not a constructor")])
+def test_search_space_check_catches_bad_grids(space, match, monkeypatch):
+    from plcore.registry import Component, ComponentSpec, get_registry
+    from plcore.testing import check_search_space
+
+    spec = ComponentSpec("learner", "bad_grid", BadGrid, search_space=space)
+    monkeypatch.setitem(get_registry().components, ("learner", "bad_grid"), Component(spec, "t", "t", "0"))
+    with pytest.raises(Exception, match=match):
+        check_search_space("BadGrid", BadGrid())

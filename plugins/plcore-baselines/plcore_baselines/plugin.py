@@ -7,8 +7,36 @@ from plcore.registry import ComponentSpec
 from plcore_baselines.delin import DelinReducer
 from plcore_baselines.ipal import IpalLearner
 from plcore_baselines.plecoc import PlEcocLearner
-from plcore_baselines.plsvm import PlSvmLearner
+from plcore_baselines.plsvm import C_POOL, PlSvmLearner
 from plcore_baselines.reports import cenda_table
+
+# Nested-selection grids (``protocol.select`` with no ``space``). The methods' own papers are
+# not in shared/papers; the CENDA and SAUTE papers state the configuration they ran each with
+# (CENDA KDD 2021, Section 4.1; SAUTE KDD 2022, Section 4.1 "Experimental Setup"). Where that is
+# a single value, the grid is a small one around it, as said below.
+
+#: IPAL: CENDA and SAUTE Section 4.1 give only "balancing parameter alpha = 0.95" (k = 10 is the
+#: authors' code's), no grid: a small grid around the defaults, k in {5, 10, 15} (the k of the
+#: README's variants) x alpha in {0.5, 0.8, 0.95, 0.99} = 12 points.
+IPAL_SEARCH_SPACE = {"k": [5, 10, 15], "alpha": [0.5, 0.8, 0.95, 0.99]}
+
+#: PL-SVM: "regularization parameter pool with {10^-3, ..., 10^3}" (CENDA and SAUTE Section 4.1),
+#: the paper's pool itself (7 points, = ``C_POOL`` of the private C="auto" inner search, which
+#: stays for now: a selected numeric C bypasses it).
+PLSVM_SEARCH_SPACE = {"C": list(C_POOL)}
+
+#: PL-ECOC: CENDA and SAUTE Section 4.1 give only the coding length ceil(10 log2 q) (34 for
+#: q = 10, 40 on lost, 46 on msrc-v2), no grid: a small grid around it, code_length in
+#: {20, 40, 60} x the binary-set size threshold min_fraction in {0.05, 0.1, 0.2} (default 0.1)
+#: = 9 points. ``code_length="auto"`` is not a grid point: only numeric choices are logged as
+#: ``selected.*`` metrics.
+PLECOC_SEARCH_SPACE = {"code_length": [20, 40, 60], "min_fraction": [0.05, 0.1, 0.2]}
+
+#: DELIN: CENDA Section 4.1 fixes k = 8 (and d' to CENDA's, which depends on the data), no grid:
+#: k in {3, 5, 8, 10}, around 8 within the 3 .. 10 range the CENDA paper sweeps for its own
+#: kNN step (Section 4.4, Fig. 2). 4 points; ``n_components`` is not searched (its range
+#: depends on q).
+DELIN_SEARCH_SPACE = {"k": [3, 5, 8, 10]}
 
 
 @hookimpl
@@ -17,18 +45,22 @@ def plcore_components():
         ComponentSpec(kind="learner", name="ipal", cls=IpalLearner,
                       description="IPAL: instance-based PLL by iterative label propagation "
                                   "(Zhang & Yu, IJCAI 2015)",
-                      test_params={"k": 5, "max_iter": 20}),
+                      test_params={"k": 5, "max_iter": 20},
+                      search_space=IPAL_SEARCH_SPACE),
         ComponentSpec(kind="learner", name="plsvm", cls=PlSvmLearner,
                       description="PL-SVM: max-margin between best candidate and best non-candidate "
                                   "(Nguyen & Caruana, KDD 2008)",
-                      test_params={"C": 1.0}),  # no inner search over the C pool
+                      test_params={"C": 1.0},  # no inner search over the C pool
+                      search_space=PLSVM_SEARCH_SPACE),
         ComponentSpec(kind="learner", name="plecoc", cls=PlEcocLearner,
                       description="PL-ECOC: error-correcting output codes for partial labels "
                                   "(Zhang, Yu & Tang, TKDE 2017)",
-                      test_params={"code_length": 5}),
+                      test_params={"code_length": 5},
+                      search_space=PLECOC_SEARCH_SPACE),
         ComponentSpec(kind="reducer", name="delin", cls=DelinReducer,
                       description="DELIN: LDA on disambiguated confidences (Wu & Zhang, 2019)",
-                      test_params={"max_iter": 5}),
+                      test_params={"max_iter": 5},
+                      search_space=DELIN_SEARCH_SPACE),
     ]
 
 

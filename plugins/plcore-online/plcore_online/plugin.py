@@ -11,12 +11,30 @@ from plcore_online.learners import prequential
 #: fast settings for the common conformance test (one pass instead of five)
 _TEST_PARAMS = {"n_epochs": 1}
 
+#: Nested-selection grids (``protocol.select`` with no ``space``; kfold and holdout, where
+#: ``fit`` runs ``n_epochs`` passes -- the online protocol does not select yet). The paper
+#: (Bhattacharjee & Manwani, PAKDD 2020) gives no values and no grid: Algorithms 1-4 take eta
+#: and lambda as inputs and Section 5 states neither. So: small log grids around the defaults
+#: (eta 1, lam 0.1), one decade wider on each side than the plugin's pilot grid that chose them
+#: (eta in {0.1, 1, 10}, lam in {1e-3, 1e-2, 0.1, 1}; README "Parameters"). eta matters for the
+#: Perceptrons although W starts at 0: the hinge's margin 1 is not scaled with it.
+#: The exact-label baselines (perceptron, pegasos) declare none: the protocols train them on
+#: the true labels, and nested selection refuses them (its inner folds would score truth).
+ETA_GRID = [0.01, 0.1, 1.0, 10.0, 100.0]
+LAM_GRID = [1e-4, 1e-3, 1e-2, 0.1, 1.0]
+SEARCH_SPACES = {
+    "avg_perceptron": {"eta": ETA_GRID},    # 5 points each
+    "max_perceptron": {"eta": ETA_GRID},
+    "avg_pegasos": {"lam": LAM_GRID},
+    "max_pegasos": {"lam": LAM_GRID},
+}
+
 
 @hookimpl
 def plcore_components():
     # Config nodes are derived from the classes ({"_target_": ..., **get_params()}).
     return [ComponentSpec(kind="learner", name=name, cls=cls, prequential=prequential,
-                          test_params=dict(_TEST_PARAMS))
+                          test_params=dict(_TEST_PARAMS), search_space=SEARCH_SPACES.get(name))
             for name, cls in LEARNERS.items()]
 
 
