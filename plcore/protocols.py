@@ -23,7 +23,7 @@ from plcore.exceptions import ConfigError, DataValidationError
 from plcore.metrics import accuracy, best_cluster_map, clustering_accuracy, nmi, transductive_accuracy
 from plcore.tags import get_pll_tags
 from plcore.progress import enabled as iteration_progress
-from plcore.selection import SELECT_DEFAULTS, check_select, make_search, selected_values
+from plcore.selection import SELECT_DEFAULTS, check_select, make_search, select_clusterer, selected_values
 from plcore.utils import dense_candidates
 from plcore.validation import Integral, Interval, Real, StrOptions
 
@@ -522,7 +522,7 @@ def prequential(learner, X, S, classes, kernel=None):
 
 
 def online(setup: Setup, dataset: PLDataset, *, n_runs: int = 100, preprocessing: str = "none",
-           exact_labels: str = "auto", random_state=0, progress: bool = True,
+           exact_labels: str = "auto", select: dict | None = None, random_state=0, progress: bool = True,
            callback: Callable | None = None) -> ProtocolResult:
     """Online protocol: predict each example before learning from it (DESIGN.md section 5).
 
@@ -538,6 +538,7 @@ def online(setup: Setup, dataset: PLDataset, *, n_runs: int = 100, preprocessing
     if not isinstance(setup, Setup):
         setup = Setup(learner=setup)
     _need_learner(setup, "online")
+    _check_no_select({"select": select})
     if not get_pll_tags(setup.learner).online:
         raise ConfigError(f"protocol 'online' needs an online learner (tag online, with partial_fit); "
                           f"{type(setup.learner).__name__} is not one")
@@ -599,19 +600,22 @@ def clustering_partitions(dataset: PLDataset, *, rho: float, n_partitions: int, 
 
 
 def clustering(setup: Setup, dataset: PLDataset, *, rho: float = 0.1, n_partitions: int = 10,
-               splits: str = "auto", preprocessing: str = "standardize", random_state=0,
-               progress: bool = True, callback: Callable | None = None) -> ProtocolResult:
+               splits: str = "auto", preprocessing: str = "standardize", select: dict | None = None,
+               random_state=0, progress: bool = True, callback: Callable | None = None) -> ProtocolResult:
     """Partial-label clustering: a fraction ``rho`` keeps its candidate sets, the rest get all labels.
 
     All rows are clustered; ACC (Hungarian best map) and NMI are measured on the
     unlabelled part. Stored splits (``msrc-v2-plc-splits``: ``train_idx`` = labelled,
     ``test_idx`` = evaluated) are used when present (``splits="auto"``).
-    Summary: ``acc_mean/std``, ``nmi_mean/std``, ``fit_time_mean``.
+    Summary: ``acc_mean/std``, ``nmi_mean/std``, ``fit_time_mean``. ``select`` chooses the
+    clusterer's parameters on each partition by the labelled part's candidate sets only
+    (:func:`plcore.selection.select_clusterer`); the choices are ``selected.clusterer.<param>``.
     """
     if not isinstance(setup, Setup):
         setup = Setup(clusterer=setup)
     if setup.clusterer is None:
         raise ConfigError("protocol 'clustering' needs a clusterer (e.g. +clusterer=plc)")
+    select = check_select(select, setup)
     parts = clustering_partitions(dataset, rho=rho, n_partitions=n_partitions, splits=splits,
                                   random_state=random_state)
     scaler = make_preprocessor(preprocessing)
@@ -627,9 +631,14 @@ def clustering(setup: Setup, dataset: PLDataset, *, rho: float = 0.1, n_partitio
         ds = apply_bags(dataset, setup.bags, int(rng.randint(np.iinfo(np.int32).max)))
         S = dense_candidates(ds.S).copy()
         S[~labelled] = True
-        clusterer = clone(setup.clusterer)
         t0 = time.perf_counter()
-        labels = np.asarray(clusterer.fit(X, S).labels_)
+        selected = {}
+        if select["method"] != "none":
+            seed = (0 if random_state is None else int(random_state)) + p  # the shared rng stays untouched
+            clusterer, selected = select_clusterer(setup.clusterer, X, S, select, seed)
+        else:
+            clusterer = clone(setup.clusterer).fit(X, S)
+        labels = np.asarray(clusterer.labels_)
         fit_time = time.perf_counter() - t0
         mapping = best_cluster_map(y[evaluated], labels[evaluated])
         mapped = np.array([mapping.get(c, -1) for c in labels[evaluated]])
@@ -637,7 +646,7 @@ def clustering(setup: Setup, dataset: PLDataset, *, rho: float = 0.1, n_partitio
         np.add.at(confusion, (y[evaluated][valid], mapped[valid]), 1)
         step = {"step": p, "acc": clustering_accuracy(y[evaluated], labels[evaluated]),
                 "nmi": nmi(y[evaluated], labels[evaluated]), "n_labelled": int(labelled.sum()),
-                "fit_time": fit_time}
+                "fit_time": fit_time, **selected}
         result.steps.append(step)
         names = [str(c) for c in dataset.classes]
         result.predictions.extend({"step": p, "index": int(i), "y_true": int(y[i]), "label_true": names[int(y[i])],
@@ -674,6 +683,12 @@ def _check_preprocessing(params, dataset=None):
             make_preprocessor(params[key])  # unknown names fail here, in one line
 
 
+def _check_no_select(params, dataset=None):
+    if (params.get("select") or {}).get("method", "none") != "none":
+        raise ConfigError("protocol 'online' does not select hyperparameters: a stream has no training part to "
+                          "search before it is predicted; choose them with kfold/holdout and protocol.select")
+
+
 def _checks(*fns):
     def run(params, dataset):
         for fn in fns:
@@ -703,18 +718,21 @@ PROTOCOLS = {
                      "exact_labels": _EXACT, "refit": ["boolean"], "select": [dict]},
         check_data=_checks(_check_holdout_data, _check_preprocessing)),
     "online": ProtocolSpec(
-        "online", online, {"n_runs": 100, "exact_labels": "auto", "preprocessing": "none"},
+        "online", online, {"n_runs": 100, "exact_labels": "auto", "preprocessing": "none",
+                           "select": dict(SELECT_DEFAULTS)},
         summary_keys=("mistake_rate_final_mean", "mistake_rate_final_std"), step_name="run", count_param="n_runs",
         constraints={"n_runs": [Interval(Integral, 1, None, closed="left")], "exact_labels": _EXACT,
-                     "preprocessing": _PREPROCESSING},
-        check_data=_check_preprocessing),
+                     "preprocessing": _PREPROCESSING, "select": [dict]},
+        check_data=_checks(_check_preprocessing, _check_no_select)),
     "clustering": ProtocolSpec(
-        "clustering", clustering, {"rho": 0.1, "n_partitions": 10, "splits": "auto", "preprocessing": "standardize"},
+        "clustering", clustering, {"rho": 0.1, "n_partitions": 10, "splits": "auto", "preprocessing": "standardize",
+                                   "select": dict(SELECT_DEFAULTS)},
         summary_keys=("acc_mean", "acc_std", "nmi_mean", "nmi_std"), needs="clusterer", step_name="partition",
         count_param="n_partitions",
         constraints={"rho": [Interval(Real, 0, 1, closed="both")],
                      "n_partitions": [Interval(Integral, 1, None, closed="left")],
-                     "splits": [StrOptions({"auto", "file", "random"})], "preprocessing": _PREPROCESSING},
+                     "splits": [StrOptions({"auto", "file", "random"})], "preprocessing": _PREPROCESSING,
+                     "select": [dict]},
         check_data=_check_preprocessing),
 }
 

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from plcore.exceptions import ConfigError
 
-__all__ = ["SELECT_DEFAULTS", "check_select", "make_search", "selected_values"]
+__all__ = ["SELECT_DEFAULTS", "check_select", "make_search", "selected_values", "select_clusterer"]
 
 SELECT_DEFAULTS = {"method": "none", "space": None, "scoring": "covering_rate", "cv": 3, "n_iter": 10}
-_KINDS = ("learner", "reducer")
+_KINDS = ("learner", "reducer", "clusterer")
 
 
 def _declared_space(setup, registry) -> dict:
@@ -114,3 +114,29 @@ def selected_values(search, select: dict) -> dict:
         value = best[_pipeline_key(pipe, key)]
         out[f"selected.{key}"] = value
     return out
+
+
+def select_clusterer(clusterer, X, S, select: dict, random_state):
+    """Clustering's selection: every candidate of the space (grid, or ``n_iter`` draws) is fitted
+    on all rows -- clustering is transductive -- and scored by
+    :func:`plcore.metrics.clustering_covering_rate` on the labelled rows' candidate sets only
+    (the unlabelled rows, which carry the evaluation, are never scored). Returns the best fitted
+    clusterer and ``{"selected.clusterer.<param>": value}``; ties keep the first candidate."""
+    from sklearn.base import clone
+    from sklearn.model_selection import ParameterGrid, ParameterSampler
+
+    from plcore.metrics import clustering_covering_rate
+
+    if select["scoring"] not in ("covering_rate", "clustering_covering_rate"):
+        raise ConfigError("clustering selects by clustering_covering_rate (the labelled rows' candidate sets); "
+                          f"protocol.select.scoring={select['scoring']!r} is not available for clusterers")
+    space = {k.partition(".")[2]: v for k, v in select["space"].items()}
+    candidates = (ParameterGrid(space) if select["method"] == "grid"
+                  else ParameterSampler(space, n_iter=select["n_iter"], random_state=random_state))
+    best, best_score, best_params = None, -float("inf"), None
+    for params in candidates:
+        fitted = clone(clusterer).set_params(**params).fit(X, S)
+        score = clustering_covering_rate(S, fitted.labels_)
+        if score > best_score:
+            best, best_score, best_params = fitted, score, params
+    return best, {f"selected.clusterer.{k}": v for k, v in best_params.items()}

@@ -210,3 +210,12 @@ def test_nested_selection_logs_the_choice_of_every_fold(tmp_path, plcore_cli):
     chosen = client.get_metric_history(run.info.run_id, "selected.learner.k")
     assert sorted(m.step for m in chosen) == [0, 1, 2] and {m.value for m in chosen} <= {3.0, 5.0}
     assert run.data.params["protocol.select.method"] == "grid" and 0.5 < run.data.metrics["accuracy_mean"] <= 1
+
+
+def test_online_refuses_selection_in_one_line_before_tracking(tmp_path, plcore_cli):
+    proc = plcore_cli(["+learner=avg_pegasos", "protocol=online", "protocol.n_runs=2", "dataset=iris", "bags.r=1",
+                       "protocol.select.method=grid"], tmp_path, check=False)
+    assert proc.returncode == 2 and not (tmp_path / "mlflow.db").exists()
+    assert proc.stderr.strip().splitlines() == [
+        "error: protocol 'online' does not select hyperparameters: a stream has no training part to search "
+        "before it is predicted; choose them with kfold/holdout and protocol.select"], proc.stderr

@@ -132,3 +132,33 @@ class Identity(BaseReducer):
 
     def _transform(self, X):
         return X
+
+
+def test_clustering_selects_by_the_labelled_candidate_sets_only():
+    from sklearn.cluster import KMeans
+
+    from plcore.base import BaseClusterer
+    from plcore.protocols import clustering
+    from plcore.validation import Integral, Interval
+
+    class Km(BaseClusterer):
+        _parameter_constraints = {"n_clusters": [Interval(Integral, 1, None, closed="left")],
+                                  "random_state": ["random_state"]}
+
+        def __init__(self, n_clusters=2, random_state=0):
+            self.n_clusters = n_clusters
+            self.random_state = random_state
+
+        def _fit(self, X, S):
+            self.labels_ = KMeans(self.n_clusters, n_init=3, random_state=self.random_state).fit_predict(X)
+
+    X, S_, y = make_pl_data(n_samples=120, n_classes=3, r=1, cluster_std=0.5)
+    ds = PLDataset(X, S_, y)
+    select = {"method": "grid", "space": {"clusterer.n_clusters": [2, 3, 6]}}
+    res = clustering(Setup(clusterer=Km()), ds, rho=0.3, n_partitions=2, select=select, progress=False)
+    # three well-separated blobs: the candidate sets of 30% of the rows suffice to pick 3 clusters
+    assert [s["selected.clusterer.n_clusters"] for s in res.steps] == [3, 3]
+    assert res.summary["acc_mean"] > 0.9
+    with pytest.raises(ConfigError, match="not available for clusterers"):
+        clustering(Setup(clusterer=Km()), ds, n_partitions=1, progress=False,
+                   select={**select, "scoring": "partial_log_likelihood"})
