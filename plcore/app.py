@@ -288,6 +288,8 @@ def _run_job(cfg) -> float | None:
     except ValueError:  # not inside a Hydra job (e.g. called from Python)
         pass
     name = run_name(setup, dataset, pname, registry)
+    if (params.get("select") or {}).get("method") == "oracle":  # never mistaken for a result
+        name += " · ORACLE"
     source = ("its own candidate sets" if dataset.is_partial and setup.bags is None
               else f"candidate sets from {setup.bags!r}")
     print(f"{dataset.name}: n={dataset.n_samples} d={dataset.n_features} q={dataset.n_classes}, {source}; "

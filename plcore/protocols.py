@@ -23,7 +23,7 @@ from plcore.exceptions import ConfigError, DataValidationError
 from plcore.metrics import accuracy, best_cluster_map, clustering_accuracy, nmi, transductive_accuracy
 from plcore.tags import get_pll_tags
 from plcore.progress import enabled as iteration_progress
-from plcore.selection import SELECT_DEFAULTS, check_select, make_search, select_clusterer, selected_values
+from plcore.selection import SELECT_DEFAULTS, check_select, make_search, oracle, select_clusterer, selected_values
 from plcore.utils import dense_candidates
 from plcore.validation import Integral, Interval, Real, StrOptions
 
@@ -355,7 +355,7 @@ def _refit(setup, X, S, preprocessing, reduced_preprocessing, classes, S_learner
 def _check_selection(setup, select, feed_truth, fit_reducer_on="train"):
     """Normalised ``select`` settings; the combinations nested selection does not support fail here."""
     select = check_select(select, setup)
-    if select["method"] != "none":
+    if select["method"] in ("grid", "random"):
         if feed_truth:
             raise ConfigError("protocol.select with an exact-label baseline is not supported: its inner "
                               "folds would score true labels; use exact_labels=never or select.method=none")
@@ -431,6 +431,11 @@ def kfold(setup: Setup, dataset: PLDataset, *, n_splits: int = 10, shuffle: bool
     _need_learner(setup, "kfold")
     feed_truth = _feeds_truth(setup.learner, exact_labels)
     select = _check_selection(setup, select, feed_truth, fit_reducer_on)
+    if select["method"] == "oracle":
+        return oracle(kfold, setup, dataset, select, score_key="accuracy_mean", callback=callback, refit=refit,
+                      n_splits=n_splits, shuffle=shuffle, preprocessing=preprocessing, fit_reducer_on=fit_reducer_on,
+                      reduced_preprocessing=reduced_preprocessing, exact_labels=exact_labels,
+                      random_state=random_state)
     ds = apply_bags(dataset, setup.bags, random_state)
     if ds.y_true is None:
         raise DataValidationError(f"data set {ds.name!r} has no true labels to evaluate against")
@@ -475,6 +480,11 @@ def holdout(setup: Setup, dataset: PLDataset, *, test_size: float = 0.2, n_repea
         raise ConfigError(f"test_size must be in (0, 1), got {test_size}")
     feed_truth = _feeds_truth(setup.learner, exact_labels)
     select = _check_selection(setup, select, feed_truth)
+    if select["method"] == "oracle":
+        return oracle(holdout, setup, dataset, select, score_key="accuracy_mean", callback=callback, refit=refit,
+                      test_size=test_size, n_repeats=n_repeats, preprocessing=preprocessing, stratify=stratify,
+                      reduced_preprocessing=reduced_preprocessing, exact_labels=exact_labels,
+                      random_state=random_state)
     result = ProtocolResult("holdout")
     _label_source(result, feed_truth, setup.learner)
     rng = np.random.RandomState(random_state)
@@ -616,6 +626,9 @@ def clustering(setup: Setup, dataset: PLDataset, *, rho: float = 0.1, n_partitio
     if setup.clusterer is None:
         raise ConfigError("protocol 'clustering' needs a clusterer (e.g. +clusterer=plc)")
     select = check_select(select, setup)
+    if select["method"] == "oracle":
+        return oracle(clustering, setup, dataset, select, score_key="acc_mean", callback=callback, rho=rho,
+                      n_partitions=n_partitions, splits=splits, preprocessing=preprocessing, random_state=random_state)
     parts = clustering_partitions(dataset, rho=rho, n_partitions=n_partitions, splits=splits,
                                   random_state=random_state)
     scaler = make_preprocessor(preprocessing)

@@ -171,7 +171,10 @@ def reproduction_table(runs: Sequence[RunRecord]) -> str:
         ours_mean, ours_std = r.metrics.get(metric), r.metrics.get(std_key) if std_key else None
         paper_value, paper_std = _float(p.get("value")), _float(p.get("std"))
         diff = "–" if ours_mean is None or paper_value is None else f"{ours_mean - paper_value:+.3f}"
-        rows.append((p.get("source", "?"), p.get("setting", r.name), metric,
+        setting = p.get("setting", r.name)
+        if r.tags.get("selection") == "oracle":
+            setting += " -- ORACLE: tuned on the test labels, not ours"
+        rows.append((p.get("source", "?"), setting, metric,
                      fmt_mean_std(mean=paper_value, std=paper_std) if paper_value is not None else "figure only",
                      fmt_mean_std(mean=ours_mean, std=ours_std), diff,
                      f"`python -m plcore experiment={r.preset}`" if r.preset else r.tags.get("overrides", "")))

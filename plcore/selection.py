@@ -9,6 +9,7 @@ outer step as ``selected.<component>.<parameter>``.
 ``protocol.select``::
 
     method: none | grid | random     # none (default): no selection
+            | oracle                 # reproduction only: the grid point with the best TEST score
     space: {learner.k: [5, 10, 20], reducer.mu: [0.2, 0.5]}   # null (default): the declared spaces
     scoring: covering_rate           # or partial_log_likelihood, or a scikit-learn scorer name
     cv: 3                            # inner folds (shuffled, seeded by the run's seed)
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 from plcore.exceptions import ConfigError
 
-__all__ = ["SELECT_DEFAULTS", "check_select", "make_search", "selected_values", "select_clusterer"]
+__all__ = ["SELECT_DEFAULTS", "check_select", "make_search", "selected_values", "select_clusterer", "oracle"]
 
 SELECT_DEFAULTS = {"method": "none", "space": None, "scoring": "covering_rate", "cv": 3, "n_iter": 10}
 _KINDS = ("learner", "reducer", "clusterer")
@@ -46,8 +47,8 @@ def check_select(select, setup, registry=None) -> dict:
     unknown = sorted(set(select) - set(SELECT_DEFAULTS))
     if unknown:
         raise ConfigError(f"protocol.select has no key(s) {', '.join(unknown)}; keys: {', '.join(SELECT_DEFAULTS)}")
-    if select["method"] not in ("none", "grid", "random"):
-        raise ConfigError(f"protocol.select.method must be none, grid or random, got {select['method']!r}")
+    if select["method"] not in ("none", "grid", "random", "oracle"):
+        raise ConfigError(f"protocol.select.method must be none, grid, random or oracle, got {select['method']!r}")
     if select["method"] == "none":
         return select
     if not isinstance(select["cv"], int) or isinstance(select["cv"], bool) or select["cv"] < 2:
@@ -140,3 +141,55 @@ def select_clusterer(clusterer, X, S, select: dict, random_state):
         if score > best_score:
             best, best_score, best_params = fitted, score, params
     return best, {f"selected.clusterer.{k}": v for k, v in best_params.items()}
+
+
+ORACLE_NOTE = ("ORACLE: the grid point with the best TEST score, chosen with the test rows' true labels -- "
+               "for comparison with papers that tuned on true labels; not a result")
+
+
+def oracle(protocol, setup, dataset, select: dict, *, score_key: str, callback=None, refit=False, **kwargs):
+    """Reproduction only, never a default: run ``protocol`` at every point of the grid and keep
+    the one with the best mean TEST score (``score_key``, e.g. ``accuracy_mean``) -- what a
+    paper that tuned on true labels could have reported. The result is tagged
+    ``selection=oracle`` and its steps carry ``selected.<kind>.<param>``."""
+    from dataclasses import replace
+
+    from sklearn.base import clone
+    from sklearn.model_selection import ParameterGrid
+
+    print(f"note: {ORACLE_NOTE}", flush=True)
+    best, best_score = None, -float("inf")
+    for point in ParameterGrid(select["space"]):
+        trial = _with_params(setup, point, clone, replace)
+        res = protocol(trial, dataset, refit=False, progress=False, **kwargs) if "refit" in _params(protocol) \
+            else protocol(trial, dataset, progress=False, **kwargs)
+        if res.summary[score_key] > best_score:
+            best, best_score = point, res.summary[score_key]
+    final_kwargs = dict(kwargs, callback=None)
+    if "refit" in _params(protocol):
+        final_kwargs["refit"] = refit
+    result = protocol(_with_params(setup, best, clone, replace), dataset, **final_kwargs)
+    chosen = {f"selected.{k}": v for k, v in best.items()}
+    for step in result.steps:
+        step.update(chosen)
+        if callback is not None:
+            callback(step)
+    result.tags["selection"] = "oracle"
+    result.tags["selection.note"] = ORACLE_NOTE
+    return result
+
+
+def _params(fn):
+    import inspect
+
+    return inspect.signature(fn).parameters
+
+
+def _with_params(setup, point, clone, replace):
+    """A copy of ``setup`` whose components have the grid point's parameters."""
+    changes = {}
+    for key, value in point.items():
+        kind, _, param = key.partition(".")
+        est = changes.get(kind) or clone(getattr(setup, kind))
+        changes[kind] = est.set_params(**{param: value})
+    return replace(setup, **changes)

@@ -356,6 +356,16 @@ def log_model(tracking_uri: str, run_id: str, model) -> None:
 
     pipe, X_example, classes = model["pipeline"], model["X_example"], model["classes"]
     mlflow.set_tracking_uri(tracking_uri)
+    noisy = logging.getLogger("mlflow.sklearn")  # its pickle warning: our docs say it (docs/runs.md)
+    level = noisy.level
+    noisy.setLevel(logging.ERROR)
+    try:
+        _log_model(mlflow, infer_signature, run_id, pipe, X_example, classes)
+    finally:
+        noisy.setLevel(level)
+
+
+def _log_model(mlflow, infer_signature, run_id, pipe, X_example, classes):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # MLflow's notes on integer columns and pickles
         signature = infer_signature(X_example, pipe.predict(X_example))

@@ -95,7 +95,7 @@ def test_declared_space_is_used_when_none_is_given():
 
 
 @pytest.mark.parametrize("select, match", [
-    ({"method": "best"}, "method must be none, grid or random"),
+    ({"method": "best"}, "method must be none, grid, random or oracle"),
     ({"method": "grid", "space": {"k": [1]}}, "must be learner.<param>"),
     ({"method": "grid", "space": {"learner.kk": [1]}}, "has no parameter 'kk'"),
     ({"method": "grid", "space": {"learner.k": []}}, "non-empty list"),
@@ -162,3 +162,26 @@ def test_clustering_selects_by_the_labelled_candidate_sets_only():
     with pytest.raises(ConfigError, match="not available for clusterers"):
         clustering(Setup(clusterer=Km()), ds, n_partitions=1, progress=False,
                    select={**select, "scoring": "partial_log_likelihood"})
+
+
+def test_oracle_picks_the_best_test_accuracy_and_is_labelled_so(capsys):
+    ds = _dataset()
+    space = {"learner.k": [1, 9]}
+    each = {k: kfold(Setup(learner=PlKnnLearner(k=k)), ds, n_splits=3, refit=False, progress=False)
+            for k in (1, 9)}
+    best_k = max(each, key=lambda k: each[k].summary["accuracy_mean"])
+    logged = []
+    res = kfold(Setup(learner=PlKnnLearner()), ds, n_splits=3, select={"method": "oracle", "space": space},
+                refit=False, progress=False, callback=logged.append)
+    assert res.tags["selection"] == "oracle" and "not a result" in res.tags["selection.note"]
+    assert res.summary["accuracy_mean"] == each[best_k].summary["accuracy_mean"]
+    assert [s["selected.learner.k"] for s in logged] == [best_k] * 3
+    assert "ORACLE" in capsys.readouterr().out
+
+
+def test_reproduction_table_never_calls_an_oracle_run_ours():
+    from plcore.report import RunRecord, reproduction_table
+
+    params = {"paper.source": "P", "paper.setting": "lost", "paper.metric": "accuracy_mean", "paper.value": "0.5"}
+    run = RunRecord("r", "n", params, {"accuracy_mean": 0.6, "accuracy_std": 0.1}, {"selection": "oracle"})
+    assert "ORACLE: tuned on the test labels, not ours" in reproduction_table([run])
