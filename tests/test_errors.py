@@ -170,15 +170,6 @@ def assert_one_line_error(proc, cwd, needles):
     assert not (cwd / "mlflow.db").exists() and not (cwd / "mlruns").exists(), "bad input left an MLflow run"
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__)
-def test_bad_input_is_one_line_exit_2_and_no_run(case, tmp_path, plcore_cli):
-    cwd = tmp_path / "cwd"
-    cwd.mkdir()
-    args, env, needles = case(tmp_path)
-    proc = plcore_cli([*CLI, *args], cwd, env_extra=env, check=False, timeout=120)
-    assert_one_line_error(proc, cwd, needles)
-
-
 # --- checked by the app before tracking (plcore.app.resolve_run, ProtocolSpec.validate)
 
 
@@ -219,8 +210,8 @@ LATE_CASES = [no_truth, protocol_n_splits, bags_r_above_q, protocol_n_splits_abo
               protocol_unknown_preprocessing, protocol_unknown_parameter]
 
 
-@pytest.mark.parametrize("case", LATE_CASES, ids=lambda c: c.__name__)
-def test_run_level_bad_input_is_one_line_before_tracking(case, tmp_path, plcore_cli):
+@pytest.mark.parametrize("case", CASES + LATE_CASES, ids=lambda c: c.__name__)
+def test_bad_input_is_one_line_exit_2_and_no_run(case, tmp_path, plcore_cli):
     cwd = tmp_path / "cwd"
     cwd.mkdir()
     args, env, needles = case(tmp_path)
