@@ -613,14 +613,8 @@ def test_csv_bad_files_name_file_rows_and_columns(tmp_path):
         "onecol.csv": ("a\nb\n", "at least one feature column"),
         "latin1.csv": (None, "cannot read it as a CSV file (UnicodeDecodeError"),
     }
-    for name, (text, needle) in cases.items():
-        if text is None:
-            (tmp_path / name).write_bytes(b"1,2,caf\xe9\n3,4,x\n")
-        else:
-            (tmp_path / name).write_text(text)
-        with pytest.raises(DataValidationError) as exc:
-            load_csv(tmp_path / name)
-        _one_line_naming(exc, tmp_path / name, needle)
+    cases = {name: (b"1,2,caf\xe9\n3,4,x\n" if text is None else text, needle) for name, (text, needle) in cases.items()}
+    _assert_rejected(tmp_path, cases, load_csv)
 
 
 def test_csv_comments_quotes_and_blank_lines(tmp_path):
@@ -649,11 +643,20 @@ def test_arff_bad_files_name_file(tmp_path):
                      "NaN or inf values at rows [0], columns [1]"),
         "onlycls.arff": ("@relation r\n@attribute class {x,y}\n@data\nx\ny\n", "at least one feature attribute"),
     }
-    for name, (text, needle) in cases.items():
-        (tmp_path / name).write_text(text)
+    _assert_rejected(tmp_path, cases, load_arff)
+
+
+def _assert_rejected(tmp_path, cases, loader):
+    """Each ``{file name: (text or bytes, needle)}`` fails to load in one line naming the file and ``needle``."""
+    for name, (content, needle) in cases.items():
+        path = tmp_path / name
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
         with pytest.raises(DataValidationError) as exc:
-            load_arff(tmp_path / name)
-        _one_line_naming(exc, tmp_path / name, needle)
+            loader(path)
+        _one_line_naming(exc, path, needle)
 
 
 def test_arff_numeric_class_named_class_is_accepted(tmp_path):
