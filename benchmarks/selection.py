@@ -2,16 +2,21 @@
 
 Run from the repository root::
 
-    .venv/bin/python benchmarks/selection.py [--data-home DIR] [--learners plknn ...]
+    .venv/bin/python benchmarks/selection.py [--data-home DIR] [--methods plknn cenda+plknn plc ...]
                                              [--datasets lost msrc-v2] [--n-splits 10]
 
-For every learner (a registry name; its declared ``ComponentSpec.search_space`` is searched)
-and data set it runs ``plcore.protocols.kfold`` three times on the same folds (seed 0; a
-learner's ``random_state`` is 0 too):
+A method is a registry name: a learner (``plknn``), a reducer before a learner
+(``cenda+plknn``: only the reducer's declared grid is searched, the learner keeps its
+defaults) or a clusterer (``plc``: the clustering protocol, rho 0.10 on random partitions,
+or the stored splits of ``msrc-v2-plc-splits`` for ``msrc-v2``). For every method and data set
+it runs the protocol three times on the same folds (seed 0; a component's ``random_state``
+is 0 too):
 
 * ``defaults``: the component's default parameters (the paper's setting);
-* ``nested``: ``select={"method": "grid"}`` -- chosen on each training fold by 3-fold inner CV
-  scored by the covering rate, from candidate sets only (a figure one may publish);
+* ``nested``: ``select={"method": "grid"}`` over the declared ``ComponentSpec.search_space``
+  -- chosen on each training fold by 3-fold inner CV scored by the covering rate (clusterers:
+  on each partition's labelled candidate sets), from candidate sets only (a figure one may
+  publish);
 * ``oracle``: ``select={"method": "oracle"}`` -- the grid point with the best TEST accuracy,
   what a paper that tuned on true labels could have reported (never "ours").
 
@@ -27,8 +32,11 @@ from collections import Counter
 import numpy as np
 
 from plcore.datasets import load_dataset
-from plcore.protocols import Setup, kfold
+from plcore.protocols import Setup, clustering, kfold
 from plcore.registry import get_registry
+
+#: the clustering protocol's data: PLC's paper uses msrc-v2's stored splits (rho 0.10)
+CLUSTERING_DATA = {"msrc-v2": "msrc-v2-plc-splits"}
 
 
 def _chosen(res) -> str:
@@ -41,31 +49,60 @@ def _chosen(res) -> str:
     return "; ".join(parts) or "-"
 
 
+def _seeded(comp):
+    est = comp.spec.cls()
+    if "random_state" in est.get_params():  # as the app does: the run's seed, so that the
+        est.set_params(random_state=0)      # three columns differ by their parameters only
+    return est
+
+
+def _columns(method: str, ds_name: str, data_home: str, n_splits: int):
+    """(metric name, [(cell, chosen) for defaults, nested, oracle])."""
+    registry = get_registry()
+    names = method.split("+")
+    kinds = {n: next(c.kind for c in registry.components.values()
+                     if c.name == n and c.kind in ("learner", "reducer", "clusterer")) for n in names}
+    out = []
+    if kinds[names[-1]] == "clusterer":
+        ds = load_dataset(CLUSTERING_DATA.get(ds_name, ds_name), data_home=data_home)
+        comp = registry.get("clusterer", names[-1])
+        for select in ({"method": "none"}, {"method": "grid"}, {"method": "oracle"}):
+            res = clustering(Setup(clusterer=_seeded(comp)), ds, rho=0.1, n_partitions=n_splits,
+                             select=select, progress=False)
+            out.append((res.steps, "acc", _chosen(res)))
+    else:
+        ds = load_dataset(ds_name, data_home=data_home)
+        learner = _seeded(registry.get("learner", names[-1]))
+        reducer = _seeded(registry.get("reducer", names[0])) if len(names) == 2 else None
+        space = None
+        if reducer is not None:  # search the reducer's grid; the learner keeps its defaults
+            declared = registry.get("reducer", names[0]).spec.search_space
+            space = {f"reducer.{p}": list(v) for p, v in declared.items()}
+        for method_ in ("none", "grid", "oracle"):
+            select = {"method": method_, "space": space} if method_ != "none" else {"method": "none"}
+            res = kfold(Setup(learner=learner, reducer=reducer), ds, n_splits=n_splits, select=select,
+                        refit=False, progress=False)
+            out.append((res.steps, "accuracy", _chosen(res)))
+    cells = []
+    for steps, key, chose in out:
+        values = np.array([s[key] for s in steps])
+        cells.append((f"{values.mean():.3f} ± {values.std():.3f}", chose))
+    return cells
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data-home", default=os.environ.get("PLCORE_DATA_HOME", "../shared/datasets"))
-    ap.add_argument("--learners", nargs="+", default=["plknn"])
+    ap.add_argument("--methods", "--learners", nargs="+", default=["plknn"])
     ap.add_argument("--datasets", nargs="+", default=["lost", "msrc-v2"])
     ap.add_argument("--n-splits", type=int, default=10)
     args = ap.parse_args(argv)
-    registry = get_registry()
-    print("| learner | data set | defaults | nested (candidate sets) | oracle (test labels) | nested chose | oracle chose |")
+    print("| method | data set | defaults | nested (candidate sets) | oracle (test labels) | nested chose | oracle chose |")
     print("|---|---|---|---|---|---|---|")
-    for name in args.learners:
-        comp = registry.get("learner", name)
+    for method in args.methods:
         for ds_name in args.datasets:
-            ds = load_dataset(ds_name, data_home=args.data_home)
-            cells, chose = [], []
-            for select in ({"method": "none"}, {"method": "grid"}, {"method": "oracle"}):
-                learner = comp.spec.cls()
-                if "random_state" in learner.get_params():  # as the app does: the run's seed, so that the
-                    learner.set_params(random_state=0)      # three columns differ by their parameters only
-                res = kfold(Setup(learner=learner), ds, n_splits=args.n_splits, select=select,
-                            refit=False, progress=False)
-                steps = np.array([s["accuracy"] for s in res.steps])
-                cells.append(f"{steps.mean():.3f} ± {steps.std():.3f}")
-                chose.append(_chosen(res))
-            print(f"| {name} | {ds_name} | {cells[0]} | {cells[1]} | {cells[2]} | {chose[1]} | {chose[2]} |", flush=True)
+            (d, _), (n, n_chose), (o, o_chose) = _columns(method, ds_name, args.data_home, args.n_splits)
+            print(f"| {method} | {ds_name} | {d} | {n} | {o} | {n_chose} | {o_chose} |", flush=True)
     return 0
 
 

@@ -14,6 +14,8 @@ outer step as ``selected.<component>.<parameter>``.
     scoring: covering_rate           # or partial_log_likelihood, or a scikit-learn scorer name
     cv: 3                            # inner folds (shuffled, seeded by the run's seed)
     n_iter: 10                       # random: candidates drawn from the space
+    missing: error                   # skip: drop space keys this run's components lack (sweeps
+                                     # over several learners); nothing left = no selection
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from plcore.exceptions import ConfigError
 
 __all__ = ["SELECT_DEFAULTS", "check_select", "make_search", "selected_values", "select_clusterer", "oracle"]
 
-SELECT_DEFAULTS = {"method": "none", "space": None, "scoring": "covering_rate", "cv": 3, "n_iter": 10}
+SELECT_DEFAULTS = {"method": "none", "space": None, "scoring": "covering_rate", "cv": 3, "n_iter": 10,
+                   "missing": "error"}
 _KINDS = ("learner", "reducer", "clusterer")
 
 
@@ -49,6 +52,8 @@ def check_select(select, setup, registry=None) -> dict:
         raise ConfigError(f"protocol.select has no key(s) {', '.join(unknown)}; keys: {', '.join(SELECT_DEFAULTS)}")
     if select["method"] not in ("none", "grid", "random", "oracle"):
         raise ConfigError(f"protocol.select.method must be none, grid, random or oracle, got {select['method']!r}")
+    if select["missing"] not in ("error", "skip"):
+        raise ConfigError(f"protocol.select.missing must be error or skip, got {select['missing']!r}")
     if select["method"] == "none":
         return select
     if not isinstance(select["cv"], int) or isinstance(select["cv"], bool) or select["cv"] < 2:
@@ -63,6 +68,10 @@ def check_select(select, setup, registry=None) -> dict:
     if not space:
         raise ConfigError("protocol.select.space is empty and the components declare no search space; "
                           "give one, e.g. 'protocol.select.space={learner.k:[5,10,20]}'")
+    if select["missing"] == "skip":
+        space = {k: v for k, v in space.items() if _has_param(setup, str(k))}
+        if not space:
+            return {**select, "method": "none", "space": None}
     for key, values in space.items():
         kind, _, param = str(key).partition(".")
         est = getattr(setup, kind, None) if kind in _KINDS else None
@@ -75,6 +84,12 @@ def check_select(select, setup, registry=None) -> dict:
             raise ConfigError(f"protocol.select.space[{key!r}] must be a non-empty list of values")
     select["space"] = {str(k): list(v) for k, v in space.items()}
     return select
+
+
+def _has_param(setup, key: str) -> bool:
+    kind, _, param = key.partition(".")
+    est = getattr(setup, kind, None) if kind in _KINDS else None
+    return est is not None and param in est.get_params(deep=False)
 
 
 def _pipeline_key(pipe, key: str) -> str:

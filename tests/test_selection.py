@@ -94,6 +94,25 @@ def test_declared_space_is_used_when_none_is_given():
     assert all(s["selected.learner.k"] in (3, 5, 10, 20) for s in res.steps)  # PL-KNN's declared grid
 
 
+def test_missing_skip_drops_parameters_the_run_lacks():
+    """A sweep over several learners names one learner's parameter: ``missing=skip`` searches it
+    where the learner has it and runs the defaults elsewhere (``error``, the default, refuses)."""
+    space = {"learner.C": [0.1, 10.0], "learner.k": [1, 9]}
+    select = {"method": "grid", "space": space, "missing": "skip", "cv": 2}
+    res = kfold(Setup(learner=PlKnnLearner()), _dataset(), n_splits=2, select=select, refit=False,
+                progress=False)
+    assert all(set(k for k in s if k.startswith("selected.")) == {"selected.learner.k"} for s in res.steps)
+    none_left = {"method": "grid", "space": {"learner.C": [0.1, 10.0]}, "missing": "skip"}
+    plain = kfold(Setup(learner=PlKnnLearner()), _dataset(), n_splits=2, refit=False, progress=False)
+    res = kfold(Setup(learner=PlKnnLearner()), _dataset(), n_splits=2, select=none_left, refit=False,
+                progress=False)
+    assert [s["accuracy"] for s in res.steps] == [s["accuracy"] for s in plain.steps]
+    assert not any(k.startswith("selected.") for s in res.steps for k in s)
+    with pytest.raises(ConfigError, match="has no parameter 'C'"):
+        kfold(Setup(learner=PlKnnLearner()), _dataset(), n_splits=2, select={**none_left, "missing": "error"},
+              progress=False)
+
+
 @pytest.mark.parametrize("select, match", [
     ({"method": "best"}, "method must be none, grid, random or oracle"),
     ({"method": "grid", "space": {"k": [1]}}, "must be learner.<param>"),
@@ -102,6 +121,7 @@ def test_declared_space_is_used_when_none_is_given():
     ({"method": "grid", "cv": 1}, "cv must be an integer >= 2"),
     ({"method": "grid", "scoring": "no_such_score"}, "scoring 'no_such_score' is unknown"),
     ({"method": "grid", "folds": 3}, "has no key"),
+    ({"method": "grid", "missing": "ignore"}, "missing must be error or skip"),
 ])
 def test_bad_selection_settings_are_one_line_errors(select, match):
     with pytest.raises(ConfigError, match=match):

@@ -28,27 +28,20 @@ def _argmax_candidates(F, S, prev=None):
     return best
 
 
-def fit_plsvm(X1, S, C, *, tol=1e-2, max_iter=50, max_epochs=100, seed=0, warm_start=None, jit=True):
+def fit_plsvm(X1, S, C, *, tol=1e-2, max_iter=50, max_epochs=100, seed=0, jit=True):
     """Alternating PL-SVM on features ``X1`` (intercept column already appended).
 
-    ``warm_start=(p, alpha, C_old)`` starts from a previous solution (``alpha`` is rescaled
-    by ``C / C_old``, which keeps it dual feasible). Returns a dict with ``W`` (q, d1),
+    Starts from a ridge regression on the normalised candidate indicators. Returns a dict with ``W`` (q, d1),
     ``p``, ``alpha``, ``n_iter``, ``objective`` and ``converged``.
     """
     n, q = S.shape
     rows = np.arange(n)
     noncand = ~S
     cost_c = C / n
-    if warm_start is None:
-        # start: ridge regression on the normalised candidate indicators
-        T = uniform_confidences(S)
-        W0 = np.linalg.solve(X1.T @ X1 + np.eye(X1.shape[1]), X1.T @ T).T
-        p = _argmax_candidates(X1 @ W0.T, S)
-        alpha = W = None
-    else:
-        p, alpha, C_old = warm_start
-        alpha = alpha * (C / C_old)
-        W = alpha.T @ X1
+    T = uniform_confidences(S)
+    W0 = np.linalg.solve(X1.T @ X1 + np.eye(X1.shape[1]), X1.T @ T).T
+    p = _argmax_candidates(X1 @ W0.T, S)
+    alpha = W = None
     converged = False
     n_iter = 0
     for n_iter in range(1, max_iter + 1):

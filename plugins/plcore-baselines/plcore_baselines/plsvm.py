@@ -32,25 +32,20 @@ regression on the candidate indicators ``S_i / |S_i|``. The intercept is a const
 (regularised, liblinear's convention), so with singleton candidate sets the learner is
 exactly ``LinearSVC(multi_class="crammer_singer", C=C/n)``.
 
-``C="auto"`` (default) chooses ``C`` from the pool by ``cv``-fold inner validation on the
-training data only; no true labels exist there, so a fold is scored by its *candidate-hit
-rate* (share of held-out examples predicted inside their candidate set); ties go to the
-smaller ``C``. Each inner fold walks the pool from small to large ``C``, warm-starting every
-fit from the previous one (its ``p`` and its dual variables scaled by the ratio of the
-``C``); the final fit on all training data starts from the ridge regression as above.
-Cost: about 2 s (Lost, 1010 x 108, q = 16, z-scored) to 8 s (MSRCv2) of one core per
-outer fold, inner search included.
+``C`` is chosen like every other hyperparameter in plcore, by the nested selection of
+``protocol.select`` over the pool the plugin declares (``PLSVM_SEARCH_SPACE`` = the paper's
+{1e-3, ..., 1e3}), scored from candidate sets only; the default ``C=1.0`` is the middle of the
+pool (and liblinear's default), not a value tuned on any reported data set. Cost: 0.1-0.3 s of
+one core per fit on Lost / MSRCv2 (z-scored).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from sklearn.model_selection import KFold
 from sklearn.utils import check_random_state
 
 from plcore.base import BaseLearner
-from plcore.exceptions import InvalidParameterError
-from plcore.validation import Integral, Interval, Real, StrOptions
+from plcore.validation import Integral, Interval, Real
 
 from plcore_baselines._plsvm import fit_plsvm
 
@@ -71,13 +66,9 @@ class PlSvmLearner(BaseLearner):
 
     Parameters
     ----------
-    C : float or "auto", default="auto"
+    C : float, default=1.0
         Inverse regularisation ``1/lambda`` of ``lambda/2 ||W||^2 + mean hinge loss``.
-        ``"auto"`` picks it from ``C_grid`` by inner cross-validation (candidate-hit rate).
-    C_grid : sequence of float or None, default=None
-        Pool for ``C="auto"``; None = ``C_POOL`` = (1e-3, 1e-2, ..., 1e3).
-    cv : int, default=3
-        Inner folds for ``C="auto"``.
+        Tune it with ``protocol.select`` (the declared pool is :data:`C_POOL`).
     fit_intercept : bool, default=True
         Append a constant feature ``intercept_scaling`` (its weight is regularised).
     intercept_scaling : float, default=1.0
@@ -90,16 +81,12 @@ class PlSvmLearner(BaseLearner):
         Maximum passes of the dual solver per round (rounds are warm-started, so a capped
         round is continued by the next one; raise it for an exact solve of every round).
     random_state : int, RandomState or None, default=None
-        Inner folds and the dual solver's visiting order.
+        The dual solver's visiting order.
 
     Attributes
     ----------
     coef_ : ndarray of shape (n_classes, n_features)
     intercept_ : ndarray of shape (n_classes,)
-    C_ : float
-        The ``C`` used for the final fit.
-    cv_scores_ : ndarray of shape (len(C_grid), cv) or None
-        Inner candidate-hit rates (``C="auto"`` only).
     confidences_ : ndarray of shape (n_samples, n_classes)
         One-hot on the selected best candidate ``p_i`` of each training example.
     objective_ : float
@@ -108,11 +95,9 @@ class PlSvmLearner(BaseLearner):
         Alternating rounds of the final fit.
     """
 
-    def __init__(self, C="auto", C_grid=None, cv=3, fit_intercept=True, intercept_scaling=1.0,
+    def __init__(self, C=1.0, fit_intercept=True, intercept_scaling=1.0,
                  tol=1e-2, max_iter=50, max_epochs=100, random_state=None):
         self.C = C
-        self.C_grid = C_grid
-        self.cv = cv
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.tol = tol
@@ -121,9 +106,7 @@ class PlSvmLearner(BaseLearner):
         self.random_state = random_state
 
     _parameter_constraints = {
-        "C": [Interval(Real, 0.0, np.inf, closed="neither"), StrOptions({"auto"})],
-        "C_grid": ["array-like", None],   # entries: see _grid
-        "cv": [Interval(Integral, 2, None, closed="left")],
+        "C": [Interval(Real, 0.0, np.inf, closed="neither")],
         "fit_intercept": ["boolean"],
         "intercept_scaling": [Interval(Real, 0.0, np.inf, closed="neither")],
         "tol": [Interval(Real, 0.0, np.inf, closed="neither")],
@@ -133,61 +116,18 @@ class PlSvmLearner(BaseLearner):
     }
 
     # ------------------------------------------------------------------ helpers
-    def _grid(self):
-        """The C pool as a tuple of floats: ``C_grid`` (non-empty, every entry > 0) or :data:`C_POOL`.
-
-        ``_parameter_constraints`` checks that ``C_grid`` is array-like; its entries are checked here.
-        """
-        if self.C_grid is None:
-            return C_POOL
-        grid = tuple(self.C_grid)
-        if not grid or not all(isinstance(c, Real) and not isinstance(c, bool)
-                               and 0 < c < np.inf for c in grid):
-            raise InvalidParameterError(
-                f"The 'C_grid' parameter of {type(self).__name__} must be None or a non-empty "
-                f"array-like of positive real numbers. Got {self.C_grid!r} instead.")
-        return tuple(float(c) for c in grid)
-
     def _augment(self, X):
         if not self.fit_intercept:
             return np.ascontiguousarray(X)
         return np.hstack([X, np.full((X.shape[0], 1), float(self.intercept_scaling))])
 
-    def _solve(self, X1, S, C, seed, warm_start=None):
-        return fit_plsvm(X1, S, float(C), tol=float(self.tol), max_iter=int(self.max_iter),
-                         max_epochs=int(self.max_epochs), seed=seed, warm_start=warm_start)
-
     # ------------------------------------------------------------------ fit / scores
     def _fit(self, X, S):
-        grid = self._grid()
-        rng = check_random_state(self.random_state)
-        seed = int(rng.randint(np.iinfo(np.int32).max))
+        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         X1 = self._augment(X)
         n = X1.shape[0]
-        self.cv_scores_ = None
-        if self.C == "auto":
-            n_folds = min(int(self.cv), n)
-            if len(grid) == 1 or n_folds < 2:
-                C = grid[0] if len(grid) == 1 else 1.0
-            else:
-                folds = list(KFold(n_folds, shuffle=True, random_state=seed).split(X1))
-                scores = np.zeros((len(grid), n_folds))
-                order = np.argsort(grid, kind="stable")
-                for f, (tr, va) in enumerate(folds):
-                    warm = None
-                    for g in order:  # small to large C, each fit warm-started from the last
-                        res = self._solve(X1[tr], S[tr], grid[g], seed, warm)
-                        warm = (res["p"], res["alpha"], grid[g])
-                        pred = np.argmax(X1[va] @ res["W"].T, axis=1)
-                        scores[g, f] = S[va][np.arange(len(va)), pred].mean()
-                self.cv_scores_ = scores
-                mean = scores.mean(axis=1)
-                best = order[np.flatnonzero(mean[order] == mean.max())[0]]  # ties: smaller C
-                C = grid[int(best)]
-        else:
-            C = self.C
-        self.C_ = float(C)
-        res = self._solve(X1, S, self.C_, seed)
+        res = fit_plsvm(X1, S, float(self.C), tol=float(self.tol), max_iter=int(self.max_iter),
+                        max_epochs=int(self.max_epochs), seed=seed)
         W, p = res["W"], res["p"]
         self.coef_ = W[:, :X.shape[1]].copy()
         self.intercept_ = (W[:, -1] * float(self.intercept_scaling) if self.fit_intercept

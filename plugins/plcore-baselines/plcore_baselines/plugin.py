@@ -21,8 +21,7 @@ from plcore_baselines.reports import cenda_table
 IPAL_SEARCH_SPACE = {"k": [5, 10, 15], "alpha": [0.5, 0.8, 0.95, 0.99]}
 
 #: PL-SVM: "regularization parameter pool with {10^-3, ..., 10^3}" (CENDA and SAUTE Section 4.1),
-#: the paper's pool itself (7 points, = ``C_POOL`` of the private C="auto" inner search, which
-#: stays for now: a selected numeric C bypasses it).
+#: the paper's pool itself (7 points, ``C_POOL``); the default C = 1 is its middle.
 PLSVM_SEARCH_SPACE = {"C": list(C_POOL)}
 
 #: PL-ECOC: CENDA and SAUTE Section 4.1 give only the coding length ceil(10 log2 q) (34 for
@@ -50,7 +49,6 @@ def plcore_components():
         ComponentSpec(kind="learner", name="plsvm", cls=PlSvmLearner,
                       description="PL-SVM: max-margin between best candidate and best non-candidate "
                                   "(Nguyen & Caruana, KDD 2008)",
-                      test_params={"C": 1.0},  # no inner search over the C pool
                       search_space=PLSVM_SEARCH_SPACE),
         ComponentSpec(kind="learner", name="plecoc", cls=PlEcocLearner,
                       description="PL-ECOC: error-correcting output codes for partial labels "

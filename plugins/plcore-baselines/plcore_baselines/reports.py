@@ -8,7 +8,9 @@ hook) writes ``docs/results/cenda_table.md``: mean ± std per cell and win/tie/l
 t-tests at 0.05 on the shared folds, as in the paper. ``python -m plcore report --writer
 cenda_table --out docs/results/cenda_table.md`` rebuilds it from the database.
 ``experiment=cenda_table_transductive`` fits every reducer on all rows' features and
-candidate sets (``protocol.fit_reducer_on=all``); the same writer says so in its report.
+candidate sets (``protocol.fit_reducer_on=all``: the test rows' candidate sets, which contain
+their true labels, shape the projection) and ``experiment=cenda_table_unscaled`` drops the
+rescaling of the reducer's output; the same writer says which setting its runs used.
 """
 
 from __future__ import annotations
@@ -57,6 +59,28 @@ def _cell(run):
     return fmt_mean_std(mean=run.metrics.get("accuracy_mean"), std=run.metrics.get("accuracy_std"))
 
 
+def _setting(runs) -> tuple[str, str]:
+    """The preset a set of runs came from and a sentence on how the reducers and PL-SVM's C were set."""
+    def values(key, default):
+        return {str(r.params.get(key, default)) for r in runs}
+
+    transductive = values("protocol.fit_reducer_on", "train") == {"all"}
+    unscaled = values("protocol.reduced_preprocessing", "none") == {"none"}
+    name = "cenda_table_transductive" if transductive else "cenda_table_unscaled" if unscaled else "cenda_table"
+    parts = [("every reducer fitted transductively on all rows' features and candidate sets "
+              "(protocol.fit_reducer_on=all): the test rows' candidate sets, which contain their true labels, "
+              "shape the projection") if transductive else "every reducer fitted on the training folds only",
+             "the reducer's output used as it is" if unscaled
+             else "the reducer's output rescaled to unit RMS (protocol.reduced_preprocessing=isotropic)"]
+    svm = [r for r in runs if run_key(r)[1] == "plsvm"]
+    if svm:
+        selected = {str(r.params.get("protocol.select.method", "none")) for r in svm} != {"none"}
+        parts.append("PL-SVM's C chosen from {1e-3, ..., 1e3} on every training fold by 3-fold inner CV "
+                     "scored by the covering rate (candidate sets only)" if selected
+                     else "PL-SVM at its default C = 1")
+    return name, "; ".join(parts)
+
+
 def cenda_table(runs) -> str:
     """Markdown report of a ``cenda_table`` sweep (latest run per cell wins)."""
     cells = {}
@@ -66,16 +90,12 @@ def cenda_table(runs) -> str:
             cells[key] = run  # runs come oldest first
     if not cells:
         return ""
-    transductive = {r.params.get("protocol.fit_reducer_on", "train") for r in cells.values()} == {"all"}
-    name = "cenda_table_transductive" if transductive else "cenda_table"
-    fitted = ("every reducer fitted transductively on all rows' features and candidate sets "
-              "(protocol.fit_reducer_on=all; the test rows' true labels are never used)" if transductive
-              else "every reducer fitted on the training folds only")
+    name, setting = _setting(cells.values())
     datasets = [d for d in DATASETS if any(k[0] == d for k in cells)] + sorted(
         {k[0] for k in cells} - set(DATASETS))
     out = ["# A vs A-DELIN vs A-CENDA vs A-SAUTE (the CENDA paper's Tables 6-7)", "",
            f"Generated {time.strftime('%Y-%m-%d %H:%M', time.localtime())} by `python -m plcore experiment={name}` "
-           f"(10-fold CV, seed 0, z-scored on the training folds, {fitted}; "
+           f"(10-fold CV, seed 0, z-scored on the training folds, {setting}; "
            "DELIN keeps min(q-1, d) dimensions, CENDA's thr 0.999 rule picks its own, SAUTE keeps 15 % of the "
            f"features). Rebuild from the database: `python -m plcore report --experiment {name} "
            f"--writer cenda_table --out docs/results/{name}.md`.", "",

@@ -160,23 +160,27 @@ def test_confidences_are_the_selected_candidates():
 
 
 # ----------------------------------------------------------------------------- C selection
-def test_auto_C_uses_the_pool_and_a_single_value_grid_equals_fixed_C():
+def test_C_is_chosen_by_the_protocols_nested_selection():
+    """No private inner search: GridSearchCV over the declared pool, scored by the covering rate
+    on candidate sets, picks C; its refit equals a plain fit at that C."""
+    from sklearn.model_selection import GridSearchCV
+
+    from plcore_baselines.plugin import PLSVM_SEARCH_SPACE
+
     X, S, _, _ = random_pl(60, 4, 4, seed=6)
-    auto = PlSvmLearner(random_state=0).fit(X, S)
-    assert auto.C_ in C_POOL and auto.cv_scores_.shape == (len(C_POOL), 3)
-    assert np.all((auto.cv_scores_ >= 0) & (auto.cv_scores_ <= 1))
-    mean = auto.cv_scores_.mean(axis=1)
-    assert mean[C_POOL.index(auto.C_)] == mean.max()
-    one = PlSvmLearner(C_grid=[3.0], random_state=0).fit(X, S)
-    fixed = PlSvmLearner(C=3.0, random_state=0).fit(X, S)
-    assert one.C_ == 3.0 and fixed.cv_scores_ is None
-    np.testing.assert_allclose(one.coef_, fixed.coef_)
+    assert tuple(PLSVM_SEARCH_SPACE["C"]) == C_POOL
+    search = GridSearchCV(PlSvmLearner(random_state=0), PLSVM_SEARCH_SPACE, cv=3).fit(X, S)
+    scores = search.cv_results_["mean_test_score"]
+    assert np.all(np.isfinite(scores)) and np.all((scores >= 0) & (scores <= 1))
+    assert search.best_params_["C"] in C_POOL and scores.max() == search.best_score_
+    fixed = PlSvmLearner(C=search.best_params_["C"], random_state=0).fit(X, S)
+    np.testing.assert_allclose(search.best_estimator_.coef_, fixed.coef_)
+    assert not hasattr(fixed, "cv_scores_") and PlSvmLearner().C == 1.0
 
 
 @pytest.mark.parametrize("params", [
-    {"C": 0.0}, {"C": -1.0}, {"C": "best"}, {"C_grid": []}, {"C_grid": [1.0, -2.0]}, {"cv": 1},
-    {"tol": 0.0}, {"max_iter": 0}, {"max_epochs": 0}, {"fit_intercept": "yes"},
-    {"intercept_scaling": 0.0}, {"C": float("inf")}, {"C_grid": "1,10"}, {"C_grid": [1.0, float("inf")]},
+    {"C": 0.0}, {"C": -1.0}, {"C": "auto"}, {"C": "best"}, {"tol": 0.0}, {"max_iter": 0},
+    {"max_epochs": 0}, {"fit_intercept": "yes"}, {"intercept_scaling": 0.0}, {"C": float("inf")},
 ])
 def test_bad_parameters_raise(params):
     X, S, _, _ = random_pl(20, 3, 3)

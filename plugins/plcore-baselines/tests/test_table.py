@@ -68,13 +68,17 @@ def test_missing_cells_are_dashes_and_empty_input_writes_nothing():
 
 
 def test_preset_sweeps_every_cell_and_names_the_registered_writer():
-    assert set(plugin.plcore_experiments()) == {"cenda_table", "cenda_table_transductive"}
+    assert set(plugin.plcore_experiments()) == {"cenda_table", "cenda_table_transductive", "cenda_table_unscaled"}
     preset = _preset("cenda_table")
     params = preset["hydra"]["sweeper"]["params"]
     assert params["+learner"].split(",") == list(LEARNERS)
     assert params["+reducer"].split(",") == list(REDUCERS)
     assert params["dataset"].split(",") == list(DATASETS)
     assert preset["protocol"]["n_splits"] == 10
+    from plcore_baselines.plugin import PLSVM_SEARCH_SPACE
+
+    assert preset["protocol"]["select"] == {"method": "grid", "space": {"learner.C": PLSVM_SEARCH_SPACE["C"]},
+                                            "missing": "skip"}   # PL-SVM's C only, as the paper tuned it
     assert preset["tracking"]["experiment_name"] == "cenda_table"
     report = preset["hydra"]["callbacks"]["report"]
     assert report == {"_target_": "plcore.report.ReportCallback", "output": "docs/results/cenda_table.md",
@@ -99,4 +103,23 @@ def test_transductive_preset_and_its_report_say_how_reducers_were_fitted():
     run.params["protocol.fit_reducer_on"] = "all"
     text = cenda_table([run])
     assert "experiment=cenda_table_transductive" in text and "fitted transductively" in text
-    assert "fitted on the training folds only" in cenda_table([_run("lost", "plknn", "cenda", [0.8, 0.85])])
+    assert "contain their true labels" in text
+    assert preset["protocol"]["select"] == {"method": "none"}   # the inner folds would see the test rows
+    run = _run("lost", "plknn", "cenda", [0.8, 0.85])
+    run.params["protocol.reduced_preprocessing"] = "isotropic"
+    text = cenda_table([run])
+    assert "fitted on the training folds only" in text and "experiment=cenda_table`" in text
+
+
+def test_unscaled_preset_and_report_name_the_rescaling_and_plsvm_selection():
+    preset = _preset("cenda_table_unscaled")
+    assert preset["defaults"] == ["cenda_table"] and preset["protocol"] == {"reduced_preprocessing": "none"}
+    assert preset["hydra"]["callbacks"]["report"]["output"] == "docs/results/cenda_table_unscaled.md"
+    runs = [_run("lost", "plsvm", None, [0.7, 0.8]), _run("lost", "plknn", None, [0.4, 0.5])]
+    runs[0].params.update({"protocol.reduced_preprocessing": "none", "protocol.select.method": "grid"})
+    runs[1].params.update({"protocol.reduced_preprocessing": "none", "protocol.select.method": "grid"})
+    text = cenda_table(runs)
+    assert "experiment=cenda_table_unscaled" in text and "used as it is" in text
+    assert "PL-SVM's C chosen from {1e-3, ..., 1e3}" in text
+    runs[0].params["protocol.select.method"] = "none"
+    assert "PL-SVM at its default C = 1" in cenda_table(runs)
