@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-__all__ = ["dense_candidates", "uniform_confidences", "vote_confidences", "normalise_rows",
+__all__ = ["dense_candidates", "uniform_confidences", "vote_confidences", "normalise_rows", "compiled",
            "flip_signs", "upper_block_pattern", "osqp_settings", "osqp_solution"]
 
 
@@ -104,3 +104,28 @@ def osqp_solution(res, what: str, *, accept=("solved", "solved inaccurate")) -> 
         warnings.warn(f"OSQP stopped with status {status!r} on the {what} QP; using its last iterate",
                       ConvergenceWarning, stacklevel=3)
     return np.asarray(res.x, dtype=np.float64)
+
+
+_COMPILED: dict = {}
+
+
+def compiled(fn, *, jit: bool = True):
+    """``fn`` compiled by ``numba.njit`` (nopython, ``nogil``; cached on disk where the package
+    directory is writable), or ``fn`` itself when ``jit`` is false or numba cannot be imported.
+
+    The plain function is the reference: it runs the same arithmetic, slowly. Dispatchers are
+    built once per process and function (compilation itself happens on the first call).
+    """
+    if not jit:
+        return fn
+    if fn not in _COMPILED:
+        try:
+            import numba
+        except ImportError:  # pragma: no cover - numba is a dependency of the kernels' plugins
+            _COMPILED[fn] = fn
+        else:
+            try:
+                _COMPILED[fn] = numba.njit(cache=True, nogil=True)(fn)
+            except RuntimeError:  # no writable cache location: compile per process
+                _COMPILED[fn] = numba.njit(cache=False, nogil=True)(fn)
+    return _COMPILED[fn]

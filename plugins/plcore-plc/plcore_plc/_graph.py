@@ -59,14 +59,18 @@ def neighbour_sqdist(M, nbr, chunk_elems=4_000_000):
 
 
 def t_matrix(W):
-    """The paper's ``T = W W' + I (W' 1 1' W) - 2 W`` (Section 3.6, Eq. (12)), sparse.
+    """``T`` of Eq. (12): ``sum_ij t_ij f_i'f_j = sum_j ||f_j - sum_i w_ij f_i||^2`` (Eq. (2)).
 
-    ``W`` is in the paper's orientation (column j = weights of sample j's neighbours).
-    ``I (W' 1 1' W)`` keeps the diagonal, i.e. ``diag(c^2)`` with ``c = W' 1`` the
-    column sums (all ones before symmetrisation, so that then ``sum_ij t_ij f_i'f_j =
-    ||F - W' F||^2``, Eq. (2)).
+    ``W`` is in the paper's orientation (column j = the weights of sample j's neighbours).
+    Eq. (2)'s residual is ``(I - W') F``, so ``T = (I - W)(I - W')``: symmetric, PSD and
+    sparse (k^2 + 2k + 1 entries a row at most). The paper writes
+    ``T = W W' + I (W' 1 1' W) - 2 W``; with the column sums ``W' 1 = 1`` of Eq. (1) its
+    quadratic form is the same (``I (W' 1 1' W)`` read as the diagonal of ``1 1'``, i.e.
+    I). After the symmetrisation ``(W + W')/2`` the column sums are no longer 1 and the
+    paper's expression no longer equals Eq. (2); we keep Eq. (2) itself, whatever W is
+    (tested against the literal sum).
     """
-    W = sp.csr_matrix(W)
-    c = np.asarray(W.sum(axis=0)).ravel()
-    T = (W @ W.T) + sp.diags(c * c) - 2.0 * W
-    return sp.csr_matrix(T)
+    W = sp.csr_matrix(W, dtype=np.float64)
+    A = sp.identity(W.shape[0], format="csr") - W.T
+    T = sp.csr_matrix(A.T @ A)
+    return sp.csr_matrix(0.5 * (T + T.T))

@@ -4,23 +4,25 @@
 :class:`KMeansClusterer` and :class:`SpectralClusterer` are the paper's baseline
 clusterers on the same features (they ignore the candidate sets except for the default
 number of clusters, ``S.shape[1]``). The numerics live in the private modules
-``_graph`` (neighbourhoods, W, T), ``_qp`` (batched OSQP problems), ``_propagation``
-(S and D, Eq. (14)) and ``_spectral``.
+``_graph`` (neighbourhoods, W, T), ``_qp`` (batched OSQP problems for W), ``_fstep``
+(F: Eq. (12) exactly, Eq. (13) passes), ``_propagation`` (S and D, Eq. (14)) and
+``_spectral``.
 
 PLC alternates the optimisation of Eq. (9) (Algorithm 1):
 
-1. W by Eq. (1) (a QP per sample over its k neighbours), F by Eq. (12) (one QP over
-   all samples), ``W <- (W + W')/2``;
+1. W by Eq. (1) (a QP per sample over its k neighbours), F by Eq. (12) solved exactly
+   (certified by its duality gap), ``W <- (W + W')/2``;
 2. must-links / cannot-links (Eq. (3)) from the pseudo-labels ``argmax F`` of ALL
-   samples (labelled and unlabelled), S and D by Eq. (14) (multiplicative updates
-   Eqs. (16)-(17));
-3. ``outer_iter`` times: W by Eq. (11) and symmetrisation, F by the row subproblems
-   Eq. (13), S and D by Eq. (14);
+   samples (labelled and unlabelled), S and D by Eq. (14) (exactly, per pseudo-label
+   class; or the demo's dense multiplicative updates Eqs. (16)-(17));
+3. ``outer_iter`` times: W by Eq. (11) and symmetrisation, F by a pass of the row
+   subproblems Eq. (13) (sequential, as the demo), S and D by Eq. (14);
 4. Ng-Jordan-Weiss spectral clustering of W.
 
-Defaults follow the paper's public demo (DESIGN.md "PLC"). All QPs are solved with
+Defaults follow the paper's public demo (DESIGN.md "PLC"). The W QPs are solved with
 OSQP, batched: the n QPs of one step form ONE block-diagonal problem whose solver is
-set up once per fit and updated with warm starts afterwards (``plcore_plc._qp``).
+set up once per fit and updated with warm starts afterwards (``plcore_plc._qp``). Nothing
+of size n x n is formed by default: time and memory grow as n k^2 + n q k.
 """
 
 from __future__ import annotations
@@ -38,18 +40,13 @@ from plcore.progress import iterations
 from plcore.utils import normalise_rows, uniform_confidences
 from plcore.validation import Integral, Interval, Real, StrOptions
 
+from plcore_plc._fstep import batched_pass, objective, sequential_pass, solve_eq12
 from plcore_plc._graph import gram_blocks, knn, neighbour_sqdist, symmetrise, t_matrix, weights_matrix
-from plcore_plc._propagation import propagate_constraints
-from plcore_plc._qp import BatchedSimplexQP, f_row_step, solve_full_f_qp
+from plcore_plc._propagation import classwise_sqdist, propagate_classwise, propagate_constraints
+from plcore_plc._qp import BatchedSimplexQP
 from plcore_plc._spectral import njw_spectral_clustering
 
 __all__ = ["PlcClusterer", "KMeansClusterer", "SpectralClusterer"]
-
-#: ``f_init="auto"`` solves Eq. (12) as one QP up to this many variables (n q). Beyond,
-#: OSQP's KKT factorisation of the coupled n q problem fills in badly (MSRCv2, n q =
-#: 40434: no solve within 5 minutes), so F starts from Eq. (13) row passes instead.
-_FULL_QP_MAX = 6000
-
 
 #: non-negative finite weights / tolerances, counts from 0 or 1
 _WEIGHT = Interval(Real, 0, np.inf, closed="left")
@@ -58,7 +55,7 @@ _COUNT1 = Interval(Integral, 1, None, closed="left")
 
 
 class PlcClusterer(BaseClusterer):
-    """Partial-label clustering (PLC) with OSQP-solved, batched QPs.
+    """Partial-label clustering (PLC, Xie, Yang & Jia, IJCAI 2025), Algorithm 1.
 
     Parameters
     ----------
@@ -73,24 +70,32 @@ class PlcClusterer(BaseClusterer):
     lam, mu : float, default=1
         Weights of the feature and label Gram matrices in Eq. (11).
     inner_iter : int, default=10
-        Maximum multiplicative S/D iterations per Eq. (14) solve (early stop when the
-        objective stops decreasing).
+        ``sd_solver="dense"`` only: maximum multiplicative S/D iterations per Eq. (14)
+        solve (early stop when the objective stops decreasing).
     outer_iter : int, default=5
         Alternating W / F / (S, D) iterations after the initialisation.
     n_clusters : int, optional
         Number of clusters; default the number of classes ``S.shape[1]`` (8 when
         ``y`` is None).
+    f_step : {"sequential", "batched"}, default="sequential"
+        The F update of the outer iterations, passes of Eq. (13): ``"sequential"`` updates
+        the rows one after the other with the latest values of the others (the public
+        demo's pass); ``"batched"`` updates all rows from the same F, then takes the exact
+        line-search step of Eq. (12) along the joint direction. Both never increase Eq. (12).
     f_sweeps : int, default=1
-        Batched passes of the row subproblems Eq. (13) per outer iteration.
-    f_init : {"auto", "qp", "rows"}, default="auto"
-        Initial F: ``"qp"`` solves Eq. (12) as one OSQP problem (n q variables);
-        ``"rows"`` starts from uniform confidences over the candidates and runs up to
-        ``f_init_sweeps`` batched passes of Eq. (13) (stopping when Eq. (12)'s objective
-        decreases by less than 1e-4 relative); ``"auto"``: ``"qp"`` for n q <= 6000.
-    f_init_sweeps : int, default=50
+        Passes of Eq. (13) per outer iteration.
+    f_tol : float, default=1e-5
+        The initial F solves Eq. (12) until its duality gap (a bound on the distance to
+        the optimum) is at most ``f_tol`` times the objective of uniform confidences.
+    sd_solver : {"classwise", "dense"}, default="classwise"
+        Eq. (14): ``"classwise"`` solves it exactly as one problem per pseudo-label (it
+        separates by rows, and rows with the same pseudo-label share their problem;
+        unique for ``gamma > 1/2``) in O(q n) memory; ``"dense"`` runs the demo's
+        multiplicative updates on dense n x n S and D from a random start (8 * 6 * n^2
+        bytes: 1.2 GB at n = 5000), for comparison.
     sd_tol : float, default=1e-3
-        The S/D iterations stop when Eq. (14)'s objective decreases by less than this
-        (the public demo's threshold); a step that increases it is discarded.
+        ``sd_solver="dense"``: the S/D iterations stop when Eq. (14)'s objective
+        decreases by less than this (the public demo's threshold).
     refresh_constraints : bool, default=False
         Recompute must/cannot-links from the current F at every outer iteration.
         Algorithm 1 (and the public demo) builds them once, after the initial F.
@@ -100,10 +105,10 @@ class PlcClusterer(BaseClusterer):
     n_init : int, default=20
         k-means restarts of the final spectral clustering.
     osqp_options : mapping, optional
-        OSQP settings overriding ``plcore_plc._qp.DEFAULT_OSQP`` (eps_abs = eps_rel =
-        1e-7, polishing, max_iter 200000; :func:`plcore.utils.osqp_settings`).
+        OSQP settings of the W steps overriding ``plcore_plc._qp.DEFAULT_OSQP`` (eps_abs =
+        eps_rel = 1e-7, polishing, max_iter 200000; :func:`plcore.utils.osqp_settings`).
     random_state : int, RandomState or None
-        Seeds the random start of S and D and the k-means restarts.
+        Seeds the k-means restarts (and the dense solver's random start of S and D).
 
     Attributes
     ----------
@@ -117,15 +122,17 @@ class PlcClusterer(BaseClusterer):
         ``argmax F`` used for the pairwise constraints.
     neighbors_ : ndarray of shape (n, k)
     sd_objectives_ : list of ndarray
-        Eq. (14) objective trace of every S/D solve.
+        Eq. (14) objective of every S/D solve (its trace for ``sd_solver="dense"``).
     f_objectives_ : list of float
-        Eq. (12) objective after the initial solve and after every F step.
+        Eq. (12) objective after the initial solve and after every F pass.
+    f_init_info_ : dict
+        The initial solve's ``n_iter``, duality ``gap`` and ``objective``.
     n_clusters_ : int
     """
 
     def __init__(self, k=10, alpha=0.01, beta=0.01, gamma=10.0, lam=1.0, mu=1.0, inner_iter=10,
-                 outer_iter=5, n_clusters=None, f_sweeps=1, f_init="auto", f_init_sweeps=50,
-                 sd_tol=1e-3, refresh_constraints=False,
+                 outer_iter=5, n_clusters=None, f_step="sequential", f_sweeps=1, f_tol=1e-5,
+                 sd_solver="classwise", sd_tol=1e-3, refresh_constraints=False,
                  standardize=True, n_init=20, osqp_options=None, random_state=None):
         self.k = k
         self.alpha = alpha
@@ -136,9 +143,10 @@ class PlcClusterer(BaseClusterer):
         self.inner_iter = inner_iter
         self.outer_iter = outer_iter
         self.n_clusters = n_clusters
+        self.f_step = f_step
         self.f_sweeps = f_sweeps
-        self.f_init = f_init
-        self.f_init_sweeps = f_init_sweeps
+        self.f_tol = f_tol
+        self.sd_solver = sd_solver
         self.sd_tol = sd_tol
         self.refresh_constraints = refresh_constraints
         self.standardize = standardize
@@ -156,9 +164,10 @@ class PlcClusterer(BaseClusterer):
         "inner_iter": [_COUNT0],
         "outer_iter": [_COUNT0],
         "n_clusters": [_COUNT1, None],
+        "f_step": [StrOptions({"sequential", "batched"})],
         "f_sweeps": [_COUNT0],
-        "f_init": [StrOptions({"auto", "qp", "rows"})],
-        "f_init_sweeps": [_COUNT0],
+        "f_tol": [Interval(Real, 0, np.inf, closed="neither")],
+        "sd_solver": [StrOptions({"classwise", "dense"})],
         "sd_tol": [_WEIGHT],
         "refresh_constraints": ["boolean"],
         "standardize": ["boolean"],
@@ -174,6 +183,18 @@ class PlcClusterer(BaseClusterer):
             sd = Z.std(axis=0)
             Z /= np.where(sd > 0, sd, 1.0)
         return normalise_rows(Z)
+
+    def _propagate(self, W, pseudo, n_labels, nbr, rng):
+        """Eq. (14) for S and D; returns the W step's ``H`` (from D) and ``K`` (from S), (n, k)."""
+        if self.sd_solver == "classwise":
+            Sg, Dg, counts, obj = propagate_classwise(W, pseudo, n_labels, self.alpha, self.beta, self.gamma)
+            self.sd_objectives_.append(np.array([obj]))
+            return classwise_sqdist(Dg, counts, nbr), classwise_sqdist(Sg, counts, nbr)
+        same = pseudo[:, None] == pseudo[None, :]
+        S_, D_, obj = propagate_constraints(W, same, ~same, self.alpha, self.beta, self.gamma,
+                                            max_iter=self.inner_iter, rng=rng, tol=self.sd_tol)
+        self.sd_objectives_.append(obj)
+        return neighbour_sqdist(D_, nbr), neighbour_sqdist(S_, nbr)  # symmetric: rows = columns
 
     def _fit(self, X, S):
         if self.lam == 0 and self.mu == 0:
@@ -195,6 +216,7 @@ class PlcClusterer(BaseClusterer):
             self.pseudo_labels_ = np.argmax(self.confidences_, axis=1)
             self.affinity_ = sp.csr_matrix((n, n))
             self.neighbors_ = np.zeros((n, 0), dtype=np.int64)
+            self.f_init_info_ = {}
             return
 
         Z = self._features(X)
@@ -204,47 +226,28 @@ class PlcClusterer(BaseClusterer):
         # Eq. (1): reconstruction weights from the features only
         w = w_qp.solve(Gx, np.zeros((n, k)))
         Wc = weights_matrix(w, nbr)
-        # Eq. (12) with the unsymmetrised W (columns sum to 1, paper orientation W = Wc')
-        T0 = t_matrix(Wc.T)
-        f_qp = BatchedSimplexQP(n, Y.shape[1], diagonal=True, upper=Y, settings=opts)
-        if self.f_init == "qp" or (self.f_init == "auto" and n * Y.shape[1] <= _FULL_QP_MAX):
-            F = solve_full_f_qp(T0, Y, settings=opts)
-        else:
-            F = uniform_confidences(Y)
-            prev = float(np.vdot(F, T0 @ F))
-            for _ in range(int(self.f_init_sweeps)):
-                F, _, _, val = f_row_step(T0, F, f_qp)
-                if prev - val <= 1e-4 * abs(prev):
-                    break
-                prev = val
-        self.f_objectives_.append(float(np.vdot(F, T0 @ F)))
+        # Eq. (12), exactly, with the unsymmetrised W (paper orientation W = Wc')
+        F, self.f_init_info_ = solve_eq12(t_matrix(Wc.T), Y, tol=float(self.f_tol))
+        self.f_objectives_.append(self.f_init_info_["objective"])
         W = symmetrise(Wc)
         pseudo = np.argmax(F, axis=1)
-        same = pseudo[:, None] == pseudo[None, :]
-        S_, D_, obj = propagate_constraints(W, same, ~same, self.alpha, self.beta, self.gamma,
-                                            max_iter=self.inner_iter, rng=rng, tol=self.sd_tol)
-        self.sd_objectives_.append(obj)
+        H, K = self._propagate(W, pseudo, Y.shape[1], nbr, rng)
 
         for it in iterations(range(int(self.outer_iter)), "PLC outer iterations", int(self.outer_iter)):
             # W step, Eq. (11): one block-diagonal QP for all n samples
             Q = self.lam * Gx + self.mu * gram_blocks(F, nbr)
-            lin = self.alpha * neighbour_sqdist(D_, nbr) + self.beta * neighbour_sqdist(S_, nbr)
-            w = w_qp.solve(Q, lin, x0=w)
+            w = w_qp.solve(Q, self.alpha * H + self.beta * K, x0=w)
             W = symmetrise(weights_matrix(w, nbr))
-            # F step, Eq. (13) rows (batched) with the paper's T for the current W
+            # F step, Eq. (13) passes with T of the current W
             T = t_matrix(W)
             for _ in range(int(self.f_sweeps)):
-                F, _, _, after = f_row_step(T, F, f_qp)
-                self.f_objectives_.append(after)
+                F = sequential_pass(T, F, Y) if self.f_step == "sequential" else batched_pass(T, F, Y)[0]
+                self.f_objectives_.append(objective(T, F))
             if self.refresh_constraints:
                 pseudo = np.argmax(F, axis=1)
-                same = pseudo[:, None] == pseudo[None, :]
             if it == int(self.outer_iter) - 1:
                 break  # Algorithm 1's last S/D solve cannot change W, hence the clusters
-            del S_, D_
-            S_, D_, obj = propagate_constraints(W, same, ~same, self.alpha, self.beta, self.gamma,
-                                                max_iter=self.inner_iter, rng=rng, tol=self.sd_tol)
-            self.sd_objectives_.append(obj)
+            H, K = self._propagate(W, pseudo, Y.shape[1], nbr, rng)
 
         self.neighbors_ = nbr
         self.affinity_ = W
@@ -286,6 +289,18 @@ class KMeansClusterer(BaseClusterer):
         "n_init": [_COUNT1, StrOptions({"auto"})],
         "random_state": ["random_state"],
     }
+
+    def _propagate(self, W, pseudo, n_labels, nbr, rng):
+        """Eq. (14) for S and D; returns the W step's ``H`` (from D) and ``K`` (from S), (n, k)."""
+        if self.sd_solver == "classwise":
+            Sg, Dg, counts, obj = propagate_classwise(W, pseudo, n_labels, self.alpha, self.beta, self.gamma)
+            self.sd_objectives_.append(np.array([obj]))
+            return classwise_sqdist(Dg, counts, nbr), classwise_sqdist(Sg, counts, nbr)
+        same = pseudo[:, None] == pseudo[None, :]
+        S_, D_, obj = propagate_constraints(W, same, ~same, self.alpha, self.beta, self.gamma,
+                                            max_iter=self.inner_iter, rng=rng, tol=self.sd_tol)
+        self.sd_objectives_.append(obj)
+        return neighbour_sqdist(D_, nbr), neighbour_sqdist(S_, nbr)  # symmetric: rows = columns
 
     def _fit(self, X, S):
         self.n_clusters_ = _n_clusters(self, S, X.shape[0])
@@ -329,6 +344,18 @@ class SpectralClusterer(BaseClusterer):
         "n_init": [_COUNT1],
         "random_state": ["random_state"],
     }
+
+    def _propagate(self, W, pseudo, n_labels, nbr, rng):
+        """Eq. (14) for S and D; returns the W step's ``H`` (from D) and ``K`` (from S), (n, k)."""
+        if self.sd_solver == "classwise":
+            Sg, Dg, counts, obj = propagate_classwise(W, pseudo, n_labels, self.alpha, self.beta, self.gamma)
+            self.sd_objectives_.append(np.array([obj]))
+            return classwise_sqdist(Dg, counts, nbr), classwise_sqdist(Sg, counts, nbr)
+        same = pseudo[:, None] == pseudo[None, :]
+        S_, D_, obj = propagate_constraints(W, same, ~same, self.alpha, self.beta, self.gamma,
+                                            max_iter=self.inner_iter, rng=rng, tol=self.sd_tol)
+        self.sd_objectives_.append(obj)
+        return neighbour_sqdist(D_, nbr), neighbour_sqdist(S_, nbr)  # symmetric: rows = columns
 
     def _fit(self, X, S):
         n = X.shape[0]

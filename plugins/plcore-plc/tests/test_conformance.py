@@ -13,7 +13,7 @@ from plcore_plc.plugin import plcore_components
 _SPECS = plcore_components()
 _REGISTERED = [spec.cls(**(spec.test_params or {})) for spec in _SPECS]
 _VARIANTS = [
-    PlcClusterer(k=5, outer_iter=2, inner_iter=3, n_init=2, f_init="rows", f_init_sweeps=5,
+    PlcClusterer(k=5, outer_iter=2, inner_iter=3, n_init=2, f_step="batched", sd_solver="dense",
                  refresh_constraints=True),
     SpectralClusterer(affinity="rbf", n_init=2),
 ]

@@ -31,7 +31,7 @@ def test_singleton_candidates_well_separated_acc_1():
     assert all(np.all(np.diff(o) <= 0) for o in plc.sd_objectives_)
 
 
-def test_partial_labels_well_separated_acc_1_rows_init():
+def test_partial_labels_well_separated_acc_1_every_solver():
     X, y = _blobs(n=150, q=3, seed=1)
     rng = np.random.RandomState(0)
     S = np.ones((150, 3), bool)
@@ -39,8 +39,8 @@ def test_partial_labels_well_separated_acc_1_rows_init():
     S[lab] = False
     S[lab, y[lab]] = True
     S[lab, (y[lab] + 1) % 3] = True  # one false positive each
-    for f_init in ("qp", "rows"):
-        plc = PlcClusterer(random_state=0, f_init=f_init).fit(X, S)
+    for params in ({}, {"f_step": "batched"}, {"sd_solver": "dense"}):
+        plc = PlcClusterer(random_state=0, **params).fit(X, S)
         assert clustering_accuracy(y[~lab], plc.labels_[~lab]) == 1.0
         conf = plc.confidences_
         assert np.all(conf[~S] == 0) and np.allclose(conf.sum(axis=1), 1.0)
@@ -61,10 +61,11 @@ def test_literal_graph_helpers():
     w = rng.dirichlet(np.ones(4), size=20)
     Wc = weights_matrix(w, nbr)
     np.testing.assert_allclose(Wc.toarray()[j, nbr[j]], w[j])
-    # paper: T = W W' + I o (W' 1 1' W) - 2W, literally, for a non-symmetric paper-W
+    # T = (I - W)(I - W'), any (non-symmetric, column sums != 1) paper-W; its quadratic form is
+    # checked against Eq. (2) summed literally in test_plc_fstep.py
     Wp = Wc.T.toarray() * rng.uniform(0.5, 1.5, size=(20, 20))
-    T_ref = Wp @ Wp.T + np.eye(20) * (Wp.T @ np.ones((20, 20)) @ Wp) - 2 * Wp
-    np.testing.assert_allclose(t_matrix(sp.csr_matrix(Wp)).toarray(), T_ref, atol=1e-12)
+    A = np.eye(20) - Wp
+    np.testing.assert_allclose(t_matrix(sp.csr_matrix(Wp)).toarray(), A @ A.T, atol=1e-12)
 
 
 def test_njw_recovers_disconnected_blocks():
@@ -88,7 +89,8 @@ def test_baselines_default_to_number_of_classes():
 
 def test_bad_parameters_raise():
     X, y = _blobs(n=30)
-    for bad in ({"k": 0}, {"alpha": -1.0}, {"alpha": float("inf")}, {"f_init": "x"},
+    for bad in ({"k": 0}, {"alpha": -1.0}, {"alpha": float("inf")}, {"f_step": "x"},
+                {"sd_solver": "sparse"}, {"f_tol": 0.0},
                 {"lam": 0.0, "mu": 0.0}, {"osqp_options": 3}, {"n_clusters": 0}):
         with pytest.raises(InvalidParameterError):
             PlcClusterer(**bad).fit(X, y)

@@ -104,7 +104,7 @@ def knn_update_literal(Xs, Y, S, k, alpha):
     return Y_new
 
 
-def saute_naive(X, S, n_select, alpha=0.6, k=8, max_iter=20, var_smoothing=0.1, redundancy=True):
+def saute_naive(X, S, n_select, alpha=0.6, k=8, max_iter=20, var_smoothing=0.3, redundancy=True):
     """The whole of Table 1: returns (selected order of the last iteration, Y, n_iter)."""
     S = np.asarray(S, dtype=bool)
     Y = S / S.sum(axis=1, keepdims=True)
