@@ -1,29 +1,44 @@
-"""PLC benchmark: batched OSQP steps vs one OSQP call per row, and a full run at n = 5000.
+"""PLC benchmark: scaling of the default fit vs the dense S/D solver, and the F step.
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \
-        .venv/bin/python benchmarks/plc.py [--n-steps 1000] [--n-full 5000] [--skip-full]
+        .venv/bin/python benchmarks/plc.py [--sizes 5000 20000 50000] [--dense-max 5000] \
+                                           [--timeout 3600] [--part2-n 5000] [--skip-part2]
 
-Part 1 times the W step (Eq. (11), n QPs with k variables) and the F row step (Eq. (13),
-n QPs with q variables) on synthetic BirdSong-like data (d = 38, q = 13): batched into one
-block-diagonal OSQP problem (first call = setup + solve; later calls = update + warm
-start, as inside a fit) vs the straightforward loop with one OSQP setup+solve per row.
-Part 2 fits PlcClusterer with the defaults on n = 5000 samples (run in a child process so
-that its peak RSS is its own) and reports wall time, peak memory and ACC/NMI.
+Data: synthetic, BirdSong-like (d = 38, q = 13): Gaussian blobs; a fraction rho = 0.1 of
+the rows is labelled (true label + one false positive), the others are unlabelled (all q
+labels as candidates). ACC and NMI: the clustering against the true labels on the
+unlabelled rows.
+
+Part 1 fits ``PlcClusterer(random_state=0)`` with the defaults (``sd_solver="classwise"``:
+Eq. (14) exactly per pseudo-label class, O(q n) memory) at every ``--sizes`` n and, for
+n <= ``--dense-max``, with ``sd_solver="dense"`` (the demo's n x n S and D, about
+8 * 6 * n^2 bytes). Every fit runs in a fresh child process (after a 200-sample warm-up
+fit that loads the compiled kernels), so that its peak RSS is its own; a child that runs
+past ``--timeout`` seconds is stopped. ``f_init iters`` = iterations of the initial
+Eq. (12) solve (``f_init_info_["n_iter"]``).
+
+Part 2 takes T of Eq. (12) from the Eq. (1) weights of a ``--part2-n`` problem (as a fit
+does) and times ``solve_eq12`` (restarted FISTA) to its default tolerance against
+repeated ``sequential_pass`` sweeps (the demo's Eq. (13) pass) until the same Frank-Wolfe
+gap target (at most ``--max-sweeps``; the gap checks are not timed); then one compiled
+``sequential_pass`` against its plain-Python reference (``jit=False``) at ``--python-n``
+(best of 3).
 Prints markdown tables.
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
+import os
+import platform
 import resource
 import subprocess
 import sys
 import time
 
 import numpy as np
-import osqp
-import scipy.sparse as sp
 
 
 def synthetic(n, d=38, q=13, seed=0, rho=0.1, r=1):
@@ -41,105 +56,159 @@ def synthetic(n, d=38, q=13, seed=0, rho=0.1, r=1):
     return X, S, y
 
 
-def per_row(Q, c, upper, settings):
-    """The straightforward version: one OSQP problem per row (setup + solve each)."""
-    n, m = c.shape
-    out = np.empty((n, m))
-    A = sp.vstack([sp.csc_matrix(np.ones((1, m))), sp.identity(m, format="csc")], format="csc")
-    for j in range(n):
-        Qj = Q[j] if Q.ndim == 3 else Q[j] * np.eye(m)
-        P = sp.triu(sp.csc_matrix(2.0 * 0.5 * (Qj + Qj.T)), format="csc")
-        s = osqp.OSQP()
-        s.setup(P, c[j], A, np.r_[1.0, np.zeros(m)], np.r_[1.0, upper[j]], **settings)
-        out[j] = s.solve(raise_error=False).x
-    return out
-
-
-def bench_steps(n):
-    from plcore.utils import normalise_rows
-    from plcore_plc._graph import gram_blocks, knn, neighbour_sqdist, symmetrise, t_matrix, weights_matrix
-    from plcore_plc._qp import DEFAULT_OSQP, BatchedSimplexQP, f_row_step
-
-    X, S, _ = synthetic(n)
-    Y = S.astype(float)
-    q = Y.shape[1]
-    Z = normalise_rows((X - X.mean(0)) / X.std(0))
-    nbr = knn(Z, 10)
-    k = nbr.shape[1]
-    Gx = gram_blocks(Z, nbr)
-    settings = dict(DEFAULT_OSQP)
-    rows = []
-
-    # W step, Eq. (1) then Eq. (11)
-    qp = BatchedSimplexQP(n, k)
-    t = time.perf_counter(); w = qp.solve(Gx, np.zeros((n, k))); t_setup = time.perf_counter() - t
-    F = Y / Y.sum(1, keepdims=True)
-    rng = np.random.RandomState(0)
-    M = rng.rand(n, n); M = M + M.T
-    Q = Gx + gram_blocks(F, nbr)
-    c = 0.01 * neighbour_sqdist(M, nbr) + 0.01 * neighbour_sqdist(M.T.copy(), nbr)
-    t = time.perf_counter(); w2 = qp.solve(Q, c, x0=w); t_upd = time.perf_counter() - t
-    t = time.perf_counter(); ref = per_row(Q, c, np.ones((n, k)), settings); t_loop = time.perf_counter() - t
-    rows.append(("W step, Eq. (11)", n, k, t_setup, t_upd, t_loop, np.abs(w2 - ref).max()))
-
-    # F row step, Eq. (13)
-    W = symmetrise(weights_matrix(w, nbr))
-    T = t_matrix(W)
-    fq = BatchedSimplexQP(n, q, diagonal=True, upper=Y)
-    t = time.perf_counter(); F1, *_ = f_row_step(T, F, fq); t_setup = time.perf_counter() - t
-    TF = T @ F1 + T.T @ F1
-    tt = np.maximum(T.diagonal(), 1e-12)
-    cF = TF - 2 * tt[:, None] * F1
-    t = time.perf_counter(); rows_b = fq.solve(tt, cF, x0=F1); t_upd = time.perf_counter() - t
-    t = time.perf_counter(); ref = per_row(tt, cF, Y, settings); t_loop = time.perf_counter() - t
-    rows.append(("F rows, Eq. (13)", n, q, t_setup, t_upd, t_loop, np.abs(rows_b - ref).max()))
-
-    print(f"\n### Batched vs per-row OSQP (n = {n}, d = 38, q = 13, k = 10; eps 1e-7, polishing)\n")
-    print("| step | n QPs | vars/QP | batched: setup+solve (s) | batched: update+warm solve (s) "
-          "| per-row loop (s) | ratio loop / setup+solve | ratio loop / update | max abs diff |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for name, nn, m, a, b, lp, diff in rows:
-        print(f"| {name} | {nn} | {m} | {a:.3f} | {b:.3f} | {lp:.3f} | {lp / a:.1f}x | {lp / b:.1f}x | {diff:.1e} |")
-
-
-def full_child(n):
+def child(n, sd_solver):
+    """One fit in this (fresh) process; prints a JSON line."""
     from plcore.metrics import clustering_accuracy, nmi
     from plcore_plc import PlcClusterer
 
+    PlcClusterer(random_state=0, sd_solver=sd_solver).fit(*synthetic(200)[:2])  # warm-up
     X, S, y = synthetic(n)
-    X = (X - X.mean(0)) / X.std(0)
     unl = S.all(axis=1)
-    t = time.perf_counter()
-    est = PlcClusterer(random_state=0, osqp_options={"eps_abs": 1e-5, "eps_rel": 1e-5}).fit(X, S)
-    wall = time.perf_counter() - t
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"n": n, "wall_s": wall, "peak_mb": peak_mb,
-                      "acc": clustering_accuracy(y[unl], est.labels_[unl]),
-                      "nmi": nmi(y[unl], est.labels_[unl])}))
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    t0 = time.perf_counter()
+    est = PlcClusterer(random_state=0, sd_solver=sd_solver).fit(X, S)
+    wall = time.perf_counter() - t0
+    print(json.dumps({"wall_s": wall, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                      "before_mb": before, "acc": clustering_accuracy(y[unl], est.labels_[unl]),
+                      "nmi": nmi(y[unl], est.labels_[unl]), "f_iters": est.f_init_info_["n_iter"]}))
 
 
-def bench_full(n):
-    out = subprocess.run([sys.executable, __file__, "--child", str(n)], capture_output=True, text=True,
-                         check=True)
-    r = json.loads(out.stdout.strip().splitlines()[-1])
-    print(f"\n### Full PLC run, synthetic n = {n}, d = 38, q = 13, rho = 0.1 (defaults, OSQP eps 1e-5)\n")
-    print("| n | wall time (s) | peak RSS (MB) | ACC (unlabelled) | NMI |")
-    print("|---|---|---|---|---|")
-    print(f"| {r['n']} | {r['wall_s']:.1f} | {r['peak_mb']:.0f} | {r['acc']:.3f} | {r['nmi']:.3f} |")
+def run_child(n, sd_solver, timeout):
+    """The child's JSON result, or a string saying why there is none."""
+    cmd = [sys.executable, __file__, "--child", str(n), sd_solver]
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return f"timed out (> {timeout:.0f} s)"
+    if res.returncode != 0:
+        return f"failed (exit {res.returncode})"
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def fit_cells(r, n_cells):
+    """Table cells of one child result: time, peak RSS, ACC, NMI[, f_init iters]."""
+    if isinstance(r, str):
+        return [r] + ["-"] * (n_cells - 1)
+    cells = [f"{r['wall_s']:.2f}", f"{r['peak_mb']:.0f}", f"{r['acc']:.3f}", f"{r['nmi']:.3f}",
+             str(r["f_iters"])]
+    return cells[:n_cells]
+
+
+def part1(sizes, dense_max, timeout):
+    ram_gb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1e9
+    print("\n### Part 1: PlcClusterer fit, classwise (default) vs dense S/D "
+          "(synthetic d = 38, q = 13, rho = 0.1)\n")
+    print("| n | classwise: time (s) | peak RSS (MB) | ACC | NMI | f_init iters "
+          "| dense: time (s) | peak RSS (MB) | ACC | NMI | time dense / classwise "
+          "| peak RSS dense / classwise |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    baselines = []
+    for n in sizes:
+        cw = run_child(n, "classwise", timeout)
+        if n > dense_max:
+            dense, ratios = (f"not run (n > --dense-max): S and D need ~{48.0 * n * n / 1e9:.1f} GB "
+                             f"(8 * 6 * n^2 B), machine RAM {ram_gb:.0f} GB"), ["-", "-"]
+        else:
+            dense = run_child(n, "dense", timeout)
+            ratios = (["-", "-"] if isinstance(cw, str) or isinstance(dense, str) else
+                      [f"{dense['wall_s'] / cw['wall_s']:.1f}x", f"{dense['peak_mb'] / cw['peak_mb']:.1f}x"])
+        baselines += [r["before_mb"] for r in (cw, dense) if isinstance(r, dict)]
+        print("| " + " | ".join([str(n)] + fit_cells(cw, 5) + fit_cells(dense, 4) + ratios) + " |",
+              flush=True)
+    if baselines:
+        print(f"\nPeak RSS = the child process's maximum resident set, including Python, the imports, "
+              f"the data and a 200-sample warm-up fit ({min(baselines):.0f}-{max(baselines):.0f} MB "
+              f"before the timed fit).")
+
+
+def eq12_problem(n):
+    """T of Eq. (12) from the Eq. (1) weights of synthetic(n), as in a fit, and Y."""
+    from plcore.utils import normalise_rows
+    from plcore_plc._graph import gram_blocks, knn, t_matrix, weights_matrix
+    from plcore_plc._qp import BatchedSimplexQP
+
+    X, S, _ = synthetic(n)
+    Z = normalise_rows((X - X.mean(0)) / X.std(0))
+    nbr = knn(Z, 10)
+    w = BatchedSimplexQP(n, nbr.shape[1]).solve(gram_blocks(Z, nbr), np.zeros(nbr.shape))
+    return t_matrix(weights_matrix(w, nbr).T), S.astype(np.float64)
+
+
+def best_of(fn, repeats=3):
+    """Best wall time of ``repeats`` calls and the last result."""
+    best = np.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def part2(n, python_n, max_sweeps):
+    from plcore_plc._fstep import fw_gap, objective, sequential_pass, solve_eq12
+
+    tol = inspect.signature(solve_eq12).parameters["tol"].default
+    T, Y = eq12_problem(200)
+    solve_eq12(T, Y)  # compile / load the kernels
+    sequential_pass(T, Y / Y.sum(1, keepdims=True), Y)
+
+    T, Y = eq12_problem(n)
+    F0 = Y / Y.sum(1, keepdims=True)
+    target = tol * objective(T, F0)
+    t0 = time.perf_counter()
+    F_fista, info = solve_eq12(T, Y)
+    t_fista = time.perf_counter() - t0
+    F, t_seq, sweeps, gap = F0, 0.0, 0, np.inf
+    while sweeps < max_sweeps and gap > target:
+        t0 = time.perf_counter()
+        F = sequential_pass(T, F, Y)
+        t_seq += time.perf_counter() - t0
+        sweeps += 1
+        gap = fw_gap(2.0 * (T @ F), F, Y)
+    reached = "yes" if gap <= target else f"NO (cap {max_sweeps} hit)"
+    print(f"\n### Part 2: Eq. (12) at n = {n}, q = {Y.shape[1]}, nnz(T) = {T.nnz}: solve_eq12 vs "
+          f"sequential_pass sweeps, to Frank-Wolfe gap <= tol * objective(uniform F), tol = {tol:g}\n")
+    print("| method | iterations | time (s) | objective | gap / target | target reached |")
+    print("|---|---|---|---|---|---|")
+    print(f"| solve_eq12 (restarted FISTA) | {info['n_iter']} | {t_fista:.3f} | {info['objective']:.6e} "
+          f"| {info['gap'] / target:.2f} | {'yes' if info['gap'] <= target else 'NO'} |")
+    print(f"| sequential_pass sweeps | {sweeps} | {t_seq:.3f} | {objective(T, F):.6e} "
+          f"| {gap / target:.2f} | {reached} |")
+    print(f"\nTime ratio sweeps / solve_eq12: {t_seq / t_fista:.1f}x"
+          f"{'' if gap <= target else ' (a lower bound: the sweeps stopped at the cap)'}; "
+          f"max |F_sweeps - F_fista| = {np.abs(F - F_fista).max():.1e}.")
+
+    T, Y = eq12_problem(python_n)
+    F0 = Y / Y.sum(1, keepdims=True)
+    t_jit, F_jit = best_of(lambda: sequential_pass(T, F0, Y))
+    t_py, F_py = best_of(lambda: sequential_pass(T, F0, Y, jit=False))
+    print(f"\n### Part 2: one sequential_pass at n = {python_n}, compiled vs plain Python (jit=False), "
+          f"best of 3\n")
+    print("| compiled (s) | plain Python (s) | ratio Python / compiled | max abs diff |")
+    print("|---|---|---|---|")
+    print(f"| {t_jit:.4f} | {t_py:.3f} | {t_py / t_jit:.0f}x | {np.abs(F_jit - F_py).max():.1e} |")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[5000, 20000, 50000])
+    ap.add_argument("--dense-max", type=int, default=5000)
+    ap.add_argument("--timeout", type=float, default=3600.0, help="seconds per child fit")
+    ap.add_argument("--part2-n", type=int, default=5000)
+    ap.add_argument("--python-n", type=int, default=500)
+    ap.add_argument("--max-sweeps", type=int, default=2000)
+    ap.add_argument("--skip-part2", action="store_true")
+    ap.add_argument("--child", nargs=2, metavar=("N", "SD_SOLVER"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(int(args.child[0]), args.child[1])
+        return
+    print(f"numpy {np.__version__}, Python {platform.python_version()}, "
+          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, {os.cpu_count()} CPU(s)")
+    part1(args.sizes, args.dense_max, args.timeout)
+    if not args.skip_part2:
+        part2(args.part2_n, args.python_n, args.max_sweeps)
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--n-steps", type=int, default=1000)
-    ap.add_argument("--n-full", type=int, default=5000)
-    ap.add_argument("--skip-full", action="store_true")
-    ap.add_argument("--skip-steps", action="store_true")
-    ap.add_argument("--child", type=int, default=None)
-    a = ap.parse_args()
-    if a.child is not None:
-        full_child(a.child)
-    else:
-        if not a.skip_steps:
-            bench_steps(a.n_steps)
-        if not a.skip_full:
-            bench_full(a.n_full)
+    main()

@@ -23,7 +23,8 @@ from plcore.exceptions import ConfigError, DataValidationError
 from plcore.metrics import accuracy, best_cluster_map, clustering_accuracy, nmi, transductive_accuracy
 from plcore.tags import get_pll_tags
 from plcore.progress import enabled as iteration_progress
-from plcore.selection import SELECT_DEFAULTS, check_select, make_search, oracle, select_clusterer, selected_values
+from plcore.selection import (SELECT_DEFAULTS, candidates, check_select, make_search, oracle, select_clusterer,
+                              selected_values)
 from plcore.utils import dense_candidates
 from plcore.validation import Integral, Interval, Real, StrOptions
 
@@ -610,13 +611,16 @@ def clustering_partitions(dataset: PLDataset, *, rho: float, n_partitions: int, 
 
 
 def clustering(setup: Setup, dataset: PLDataset, *, rho: float = 0.1, n_partitions: int = 10,
-               splits: str = "auto", preprocessing: str = "standardize", select: dict | None = None,
-               random_state=0, progress: bool = True, callback: Callable | None = None) -> ProtocolResult:
+               splits: str = "auto", preprocessing: str = "standardize", preprocessing_by_part: bool = False,
+               select: dict | None = None, random_state=0, progress: bool = True,
+               callback: Callable | None = None) -> ProtocolResult:
     """Partial-label clustering: a fraction ``rho`` keeps its candidate sets, the rest get all labels.
 
     All rows are clustered; ACC (Hungarian best map) and NMI are measured on the
     unlabelled part. Stored splits (``msrc-v2-plc-splits``: ``train_idx`` = labelled,
-    ``test_idx`` = evaluated) are used when present (``splits="auto"``).
+    ``test_idx`` = evaluated) are used when present (``splits="auto"``). The preprocessing is
+    fitted on all rows, or with ``preprocessing_by_part`` separately on the labelled and the
+    unlabelled part of every partition (the PLC paper's public demo z-scores them separately).
     Summary: ``acc_mean/std``, ``nmi_mean/std``, ``fit_time_mean``. ``select`` chooses the
     clusterer's parameters on each partition by the labelled part's candidate sets only
     (:func:`plcore.selection.select_clusterer`); the choices are ``selected.clusterer.<param>``.
@@ -628,27 +632,35 @@ def clustering(setup: Setup, dataset: PLDataset, *, rho: float = 0.1, n_partitio
     select = check_select(select, setup)
     if select["method"] == "oracle":
         return oracle(clustering, setup, dataset, select, score_key="acc_mean", callback=callback, rho=rho,
-                      n_partitions=n_partitions, splits=splits, preprocessing=preprocessing, random_state=random_state)
+                      n_partitions=n_partitions, splits=splits, preprocessing=preprocessing,
+                      preprocessing_by_part=preprocessing_by_part, random_state=random_state)
     parts = clustering_partitions(dataset, rho=rho, n_partitions=n_partitions, splits=splits,
                                   random_state=random_state)
     scaler = make_preprocessor(preprocessing)
-    X = dataset.X if scaler is None else scaler.fit_transform(dataset.X)
+    X_all = dataset.X if scaler is None else scaler.fit_transform(dataset.X)
     y = dataset.y_true
     if y is None:
         raise DataValidationError(f"data set {dataset.name!r} has no true labels to evaluate against")
     result = ProtocolResult("clustering")
     confusion = np.zeros((dataset.n_classes, dataset.n_classes), dtype=np.int64)
+    candidate_acc = []
     rng = np.random.RandomState(random_state)
     for p, (labelled, evaluated) in enumerate(_progress(parts, len(parts), f"clustering {dataset.name}",
                                                          progress)):
         ds = apply_bags(dataset, setup.bags, int(rng.randint(np.iinfo(np.int32).max)))
         S = dense_candidates(ds.S).copy()
         S[~labelled] = True
+        X = X_all
+        if preprocessing_by_part and scaler is not None:
+            X = np.empty_like(X_all, dtype=np.float64)
+            for part in (labelled, ~labelled):
+                if part.any():
+                    X[part] = clone(scaler).fit_transform(dataset.X[part])
         t0 = time.perf_counter()
         selected = {}
         if select["method"] != "none":
-            seed = (0 if random_state is None else int(random_state)) + p  # the shared rng stays untouched
-            clusterer, selected = select_clusterer(setup.clusterer, X, S, select, seed)
+            clusterer, selected, trials = select_clusterer(setup.clusterer, X, S, select, random_state)
+            candidate_acc.append([clustering_accuracy(y[evaluated], np.asarray(lab)[evaluated]) for _, lab in trials])
         else:
             clusterer = clone(setup.clusterer).fit(X, S)
         labels = np.asarray(clusterer.labels_)
@@ -670,6 +682,9 @@ def clustering(setup: Setup, dataset: PLDataset, *, rho: float = 0.1, n_partitio
     for key in ("acc", "nmi", "fit_time"):
         _mean_std(result.steps, key, result.summary)
     result.extra["confusion"] = confusion
+    if candidate_acc:  # reporting only: every candidate's ACC on the evaluated rows, (partitions, candidates)
+        result.extra["candidate_acc"] = np.asarray(candidate_acc)
+        result.extra["candidates"] = candidates(select, random_state)
     return result
 
 
@@ -739,13 +754,13 @@ PROTOCOLS = {
         check_data=_checks(_check_preprocessing, _check_no_select)),
     "clustering": ProtocolSpec(
         "clustering", clustering, {"rho": 0.1, "n_partitions": 10, "splits": "auto", "preprocessing": "standardize",
-                                   "select": dict(SELECT_DEFAULTS)},
+                                   "preprocessing_by_part": False, "select": dict(SELECT_DEFAULTS)},
         summary_keys=("acc_mean", "acc_std", "nmi_mean", "nmi_std"), needs="clusterer", step_name="partition",
         count_param="n_partitions",
         constraints={"rho": [Interval(Real, 0, 1, closed="both")],
                      "n_partitions": [Interval(Integral, 1, None, closed="left")],
                      "splits": [StrOptions({"auto", "file", "random"})], "preprocessing": _PREPROCESSING,
-                     "select": [dict]},
+                     "preprocessing_by_part": ["boolean"], "select": [dict]},
         check_data=_check_preprocessing),
 }
 

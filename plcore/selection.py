@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from plcore.exceptions import ConfigError
 
-__all__ = ["SELECT_DEFAULTS", "check_select", "make_search", "selected_values", "select_clusterer", "oracle"]
+__all__ = ["SELECT_DEFAULTS", "check_select", "make_search", "selected_values", "select_clusterer", "candidates", "oracle"]
 
 SELECT_DEFAULTS = {"method": "none", "space": None, "scoring": "covering_rate", "cv": 3, "n_iter": 10,
                    "missing": "error"}
@@ -137,25 +137,34 @@ def select_clusterer(clusterer, X, S, select: dict, random_state):
     on all rows -- clustering is transductive -- and scored by
     :func:`plcore.metrics.clustering_covering_rate` on the labelled rows' candidate sets only
     (the unlabelled rows, which carry the evaluation, are never scored). Returns the best fitted
-    clusterer and ``{"selected.clusterer.<param>": value}``; ties keep the first candidate."""
+    clusterer, ``{"selected.clusterer.<param>": value}`` and every candidate's
+    ``(params, labels)`` (for reporting only); ties keep the first candidate."""
     from sklearn.base import clone
-    from sklearn.model_selection import ParameterGrid, ParameterSampler
 
     from plcore.metrics import clustering_covering_rate
 
     if select["scoring"] not in ("covering_rate", "clustering_covering_rate"):
         raise ConfigError("clustering selects by clustering_covering_rate (the labelled rows' candidate sets); "
                           f"protocol.select.scoring={select['scoring']!r} is not available for clusterers")
-    space = {k.partition(".")[2]: v for k, v in select["space"].items()}
-    candidates = (ParameterGrid(space) if select["method"] == "grid"
-                  else ParameterSampler(space, n_iter=select["n_iter"], random_state=random_state))
-    best, best_score, best_params = None, -float("inf"), None
-    for params in candidates:
+    best, best_score, best_params, trials = None, -float("inf"), None, []
+    for params in candidates(select, random_state):
         fitted = clone(clusterer).set_params(**params).fit(X, S)
+        trials.append((params, fitted.labels_))
         score = clustering_covering_rate(S, fitted.labels_)
         if score > best_score:
             best, best_score, best_params = fitted, score, params
-    return best, {f"selected.clusterer.{k}": v for k, v in best_params.items()}
+    return best, {f"selected.clusterer.{k}": v for k, v in best_params.items()}, trials
+
+
+def candidates(select: dict, random_state) -> list:
+    """The parameter points a clustering selection tries: the grid, or ``n_iter`` draws from it
+    (the same draws for every partition of a run: seeded by the run's seed)."""
+    from sklearn.model_selection import ParameterGrid, ParameterSampler
+
+    space = {k.partition(".")[2]: v for k, v in select["space"].items()}
+    if select["method"] == "grid":
+        return list(ParameterGrid(space))
+    return list(ParameterSampler(space, n_iter=select["n_iter"], random_state=random_state))
 
 
 ORACLE_NOTE = ("ORACLE: the grid point with the best TEST score, chosen with the test rows' true labels -- "

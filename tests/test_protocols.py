@@ -311,6 +311,31 @@ def test_clustering_uses_stored_splits_and_marks_unlabelled_rows():
         clustering_partitions(PLDataset(X, S, y), rho=0.1, n_partitions=1, splits="file", random_state=0)
 
 
+@pytest.mark.parametrize("by_part", [False, True])
+def test_clustering_preprocessing_on_all_rows_or_by_part(by_part):
+    """``preprocessing_by_part`` (the PLC demo's z-scoring): each partition's labelled and
+    unlabelled rows are standardised separately; by default all rows together."""
+    X, S, y = make_pl_data(n_samples=40)
+    X = X + np.arange(40)[:, None] * 0.1  # the two parts differ in mean
+    lab = np.zeros(40, bool)
+    lab[:10] = True
+    ds = PLDataset(X, S, y, meta={"splits": [(lab, ~lab)]})
+    seen = {}
+
+    class Spy(CandidateVoteClusterer):
+        def _fit(self, X, S):
+            seen["X"] = X
+            super()._fit(X, S)
+
+    clustering(Setup(clusterer=Spy(random_state=0)), ds, preprocessing_by_part=by_part, progress=False)
+    parts = (lab, ~lab) if by_part else (np.ones(40, bool),)
+    for part in parts:
+        np.testing.assert_allclose(seen["X"][part].mean(axis=0), 0.0, atol=1e-12)
+        np.testing.assert_allclose(seen["X"][part].std(axis=0), 1.0, atol=1e-12)
+    if not by_part:
+        assert np.abs(seen["X"][lab].mean(axis=0)).max() > 0.1
+
+
 def test_protocols_registry_defaults():
     for name in PROTOCOLS:
         cfg = default_config(name)

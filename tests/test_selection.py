@@ -179,6 +179,15 @@ def test_clustering_selects_by_the_labelled_candidate_sets_only():
     # three well-separated blobs: the candidate sets of 30% of the rows suffice to pick 3 clusters
     assert [s["selected.clusterer.n_clusters"] for s in res.steps] == [3, 3]
     assert res.summary["acc_mean"] > 0.9
+    # every candidate's ACC on the evaluated rows is reported (never used to select)
+    assert res.extra["candidates"] == [{"n_clusters": 2}, {"n_clusters": 3}, {"n_clusters": 6}]
+    acc = res.extra["candidate_acc"]
+    assert acc.shape == (2, 3) and np.allclose(acc[:, 1], [s["acc"] for s in res.steps])
+    rnd = clustering(Setup(clusterer=Km()), ds, rho=0.3, n_partitions=2, progress=False,
+                     select={**select, "method": "random", "n_iter": 2})
+    assert len(rnd.extra["candidates"]) == 2   # the same two draws on every partition
+    assert all(s["selected.clusterer.n_clusters"] in [c["n_clusters"] for c in rnd.extra["candidates"]]
+               for s in rnd.steps)
     with pytest.raises(ConfigError, match="not available for clusterers"):
         clustering(Setup(clusterer=Km()), ds, n_partitions=1, progress=False,
                    select={**select, "scoring": "partial_log_likelihood"})

@@ -290,18 +290,6 @@ class KMeansClusterer(BaseClusterer):
         "random_state": ["random_state"],
     }
 
-    def _propagate(self, W, pseudo, n_labels, nbr, rng):
-        """Eq. (14) for S and D; returns the W step's ``H`` (from D) and ``K`` (from S), (n, k)."""
-        if self.sd_solver == "classwise":
-            Sg, Dg, counts, obj = propagate_classwise(W, pseudo, n_labels, self.alpha, self.beta, self.gamma)
-            self.sd_objectives_.append(np.array([obj]))
-            return classwise_sqdist(Dg, counts, nbr), classwise_sqdist(Sg, counts, nbr)
-        same = pseudo[:, None] == pseudo[None, :]
-        S_, D_, obj = propagate_constraints(W, same, ~same, self.alpha, self.beta, self.gamma,
-                                            max_iter=self.inner_iter, rng=rng, tol=self.sd_tol)
-        self.sd_objectives_.append(obj)
-        return neighbour_sqdist(D_, nbr), neighbour_sqdist(S_, nbr)  # symmetric: rows = columns
-
     def _fit(self, X, S):
         self.n_clusters_ = _n_clusters(self, S, X.shape[0])
         km = KMeans(n_clusters=self.n_clusters_, n_init=self.n_init, random_state=self.random_state)
@@ -344,18 +332,6 @@ class SpectralClusterer(BaseClusterer):
         "n_init": [_COUNT1],
         "random_state": ["random_state"],
     }
-
-    def _propagate(self, W, pseudo, n_labels, nbr, rng):
-        """Eq. (14) for S and D; returns the W step's ``H`` (from D) and ``K`` (from S), (n, k)."""
-        if self.sd_solver == "classwise":
-            Sg, Dg, counts, obj = propagate_classwise(W, pseudo, n_labels, self.alpha, self.beta, self.gamma)
-            self.sd_objectives_.append(np.array([obj]))
-            return classwise_sqdist(Dg, counts, nbr), classwise_sqdist(Sg, counts, nbr)
-        same = pseudo[:, None] == pseudo[None, :]
-        S_, D_, obj = propagate_constraints(W, same, ~same, self.alpha, self.beta, self.gamma,
-                                            max_iter=self.inner_iter, rng=rng, tol=self.sd_tol)
-        self.sd_objectives_.append(obj)
-        return neighbour_sqdist(D_, nbr), neighbour_sqdist(S_, nbr)  # symmetric: rows = columns
 
     def _fit(self, X, S):
         n = X.shape[0]
