@@ -258,7 +258,7 @@ class KnnOracleLearner(BaseLearner):
 
     def predict_with_k(self, X):
         """``(labels, n_neighbors_used)``: ``predict(X)`` and ``n_neighbors_`` for every query."""
-        labels = self.predict(X)
+        labels = BaseLearner.predict(self, X)  # not self.predict: a subclass may build predict on this
         return labels, np.full(labels.shape[0], self.n_neighbors_, dtype=np.int64)
 
     def predict_proba(self, X):

@@ -117,3 +117,23 @@ def test_confidences_on_candidates():
         conf = est.fit(X, S).confidences_
         assert conf.shape == S.shape and np.all(conf[~S] == 0)
         np.testing.assert_allclose(conf.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("cls", [AknnLearner, AknnMulticlassLearner, KnnOracleLearner])
+def test_predict_with_k_supports_a_subclass_that_predicts_through_it(cls):
+    """benchmarks/aknn_experiments.py records the k used by overriding predict with
+    predict_with_k; predict_with_k must not call back into predict."""
+    rng = np.random.RandomState(0)
+    X = rng.randn(60, 3)
+    S = rng.rand(60, 4) < 0.5
+    S[np.arange(60), rng.randint(4, size=60)] = True
+
+    class Recording(cls):
+        def predict(self, X):
+            return self.predict_with_k(X)[0]
+
+    est = Recording().fit(X, S)
+    labels, used = est.predict_with_k(X[:5])
+    np.testing.assert_array_equal(est.predict(X[:5]), labels)
+    np.testing.assert_array_equal(labels, cls().fit(X, S).predict(X[:5]))
+    assert used.shape == (5,) and np.all(used >= 1)

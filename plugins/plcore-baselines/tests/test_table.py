@@ -115,6 +115,7 @@ def test_unscaled_preset_and_report_name_the_rescaling_and_plsvm_selection():
     preset = _preset("cenda_table_unscaled")
     assert preset["defaults"] == ["cenda_table"] and preset["protocol"] == {"reduced_preprocessing": "none"}
     assert preset["hydra"]["callbacks"]["report"]["output"] == "docs/results/cenda_table_unscaled.md"
+    assert preset["hydra"]["sweeper"]["params"] == {"+learner": "plsvm"}   # the only learner it changes
     runs = [_run("lost", "plsvm", None, [0.7, 0.8]), _run("lost", "plknn", None, [0.4, 0.5])]
     runs[0].params.update({"protocol.reduced_preprocessing": "none", "protocol.select.method": "grid"})
     runs[1].params.update({"protocol.reduced_preprocessing": "none", "protocol.select.method": "grid"})

@@ -142,7 +142,7 @@ def _fista_kernel(indptr, indices, data, Y, x, L, target, max_iter, check_every)
             _project_row(x_new[j], Y[j], buf, x_new[j])
             for c in range(q):
                 up += G[j, c] * (x_new[j, c] - x[j, c])
-        if up > 0.0:  # gradient restart (O'Donoghue & Candes): momentum points uphill
+        if up > 0.0 and t > 1.0:  # gradient restart (O'Donoghue & Candes); a plain step is kept
             t = 1.0
             y[:, :] = x
         else:

@@ -4,7 +4,7 @@
 :class:`KMeansClusterer` and :class:`SpectralClusterer` are the paper's baseline
 clusterers on the same features (they ignore the candidate sets except for the default
 number of clusters, ``S.shape[1]``). The numerics live in the private modules
-``_graph`` (neighbourhoods, W, T), ``_qp`` (batched OSQP problems for W), ``_fstep``
+``_graph`` (neighbourhoods, W, T), ``_wstep`` (the n weight QPs), ``_fstep``
 (F: Eq. (12) exactly, Eq. (13) passes), ``_propagation`` (S and D, Eq. (14)) and
 ``_spectral``.
 
@@ -19,15 +19,14 @@ PLC alternates the optimisation of Eq. (9) (Algorithm 1):
    subproblems Eq. (13) (sequential, as the demo), S and D by Eq. (14);
 4. Ng-Jordan-Weiss spectral clustering of W.
 
-Defaults follow the paper's public demo (DESIGN.md "PLC"). The W QPs are solved with
-OSQP, batched: the n QPs of one step form ONE block-diagonal problem whose solver is
-set up once per fit and updated with warm starts afterwards (``plcore_plc._qp``). Nothing
-of size n x n is formed by default: time and memory grow as n k^2 + n q k.
+Defaults follow the paper's public demo (DESIGN.md "PLC"). The n weight QPs of a step
+are solved in one compiled loop to a certified duality gap, warm-started from the previous
+step (``plcore_plc._wstep``). Nothing of size n x n is formed by default: time and memory
+grow as n k^2 + n q k.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 
 import numpy as np
 import scipy.sparse as sp
@@ -43,8 +42,8 @@ from plcore.validation import Integral, Interval, Real, StrOptions
 from plcore_plc._fstep import batched_pass, objective, sequential_pass, solve_eq12
 from plcore_plc._graph import gram_blocks, knn, neighbour_sqdist, symmetrise, t_matrix, weights_matrix
 from plcore_plc._propagation import classwise_sqdist, propagate_classwise, propagate_constraints
-from plcore_plc._qp import BatchedSimplexQP
 from plcore_plc._spectral import njw_spectral_clustering
+from plcore_plc._wstep import solve_simplex_qps
 
 __all__ = ["PlcClusterer", "KMeansClusterer", "SpectralClusterer"]
 
@@ -104,9 +103,9 @@ class PlcClusterer(BaseClusterer):
         idempotent after the clustering protocol's own standardisation.
     n_init : int, default=20
         k-means restarts of the final spectral clustering.
-    osqp_options : mapping, optional
-        OSQP settings of the W steps overriding ``plcore_plc._qp.DEFAULT_OSQP`` (eps_abs =
-        eps_rel = 1e-7, polishing, max_iter 200000; :func:`plcore.utils.osqp_settings`).
+    w_tol : float, default=1e-7
+        The weight QPs (Eqs. (1), (11)) stop when each block's duality gap is at most
+        ``w_tol`` times the scale of its gradient (``2 lambda_max(Q_j) + max |c_j|``).
     random_state : int, RandomState or None
         Seeds the k-means restarts (and the dense solver's random start of S and D).
 
@@ -133,7 +132,7 @@ class PlcClusterer(BaseClusterer):
     def __init__(self, k=10, alpha=0.01, beta=0.01, gamma=10.0, lam=1.0, mu=1.0, inner_iter=10,
                  outer_iter=5, n_clusters=None, f_step="sequential", f_sweeps=1, f_tol=1e-5,
                  sd_solver="classwise", sd_tol=1e-3, refresh_constraints=False,
-                 standardize=True, n_init=20, osqp_options=None, random_state=None):
+                 standardize=True, n_init=20, w_tol=1e-7, random_state=None):
         self.k = k
         self.alpha = alpha
         self.beta = beta
@@ -151,7 +150,7 @@ class PlcClusterer(BaseClusterer):
         self.refresh_constraints = refresh_constraints
         self.standardize = standardize
         self.n_init = n_init
-        self.osqp_options = osqp_options
+        self.w_tol = w_tol
         self.random_state = random_state
 
     _parameter_constraints = {
@@ -172,7 +171,7 @@ class PlcClusterer(BaseClusterer):
         "refresh_constraints": ["boolean"],
         "standardize": ["boolean"],
         "n_init": [_COUNT1],
-        "osqp_options": [Mapping, None],
+        "w_tol": [Interval(Real, 0, np.inf, closed="neither")],
         "random_state": ["random_state"],
     }
 
@@ -207,7 +206,6 @@ class PlcClusterer(BaseClusterer):
         self.n_clusters_ = int(self.n_clusters or Y.shape[1])
         rng = check_random_state(self.random_state)
         km_seed = int(rng.randint(np.iinfo(np.int32).max))
-        opts = dict(self.osqp_options) if self.osqp_options else None
         k = min(int(self.k), n - 1)
         self.sd_objectives_, self.f_objectives_ = [], []
         if k < 1 or n <= self.n_clusters_:
@@ -222,9 +220,8 @@ class PlcClusterer(BaseClusterer):
         Z = self._features(X)
         nbr = knn(Z, k)
         Gx = gram_blocks(Z, nbr)
-        w_qp = BatchedSimplexQP(n, k, settings=opts)
         # Eq. (1): reconstruction weights from the features only
-        w = w_qp.solve(Gx, np.zeros((n, k)))
+        w, _ = solve_simplex_qps(Gx, np.zeros((n, k)), tol=float(self.w_tol))
         Wc = weights_matrix(w, nbr)
         # Eq. (12), exactly, with the unsymmetrised W (paper orientation W = Wc')
         F, self.f_init_info_ = solve_eq12(t_matrix(Wc.T), Y, tol=float(self.f_tol))
@@ -234,9 +231,9 @@ class PlcClusterer(BaseClusterer):
         H, K = self._propagate(W, pseudo, Y.shape[1], nbr, rng)
 
         for it in iterations(range(int(self.outer_iter)), "PLC outer iterations", int(self.outer_iter)):
-            # W step, Eq. (11): one block-diagonal QP for all n samples
+            # W step, Eq. (11): n QPs over the simplex, warm-started
             Q = self.lam * Gx + self.mu * gram_blocks(F, nbr)
-            w = w_qp.solve(Q, self.alpha * H + self.beta * K, x0=w)
+            w, _ = solve_simplex_qps(Q, self.alpha * H + self.beta * K, x0=w, tol=float(self.w_tol))
             W = symmetrise(weights_matrix(w, nbr))
             # F step, Eq. (13) passes with T of the current W
             T = t_matrix(W)

@@ -10,7 +10,7 @@ from plcore.utils import normalise_rows
 from plcore_plc._fstep import (batched_pass, fw_gap, objective, project_rows, sequential_pass,
                                solve_eq12)
 from plcore_plc._graph import gram_blocks, knn, symmetrise, t_matrix, weights_matrix
-from plcore_plc._qp import BatchedSimplexQP
+from plcore_plc._wstep import solve_simplex_qps
 
 CLARABEL = dict(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
 
@@ -19,7 +19,7 @@ def _problem(seed, n=30, d=6, k=5, q=4, partial=0.5):
     rng = np.random.RandomState(seed)
     Z = normalise_rows(rng.randn(n, d))
     nbr = knn(Z, k)
-    w = BatchedSimplexQP(n, k).solve(gram_blocks(Z, nbr), np.zeros((n, k)))
+    w, _ = solve_simplex_qps(gram_blocks(Z, nbr), np.zeros((n, k)))
     Wc = weights_matrix(w, nbr)
     Y = np.ones((n, q))
     rows = rng.rand(n) < partial

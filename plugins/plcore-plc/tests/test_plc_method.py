@@ -91,7 +91,7 @@ def test_bad_parameters_raise():
     X, y = _blobs(n=30)
     for bad in ({"k": 0}, {"alpha": -1.0}, {"alpha": float("inf")}, {"f_step": "x"},
                 {"sd_solver": "sparse"}, {"f_tol": 0.0},
-                {"lam": 0.0, "mu": 0.0}, {"osqp_options": 3}, {"n_clusters": 0}):
+                {"lam": 0.0, "mu": 0.0}, {"w_tol": 0.0}, {"n_clusters": 0}):
         with pytest.raises(InvalidParameterError):
             PlcClusterer(**bad).fit(X, y)
     with pytest.raises(InvalidParameterError, match=r"The 'k' parameter of PlcClusterer must be an int "
