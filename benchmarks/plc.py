@@ -22,7 +22,9 @@ does) and times ``solve_eq12`` (restarted FISTA) to its default tolerance agains
 repeated ``sequential_pass`` sweeps (the demo's Eq. (13) pass) until the same Frank-Wolfe
 gap target (at most ``--max-sweeps``; the gap checks are not timed); then one compiled
 ``sequential_pass`` against its plain-Python reference (``jit=False``) at ``--python-n``
-(best of 3).
+(best of 3). Part 3 times the W step (Eq. (11), n QPs over the simplex, k = 10 and 40):
+the compiled solver (``plcore_plc._wstep``) against one block-diagonal OSQP problem of all
+blocks, and the difference of their objectives.
 Prints markdown tables.
 """
 
@@ -125,13 +127,63 @@ def eq12_problem(n):
     """T of Eq. (12) from the Eq. (1) weights of synthetic(n), as in a fit, and Y."""
     from plcore.utils import normalise_rows
     from plcore_plc._graph import gram_blocks, knn, t_matrix, weights_matrix
-    from plcore_plc._qp import BatchedSimplexQP
+    from plcore_plc._wstep import solve_simplex_qps
 
     X, S, _ = synthetic(n)
     Z = normalise_rows((X - X.mean(0)) / X.std(0))
     nbr = knn(Z, 10)
-    w = BatchedSimplexQP(n, nbr.shape[1]).solve(gram_blocks(Z, nbr), np.zeros(nbr.shape))
+    w, _ = solve_simplex_qps(gram_blocks(Z, nbr), np.zeros(nbr.shape))
     return t_matrix(weights_matrix(w, nbr).T), S.astype(np.float64)
+
+
+def osqp_simplex_qps(Q, c):
+    """The straightforward batched solve of the W step: ONE block-diagonal OSQP problem of all
+    n blocks (eps 1e-5, polishing), as plcore did before the compiled solver."""
+    import osqp
+    import scipy.sparse as sp
+
+    from plcore.utils import osqp_settings, osqp_solution, upper_block_pattern
+
+    n, k = c.shape
+    indptr, indices, r, col = upper_block_pattern(n, k)
+    Qs = 0.5 * (Q + np.transpose(Q, (0, 2, 1)))
+    P = sp.csc_matrix(((2.0 * Qs[:, r, col]).ravel(), indices, indptr), shape=(n * k, n * k))
+    rows = np.repeat(np.arange(n), k)
+    A = sp.vstack([sp.csc_matrix((np.ones(n * k), (rows, np.arange(n * k))), shape=(n, n * k)),
+                   sp.identity(n * k, format="csc")], format="csc")
+    solver = osqp.OSQP()
+    solver.setup(P, c.ravel(), A, np.r_[np.ones(n), np.zeros(n * k)], np.r_[np.ones(n), np.ones(n * k)],
+                 **osqp_settings(1e-5, max_iter=200_000))
+    x = np.clip(osqp_solution(solver.solve(raise_error=False), "W step").reshape(n, k), 0.0, None)
+    return x / x.sum(axis=1, keepdims=True)
+
+
+def part3(n):
+    """The W step (Eq. (11)) at k = 10 and 40: the compiled solver vs one batched OSQP problem."""
+    from plcore.utils import normalise_rows
+    from plcore_plc._graph import gram_blocks, knn
+    from plcore_plc._wstep import block_objectives, solve_simplex_qps
+
+    X, _, y = synthetic(n)
+    Z = normalise_rows((X - X.mean(0)) / X.std(0))
+    F = np.eye(int(y.max()) + 1)[y] * 0.8 + 0.2 / (int(y.max()) + 1)
+    print(f"\n### Part 3: the W step, Eq. (11), n = {n}: compiled simplex FISTA vs one batched OSQP "
+          "problem\n")
+    print("| k | compiled (s) | OSQP (s) | ratio OSQP / compiled | objective: compiled - OSQP (sum over blocks) |")
+    print("|---|---|---|---|---|")
+    solve_simplex_qps(np.eye(3)[None], np.zeros((1, 3)))  # load the kernel
+    for k in (10, 40):
+        nbr = knn(Z, k)
+        Q = gram_blocks(Z, nbr) + gram_blocks(F, nbr)
+        c = 0.01 * np.random.RandomState(0).rand(n, k) * n / 10
+        t0 = time.perf_counter()
+        w, _ = solve_simplex_qps(Q, c)
+        t_ours = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        w_osqp = osqp_simplex_qps(Q, c)
+        t_osqp = time.perf_counter() - t0
+        diff = float(np.sum(block_objectives(Q, c, w) - block_objectives(Q, c, w_osqp)))
+        print(f"| {k} | {t_ours:.3f} | {t_osqp:.3f} | {t_osqp / t_ours:.1f}x | {diff:.2e} |")
 
 
 def best_of(fn, repeats=3):
@@ -208,6 +260,7 @@ def main():
     part1(args.sizes, args.dense_max, args.timeout)
     if not args.skip_part2:
         part2(args.part2_n, args.python_n, args.max_sweeps)
+        part3(args.part2_n)
 
 
 if __name__ == "__main__":
