@@ -228,7 +228,9 @@ def print_paired(results, args, ref="aknn"):
     client = MlflowClient(tracking_uri=os.environ["MLFLOW_TRACKING_URI"])
 
     def per_split(run_id):
-        hist = client.get_metric_history(run_id, "accuracy")
+        # per-split metrics: "<step>/accuracy" (this script logs "step/accuracy"); older runs: "accuracy"
+        names = [m for m in client.get_run(run_id).data.metrics if m.endswith("/accuracy")] + ["accuracy"]
+        hist = next((h for h in (client.get_metric_history(run_id, m) for m in names) if h), [])
         return np.array([m.value for m in sorted(hist, key=lambda m: m.step)])
 
     others = [l for l in args.learners.split(",") if l != ref]
