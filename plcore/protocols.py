@@ -644,6 +644,7 @@ def clustering(setup: Setup, dataset: PLDataset, *, rho: float = 0.1, n_partitio
     result = ProtocolResult("clustering")
     confusion = np.zeros((dataset.n_classes, dataset.n_classes), dtype=np.int64)
     candidate_acc = []
+    select_seed = 0 if random_state is None else int(random_state)  # the same candidates on every partition
     rng = np.random.RandomState(random_state)
     for p, (labelled, evaluated) in enumerate(_progress(parts, len(parts), f"clustering {dataset.name}",
                                                          progress)):
@@ -658,13 +659,15 @@ def clustering(setup: Setup, dataset: PLDataset, *, rho: float = 0.1, n_partitio
                     X[part] = clone(scaler).fit_transform(dataset.X[part])
         t0 = time.perf_counter()
         selected = {}
+        trials = None
         if select["method"] != "none":
-            clusterer, selected, trials = select_clusterer(setup.clusterer, X, S, select, random_state)
-            candidate_acc.append([clustering_accuracy(y[evaluated], np.asarray(lab)[evaluated]) for _, lab in trials])
+            clusterer, selected, trials = select_clusterer(setup.clusterer, X, S, select, select_seed)
         else:
             clusterer = clone(setup.clusterer).fit(X, S)
         labels = np.asarray(clusterer.labels_)
         fit_time = time.perf_counter() - t0
+        if trials is not None:  # reporting only, outside the timing
+            candidate_acc.append([clustering_accuracy(y[evaluated], np.asarray(lab)[evaluated]) for _, lab in trials])
         mapping = best_cluster_map(y[evaluated], labels[evaluated])
         mapped = np.array([mapping.get(c, -1) for c in labels[evaluated]])
         valid = mapped >= 0
@@ -684,7 +687,7 @@ def clustering(setup: Setup, dataset: PLDataset, *, rho: float = 0.1, n_partitio
     result.extra["confusion"] = confusion
     if candidate_acc:  # reporting only: every candidate's ACC on the evaluated rows, (partitions, candidates)
         result.extra["candidate_acc"] = np.asarray(candidate_acc)
-        result.extra["candidates"] = candidates(select, random_state)
+        result.extra["candidates"] = candidates(select, select_seed)
     return result
 
 

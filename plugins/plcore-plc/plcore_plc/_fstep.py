@@ -176,13 +176,17 @@ def fw_gap(G, F, Y) -> float:
     """Frank-Wolfe gap ``sum_j (g_j'f_j - min_{l: y_jl = 1} g_jl)`` for gradient ``G``: an upper
     bound on ``objective(F) - min`` (convex objective, product of simplices)."""
     masked = np.where(Y > 0, G, np.inf)
-    return float(np.vdot(G, F) - masked.min(axis=1).sum())
+    low = masked.min(axis=1)
+    return float(np.vdot(G, F) - low[np.isfinite(low)].sum())  # rows without candidates: F = 0
 
 
 def _check_symmetric(T):
+    """``T`` as canonical CSR; the row kernels read ``t_ij`` for ``t_ji``, so T must be symmetric."""
     T = sp.csr_matrix(T, dtype=np.float64)
     T.sum_duplicates()
     T.sort_indices()
+    if T.nnz and abs(T - T.T).max() > 1e-10 * abs(T).max():
+        raise ValueError("T must be symmetric (plcore_plc._graph.t_matrix builds it)")
     return T
 
 
@@ -215,7 +219,8 @@ def lipschitz(T) -> float:
     n = T.shape[0]
     if n <= 50:
         return 2.0 * float(np.linalg.eigvalsh(T.toarray())[-1]) * 1.01 + 1e-12
-    val = eigsh(T, k=1, which="LA", tol=1e-4, return_eigenvectors=False, v0=np.ones(n))[0]
+    v0 = np.random.RandomState(0).rand(n)  # not the constant vector: T 1 = 0 before symmetrisation
+    val = eigsh(T, k=1, which="LA", tol=1e-4, return_eigenvectors=False, v0=v0)[0]
     return 2.0 * float(val) * 1.01 + 1e-12
 
 
@@ -234,4 +239,4 @@ def solve_eq12(T, Y, F0=None, *, tol=1e-6, max_iter=20000, jit=True):
     target = tol * max(objective(T, x), np.finfo(float).tiny)
     it, gap = compiled(_fista_kernel, jit=jit)(T.indptr, T.indices, T.data, Y, x, lipschitz(T), target,
                                                int(max_iter), 10)
-    return x, {"n_iter": int(it), "gap": float(gap), "objective": objective(T, x)}
+    return x, {"n_iter": int(it), "gap": float(gap), "objective": objective(T, x), "converged": bool(gap <= target)}

@@ -63,7 +63,7 @@ def t_matrix(W):
 
     ``W`` is in the paper's orientation (column j = the weights of sample j's neighbours).
     Eq. (2)'s residual is ``(I - W') F``, so ``T = (I - W)(I - W')``: symmetric, PSD and
-    sparse (k^2 + 2k + 1 entries a row at most). The paper writes
+    sparse (rows of about (k + 1)^2 entries on average; more for hubs). The paper writes
     ``T = W W' + I (W' 1 1' W) - 2 W``; with the column sums ``W' 1 = 1`` of Eq. (1) its
     quadratic form is the same (``I (W' 1 1' W)`` read as the diagonal of ``1 1'``, i.e.
     I). After the symmetrisation ``(W + W')/2`` the column sums are no longer 1 and the

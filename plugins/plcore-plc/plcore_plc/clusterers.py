@@ -28,9 +28,12 @@ grow as n k^2 + n q k.
 from __future__ import annotations
 
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.cluster import KMeans, SpectralClustering
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from plcore.base import BaseClusterer
@@ -183,6 +186,14 @@ class PlcClusterer(BaseClusterer):
             Z /= np.where(sd > 0, sd, 1.0)
         return normalise_rows(Z)
 
+    def _weights(self, Q, c, w0):
+        """The n weight QPs (Eqs. (1), (11)); warns when a block stops at the iteration cap."""
+        w, info = solve_simplex_qps(Q, c, x0=w0, tol=float(self.w_tol))
+        if info["gap_ratio"] > 1.0:
+            warnings.warn(f"PLC: a weight QP stopped at its iteration cap with duality gap {info['gap']:.3g}",
+                          ConvergenceWarning, stacklevel=4)
+        return w
+
     def _propagate(self, W, pseudo, n_labels, nbr, rng):
         """Eq. (14) for S and D; returns the W step's ``H`` (from D) and ``K`` (from S), (n, k)."""
         if self.sd_solver == "classwise":
@@ -221,10 +232,13 @@ class PlcClusterer(BaseClusterer):
         nbr = knn(Z, k)
         Gx = gram_blocks(Z, nbr)
         # Eq. (1): reconstruction weights from the features only
-        w, _ = solve_simplex_qps(Gx, np.zeros((n, k)), tol=float(self.w_tol))
+        w = self._weights(Gx, np.zeros((n, k)), None)
         Wc = weights_matrix(w, nbr)
         # Eq. (12), exactly, with the unsymmetrised W (paper orientation W = Wc')
         F, self.f_init_info_ = solve_eq12(t_matrix(Wc.T), Y, tol=float(self.f_tol))
+        if not self.f_init_info_["converged"]:
+            warnings.warn(f"PLC: Eq. (12) stopped at its iteration cap with duality gap "
+                          f"{self.f_init_info_['gap']:.3g}", ConvergenceWarning, stacklevel=3)
         self.f_objectives_.append(self.f_init_info_["objective"])
         W = symmetrise(Wc)
         pseudo = np.argmax(F, axis=1)
@@ -233,7 +247,7 @@ class PlcClusterer(BaseClusterer):
         for it in iterations(range(int(self.outer_iter)), "PLC outer iterations", int(self.outer_iter)):
             # W step, Eq. (11): n QPs over the simplex, warm-started
             Q = self.lam * Gx + self.mu * gram_blocks(F, nbr)
-            w, _ = solve_simplex_qps(Q, self.alpha * H + self.beta * K, x0=w, tol=float(self.w_tol))
+            w = self._weights(Q, self.alpha * H + self.beta * K, w)
             W = symmetrise(weights_matrix(w, nbr))
             # F step, Eq. (13) passes with T of the current W
             T = t_matrix(W)

@@ -129,3 +129,9 @@ def test_row_passes_never_increase_eq12_and_reach_its_optimum(step):
     best = solve_eq12(T, Y, tol=1e-8)[1]["objective"]
     assert vals[-1] - best <= 1e-4 * best
     assert fw_gap(2 * (T @ F), F, Y) >= vals[-1] - best - 1e-9
+
+
+def test_row_kernels_refuse_a_non_symmetric_T():
+    rng, Wc, Y = _problem(6, n=15, q=3)
+    with pytest.raises(ValueError, match="symmetric"):
+        sequential_pass(sp.csr_matrix(Wc), Y / Y.sum(axis=1, keepdims=True), Y)

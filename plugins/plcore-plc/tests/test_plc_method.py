@@ -111,3 +111,20 @@ def test_msrc_stored_splits_are_used(data_home):
     ds = load_dataset("msrc-v2-plc-splits", data_home=data_home)
     parts = clustering_partitions(ds, rho=0.05, n_partitions=3, splits="auto", random_state=0)
     assert len(parts) == 10 and all(tr.sum() == 176 and (tr ^ te).all() for tr, te in parts)
+
+
+def test_label_only_weights_lam_zero_converge():
+    """lam = 0 leaves Q_j = mu Gf, zero wherever a sample and its neighbours share F's row (here:
+    most rows have one candidate); the weight QPs must still be solved, without hitting the cap."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = _blobs(n=150, q=3, seed=2)
+    S = np.zeros((150, 3), bool)
+    S[np.arange(150), y] = True
+    S[:20] = True
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        plc = PlcClusterer(lam=0.0, mu=1.0, random_state=0).fit(X, S)
+    assert clustering_accuracy(y[20:], plc.labels_[20:]) == 1.0

@@ -69,5 +69,13 @@ def test_w_step_degenerate_blocks():
     np.testing.assert_allclose(w, np.tile([0.2, 0.4, 0.4], (n, 1)), atol=1e-9)
     w, _ = solve_simplex_qps(Q, np.tile([1.0, 0.0, 0.5], (n, 1)), tol=1e-12)
     np.testing.assert_allclose(w, np.tile([0.0, 1.0, 0.0], (n, 1)), atol=1e-9)
-    w, _ = solve_simplex_qps(np.zeros((n, k, k)), np.zeros((n, k)))
+    w, info = solve_simplex_qps(np.zeros((n, k, k)), np.zeros((n, k)))
     np.testing.assert_allclose(w, 1.0 / k)   # nothing to minimise: the start is optimal
+    # Q = 0 (lam = 0, neighbours sharing F's row) or negligible: the LP's face of minima, at once
+    c = np.tile([3.0, 1.0, 2.0], (n, 1))
+    for scale in (0.0, 1e-18):
+        w, info = solve_simplex_qps(scale * (Q + np.eye(k)), c)
+        np.testing.assert_allclose(w, np.tile([0.0, 1.0, 0.0], (n, 1)))
+        assert info["max_iter"] == 0 and info["gap_ratio"] <= 1.0
+    w, _ = solve_simplex_qps(np.zeros((n, k, k)), np.tile([1.0, 1.0, 2.0], (n, 1)))
+    np.testing.assert_allclose(w, np.tile([0.5, 0.5, 0.0], (n, 1)))   # tied minima share the weight
