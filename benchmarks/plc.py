@@ -23,7 +23,7 @@ repeated ``sequential_pass`` sweeps (the demo's Eq. (13) pass) until the same Fr
 gap target (at most ``--max-sweeps``; the gap checks are not timed); then one compiled
 ``sequential_pass`` against its plain-Python reference (``jit=False``) at ``--python-n``
 (best of 3). Part 3 times the W step (Eq. (11), n QPs over the simplex, k = 10 and 40):
-the compiled solver (``plcore_plc._wstep``) against one block-diagonal OSQP problem of all
+the compiled solver (``plcore_plc._simplex``) against one block-diagonal OSQP problem of all
 blocks, and the difference of their objectives.
 Prints markdown tables.
 """
@@ -127,7 +127,7 @@ def eq12_problem(n):
     """T of Eq. (12) from the Eq. (1) weights of synthetic(n), as in a fit, and Y."""
     from plcore.utils import normalise_rows
     from plcore_plc._graph import gram_blocks, knn, t_matrix, weights_matrix
-    from plcore_plc._wstep import solve_simplex_qps
+    from plcore_plc._simplex import solve_simplex_qps
 
     X, S, _ = synthetic(n)
     Z = normalise_rows((X - X.mean(0)) / X.std(0))
@@ -162,7 +162,7 @@ def part3(n):
     """The W step (Eq. (11)) at k = 10 and 40: the compiled solver vs one batched OSQP problem."""
     from plcore.utils import normalise_rows
     from plcore_plc._graph import gram_blocks, knn
-    from plcore_plc._wstep import block_objectives, solve_simplex_qps
+    from plcore_plc._simplex import block_objectives, solve_simplex_qps
 
     X, _, y = synthetic(n)
     Z = normalise_rows((X - X.mean(0)) / X.std(0))
@@ -197,7 +197,7 @@ def best_of(fn, repeats=3):
 
 
 def part2(n, python_n, max_sweeps):
-    from plcore_plc._fstep import fw_gap, objective, sequential_pass, solve_eq12
+    from plcore_plc._simplex import fw_gap, objective, sequential_pass, solve_eq12
 
     tol = inspect.signature(solve_eq12).parameters["tol"].default
     T, Y = eq12_problem(200)

@@ -109,11 +109,11 @@ def osqp_solution(res, what: str, *, accept=("solved", "solved inaccurate")) -> 
 _COMPILED: dict = {}
 
 
-def compiled(fn, *, jit: bool = True, cache: bool = True):
+def compiled(fn, *, jit: bool = True):
     """``fn`` compiled by ``numba.njit`` (nopython, ``nogil``; cached on disk where the package
-    directory is writable, unless ``cache`` is false), or ``fn`` itself when ``jit`` is false or
-    numba cannot be imported. Numba's disk cache does not notice changes to functions that
-    ``fn`` calls from another module: such kernels pass ``cache=False``.
+    directory is writable), or ``fn`` itself when ``jit`` is false or numba cannot be imported.
+    Numba's disk cache does not notice changes to helpers that ``fn`` calls from another module:
+    keep a kernel and its ``register_jitable`` helpers in one module.
 
     The plain function is the reference: it runs the same arithmetic, slowly. Dispatchers are
     built once per process and function (compilation itself happens on the first call).
@@ -127,7 +127,7 @@ def compiled(fn, *, jit: bool = True, cache: bool = True):
             _COMPILED[fn] = fn
         else:
             try:
-                _COMPILED[fn] = numba.njit(cache=cache, nogil=True)(fn)
+                _COMPILED[fn] = numba.njit(cache=True, nogil=True)(fn)
             except RuntimeError:  # no writable cache location: compile per process
                 _COMPILED[fn] = numba.njit(cache=False, nogil=True)(fn)
     return _COMPILED[fn]

@@ -4,9 +4,9 @@
 :class:`KMeansClusterer` and :class:`SpectralClusterer` are the paper's baseline
 clusterers on the same features (they ignore the candidate sets except for the default
 number of clusters, ``S.shape[1]``). The numerics live in the private modules
-``_graph`` (neighbourhoods, W, T), ``_wstep`` (the n weight QPs), ``_fstep``
-(F: Eq. (12) exactly, Eq. (13) passes), ``_propagation`` (S and D, Eq. (14)) and
-``_spectral``.
+``_graph`` (neighbourhoods, W, T), ``_simplex`` (the compiled F and W steps: Eq. (12)
+exactly, Eq. (13) passes, the weight QPs; imported by the first fit, so that listing
+components does not load numba), ``_propagation`` (S and D, Eq. (14)) and ``_spectral``.
 
 PLC alternates the optimisation of Eq. (9) (Algorithm 1):
 
@@ -21,7 +21,7 @@ PLC alternates the optimisation of Eq. (9) (Algorithm 1):
 
 Defaults follow the paper's public demo (DESIGN.md "PLC"). The n weight QPs of a step
 are solved in one compiled loop to a certified duality gap, warm-started from the previous
-step (``plcore_plc._wstep``). Nothing of size n x n is formed by default: time and memory
+step (``plcore_plc._simplex``). Nothing of size n x n is formed by default: time and memory
 grow as n k^2 + n q k.
 """
 
@@ -42,11 +42,9 @@ from plcore.progress import iterations
 from plcore.utils import normalise_rows, uniform_confidences
 from plcore.validation import Integral, Interval, Real, StrOptions
 
-from plcore_plc._fstep import batched_pass, objective, sequential_pass, solve_eq12
 from plcore_plc._graph import gram_blocks, knn, neighbour_sqdist, symmetrise, t_matrix, weights_matrix
 from plcore_plc._propagation import classwise_sqdist, propagate_classwise, propagate_constraints
 from plcore_plc._spectral import njw_spectral_clustering
-from plcore_plc._wstep import solve_simplex_qps
 
 __all__ = ["PlcClusterer", "KMeansClusterer", "SpectralClusterer"]
 
@@ -188,6 +186,8 @@ class PlcClusterer(BaseClusterer):
 
     def _weights(self, Q, c, w0):
         """The n weight QPs (Eqs. (1), (11)); warns when a block stops at the iteration cap."""
+        from plcore_plc._simplex import solve_simplex_qps  # numba: imported when a fit needs it
+
         w, info = solve_simplex_qps(Q, c, x0=w0, tol=float(self.w_tol))
         if info["gap_ratio"] > 1.0:
             warnings.warn(f"PLC: a weight QP stopped at its iteration cap with duality gap {info['gap']:.3g}",
@@ -227,6 +227,8 @@ class PlcClusterer(BaseClusterer):
             self.neighbors_ = np.zeros((n, 0), dtype=np.int64)
             self.f_init_info_ = {}
             return
+
+        from plcore_plc._simplex import batched_pass, objective, sequential_pass, solve_eq12
 
         Z = self._features(X)
         nbr = knn(Z, k)

@@ -62,7 +62,7 @@ def test_literal_graph_helpers():
     Wc = weights_matrix(w, nbr)
     np.testing.assert_allclose(Wc.toarray()[j, nbr[j]], w[j])
     # T = (I - W)(I - W'), any (non-symmetric, column sums != 1) paper-W; its quadratic form is
-    # checked against Eq. (2) summed literally in test_plc_fstep.py
+    # checked against Eq. (2) summed literally in test_plc_simplex.py
     Wp = Wc.T.toarray() * rng.uniform(0.5, 1.5, size=(20, 20))
     A = np.eye(20) - Wp
     np.testing.assert_allclose(t_matrix(sp.csr_matrix(Wp)).toarray(), A @ A.T, atol=1e-12)

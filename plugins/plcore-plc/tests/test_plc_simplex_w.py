@@ -6,7 +6,7 @@ import pytest
 
 from plcore.utils import normalise_rows
 from plcore_plc._graph import gram_blocks, knn
-from plcore_plc._wstep import block_objectives, solve_simplex_qps
+from plcore_plc._simplex import block_objectives, solve_simplex_qps
 
 CLARABEL = dict(solver=cp.CLARABEL, tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
 

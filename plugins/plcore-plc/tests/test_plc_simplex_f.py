@@ -1,4 +1,4 @@
-"""PLC's F step (``plcore_plc._fstep``) and T matrix: the literal Eq. (2), cvxpy for Eqs. (12)-(13),
+"""PLC's F step (``plcore_plc._simplex``) and T matrix: the literal Eq. (2), cvxpy for Eqs. (12)-(13),
 the compiled kernels against their plain-Python reference."""
 
 import cvxpy as cp
@@ -7,10 +7,10 @@ import pytest
 import scipy.sparse as sp
 
 from plcore.utils import normalise_rows
-from plcore_plc._fstep import (batched_pass, fw_gap, objective, project_rows, sequential_pass,
+from plcore_plc._simplex import (batched_pass, fw_gap, objective, project_rows, sequential_pass,
                                solve_eq12)
 from plcore_plc._graph import gram_blocks, knn, symmetrise, t_matrix, weights_matrix
-from plcore_plc._wstep import solve_simplex_qps
+from plcore_plc._simplex import solve_simplex_qps
 
 CLARABEL = dict(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
 
