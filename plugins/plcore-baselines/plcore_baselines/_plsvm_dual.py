@@ -29,7 +29,11 @@ use); otherwise the same Python function runs uncompiled (identical arithmetic, 
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
+
+from plcore.utils import compiled
 
 __all__ = ["solve_dual", "primal_objective", "USE_JIT"]
 
@@ -125,26 +129,13 @@ def _cd_kernel(X, sqnorm, allowed, pos, cost_c, alpha, W, tol, max_epochs, seed)
     return epoch, viol_max
 
 
-try:
-    import numba
-except ImportError:  # pragma: no cover
-    numba = None
-
-#: compile the kernel with numba (when importable); False runs the same code uncompiled
-USE_JIT = numba is not None
-_JIT = None
+#: compile the kernel with numba (when importable, :func:`plcore.utils.compiled`); False runs
+#: the same code uncompiled
+USE_JIT = importlib.util.find_spec("numba") is not None
 
 
 def _kernel(jit: bool):
-    global _JIT
-    if not (jit and USE_JIT and numba is not None):
-        return _cd_kernel
-    if _JIT is None:
-        try:
-            _JIT = numba.njit(cache=True, nogil=True)(_cd_kernel)
-        except RuntimeError:  # no writable cache location: compile per process
-            _JIT = numba.njit(cache=False, nogil=True)(_cd_kernel)
-    return _JIT
+    return compiled(_cd_kernel, jit=jit and USE_JIT)
 
 
 def solve_dual(X, allowed, pos, cost_c, alpha=None, W=None, *, tol=1e-3, max_epochs=1000, seed=0,
