@@ -5,6 +5,13 @@ from pathlib import Path
 
 import pytest
 
+# Under pytest-xdist every worker shares the machine's cores with the others: one thread each.
+# PyTorch's OpenMP pool otherwise spins on cores another worker is using (the deep plugin's
+# conformance tests ran 6x slower with -n 2). Set before any test imports numpy or torch.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
+
 
 @pytest.fixture(scope="session")
 def data_home() -> Path:
