@@ -1,10 +1,14 @@
 # Two entry points: `make run` (default experiment) and `make test` (whole suite).
-# Both create .venv with pinned dependencies (requirements.lock) and install the core
-# and every plugin under plugins/ in editable mode.
+# Both create .venv with pinned dependencies (requirements.lock, plus torch: see below) and
+# install the core and every plugin under plugins/ in editable mode.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 UV_VERSION := 0.13.9
+# PyTorch for plugins/plcore-deep, installed by pip: where a CPU build of this release is
+# provided (our machines' wheel directory) pip takes it; uv would download a CUDA build.
+# Its own dependencies are pinned in requirements.lock. GPU users: plugins/plcore-deep/README.md.
+TORCH_VERSION := 2.13.0
 PLUGINS := $(wildcard plugins/*/pyproject.toml)
 STAMP  := $(VENV)/.plcore-installed
 
@@ -22,6 +26,7 @@ $(STAMP): requirements.lock pyproject.toml $(PLUGINS)
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q "uv==$(UV_VERSION)"
 	$(VENV)/bin/uv pip install --python $(PY) -q --compile-bytecode -r requirements.lock
+	$(PY) -m pip install -q --disable-pip-version-check "torch==$(TORCH_VERSION)"
 	$(VENV)/bin/uv pip install --python $(PY) -q --no-deps -e . $(foreach p,$(PLUGINS),-e $(dir $(p)))
 	$(VENV)/bin/uv pip check --python $(PY)
 	touch $@

@@ -1,0 +1,22 @@
+"""plcore-deep: deep partial-label learners on PyTorch.
+
+PRODEN (Lv et al., ICML 2020), RC and CC (Feng et al., NeurIPS 2020), LWS (Wen et al., ICML
+2021), CAVL (Zhang et al., ICLR 2022) and POP (Xu et al., ICML 2023) on an MLP or a linear
+model for tabular features. Importing this package does not import PyTorch.
+"""
+
+from plcore_deep.learners import CavlLearner, CcLearner, LwsLearner, PopLearner, ProdenLearner, RcLearner
+
+__version__ = "0.1.0"
+
+__all__ = ["ProdenLearner", "RcLearner", "CcLearner", "LwsLearner", "CavlLearner", "PopLearner", "LEARNERS"]
+
+#: option name -> class
+LEARNERS = {
+    "proden": ProdenLearner,
+    "rc": RcLearner,
+    "cc": CcLearner,
+    "lws": LwsLearner,
+    "cavl": CavlLearner,
+    "pop": PopLearner,
+}

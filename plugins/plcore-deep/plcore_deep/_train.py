@@ -1,0 +1,261 @@
+"""The mini-batch training loop shared by every deep learner (PyTorch), and its methods.
+
+One loop, one network builder; a method (:class:`Method`) supplies the loss, when and how the
+confidences are updated, and an optional end-of-epoch step (POP's purification). Data live
+on the device as two tensors for the whole fit (no DataLoader: rows are indexed in place).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch import nn
+
+from plcore_deep import _losses as L
+
+__all__ = ["METHODS", "Method", "build_network", "resolve_device", "train", "predict_logits"]
+
+
+# ----------------------------------------------------------------------------- networks
+def build_network(n_features: int, n_classes: int, hidden_layer_sizes) -> nn.Sequential:
+    """``Linear -> ReLU`` per hidden layer, then a linear output layer (no hidden layer: the
+    linear model). PyTorch's default initialisation, drawn from the global generator."""
+    layers, width = [], n_features
+    for size in hidden_layer_sizes:
+        layers += [nn.Linear(width, int(size)), nn.ReLU()]
+        width = int(size)
+    layers.append(nn.Linear(width, n_classes))
+    return nn.Sequential(*layers)
+
+
+def resolve_device(device: str) -> torch.device:
+    """``"auto"``: CUDA when available, else the CPU; ``"cuda"`` without CUDA is an error."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device={device!r} but PyTorch sees no CUDA device "
+                         f"(torch {torch.__version__}); use device='cpu' or 'auto'")
+    return torch.device(device)
+
+
+# ----------------------------------------------------------------------------- methods
+@dataclass
+class Method:
+    """What distinguishes one learner from another inside the shared loop.
+
+    ``loss(logits, S, W)`` is minimised per mini-batch. ``update`` says when a batch's
+    confidences ``W`` are recomputed by ``targets(logits, S)``: ``"before"`` from the outputs
+    the loss was computed on (before the optimiser step), ``"after"`` from a fresh forward pass
+    after the step, ``None`` never. ``end_epoch(state)`` may change ``state.S`` and ``state.W``.
+    """
+
+    loss: object
+    targets: object = None
+    update: str | None = None
+    initial: object = L.uniform_confidence
+
+    def end_epoch(self, state: "State") -> None:
+        return None
+
+
+class ProgressivePurification(Method):
+    """POP (Xu et al., ICML 2023, Algorithm 1, with the schedule of the authors' code): PRODEN's
+    loss and per-batch update; from epoch ``warm_up`` on, every ``window`` epochs, the
+    confidences averaged over the last ``window`` epochs purify the candidate sets
+    (:func:`plcore_deep._losses.purify` with ratio ``theta``): removed labels leave for good and
+    the confidences restart from the averages on what is left. While ``theta < theta_max``, a
+    round that changes fewer than 0.01% of the entries raises it by the factor ``1 + inc``."""
+
+    def __init__(self, warm_up: int, window: int, theta: float, inc: float, theta_max: float):
+        super().__init__(loss=_weighted, targets=L.candidate_posterior, update="before")
+        self.warm_up, self.window, self.theta, self.inc, self.theta_max = warm_up, window, theta, inc, theta_max
+        self.record = None
+
+    def end_epoch(self, state: "State") -> None:
+        rows = state.train
+        if self.record is None:
+            self.record = torch.zeros((self.window, len(rows), state.S.shape[1]), device=state.W.device)
+        self.record[state.epoch % self.window] = state.W[rows]
+        if state.epoch < self.warm_up or state.epoch % self.window != 0:
+            return
+        mean = self.record.mean(dim=0)
+        mean = mean / mean.sum(dim=1, keepdim=True)
+        S_old = state.S[rows]
+        S_new = L.purify(mean, S_old, self.theta)
+        W = mean * S_new
+        state.S[rows] = S_new
+        state.W[rows] = W / W.sum(dim=1, keepdim=True)
+        n_changed = int((S_new != S_old).sum())
+        state.n_purified += n_changed
+        if self.theta < self.theta_max and n_changed < 1e-4 * S_old.numel():
+            self.theta *= 1 + self.inc
+
+
+def _weighted(logits, S, W):
+    return L.weighted_nll(logits, W)
+
+
+def _cc(logits, S, W):
+    return L.cc_loss(logits, S)
+
+
+def make_method(name: str, params: dict) -> Method:
+    """The :class:`Method` of learner ``name`` with its own parameters ``params``."""
+    if name in ("proden", "rc"):
+        return Method(loss=_weighted, targets=L.candidate_posterior,
+                      update="before" if name == "proden" else "after")
+    if name == "cc":
+        return Method(loss=_cc)
+    if name == "lws":
+        beta = float(params["beta"])
+        return Method(loss=lambda logits, S, W: L.lws_loss(logits, S, W, beta), targets=L.lws_weights,
+                      update="after", initial=L.uniform_over_classes)
+    if name == "cavl":
+        return Method(loss=_weighted, targets=L.cavl_targets, update="after")
+    if name == "pop":
+        return ProgressivePurification(int(params["warm_up"]), int(params["window"]), float(params["theta"]),
+                                       float(params["inc"]), float(params["theta_max"]))
+    raise KeyError(name)
+
+
+METHODS = ("proden", "rc", "cc", "lws", "cavl", "pop")
+
+
+# ----------------------------------------------------------------------------- the loop
+@dataclass
+class State:
+    """The training state a method's ``end_epoch`` may read and change."""
+
+    model: nn.Module
+    X: torch.Tensor
+    S: torch.Tensor
+    W: torch.Tensor
+    train: torch.Tensor
+    batch_size: int
+    epoch: int = 0
+    n_purified: int = 0
+
+    @torch.no_grad()
+    def logits_of(self, rows: torch.Tensor) -> torch.Tensor:
+        out = [self.model(self.X[rows[i:i + self.batch_size]]) for i in range(0, len(rows), self.batch_size)]
+        return torch.cat(out) if out else torch.empty((0, self.S.shape[1]), device=self.X.device)
+
+
+@dataclass
+class Result:
+    """What :func:`train` returns: the model (float64, on the CPU), the training rows'
+    candidate-set confidences, the per-epoch history and the early-stopping outcome."""
+
+    model: nn.Module
+    confidences: np.ndarray
+    candidates: np.ndarray
+    loss_curve: list = field(default_factory=list)
+    validation_scores: list = field(default_factory=list)
+    best_epoch: int | None = None
+    n_epochs: int = 0
+    n_purified: int = 0
+
+
+def _optimizer(name, params, lr, weight_decay, momentum):
+    if name == "adam":
+        return torch.optim.Adam(params, lr=lr, weight_decay=weight_decay)
+    return torch.optim.SGD(params, lr=lr, weight_decay=weight_decay, momentum=momentum)
+
+
+def train(X: np.ndarray, S: np.ndarray, *, method: Method, hidden_layer_sizes, n_epochs: int, batch_size: int,
+          learning_rate: float, weight_decay: float, optimizer: str, momentum: float, early_stopping: bool,
+          validation_fraction: float, n_iter_no_change: int, tol: float, score, device: torch.device,
+          seed: int, iterations=lambda it, desc: it, desc: str = "") -> Result:
+    """Fit a network on ``X`` (n, d) and candidate matrix ``S`` (n, q, bool) with ``method``.
+
+    ``seed`` fixes the initial weights, the batch order and the early-stopping split (on the
+    CPU the result is then bit-identical). With ``early_stopping`` a ``validation_fraction`` of
+    the rows is held out, ``score(S_val, logits_val)`` (a criterion of candidate sets only) is
+    evaluated after every epoch, the best epoch's weights are kept, and training stops after
+    ``n_iter_no_change`` epochs without an improvement of more than ``tol``.
+    """
+    n, q = S.shape
+    rng = np.random.RandomState(seed)
+    gen = torch.Generator().manual_seed(int(rng.randint(2**31 - 1)))
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(rng.randint(2**31 - 1)))
+        model = build_network(X.shape[1], q, hidden_layer_sizes)
+    model.to(device)
+    Xt = torch.from_numpy(X.astype(np.float32)).to(device)
+    St = torch.from_numpy(S.astype(np.float32)).to(device)
+    rows = np.arange(n)
+    val = np.empty(0, dtype=np.int64)
+    if early_stopping:
+        n_val = max(1, int(math.ceil(validation_fraction * n)))
+        perm = rng.permutation(n)
+        val, rows = np.sort(perm[:n_val]), np.sort(perm[n_val:])
+    train_rows = torch.as_tensor(rows, device=device)
+    val_rows = torch.as_tensor(val, device=device)
+    W = method.initial(St)
+    state = State(model, Xt, St, W, train_rows, batch_size)
+    opt = _optimizer(optimizer, model.parameters(), learning_rate, weight_decay, momentum)
+    result = Result(model=model, confidences=None, candidates=None)
+    best_score, best_state, stall = -math.inf, None, 0
+    n_train = len(rows)
+    for epoch in iterations(range(n_epochs), desc):
+        model.train()
+        order = train_rows[torch.randperm(n_train, generator=gen).to(device)]
+        total = torch.zeros((), device=device)
+        for start in range(0, n_train, batch_size):
+            idx = order[start:start + batch_size]
+            xb, sb = Xt[idx], St[idx]
+            logits = model(xb)
+            loss = method.loss(logits, sb, W[idx])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            total += loss.detach() * len(idx)
+            if method.update == "before":
+                W[idx] = method.targets(logits.detach(), sb)
+            elif method.update == "after":
+                with torch.no_grad():
+                    W[idx] = method.targets(model(xb), sb)
+        model.eval()
+        state.epoch = epoch
+        method.end_epoch(state)
+        result.loss_curve.append(float(total) / n_train)
+        result.n_epochs = epoch + 1
+        if early_stopping:
+            value = float(score(S[val], state.logits_of(val_rows).double().cpu().numpy()))
+            result.validation_scores.append(value)
+            if value > best_score + tol:
+                best_score, best_state, stall, result.best_epoch = value, copy.deepcopy(model.state_dict()), 0, epoch
+            else:
+                stall += 1
+                if stall >= n_iter_no_change:
+                    break
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    model.eval()
+    # the rows' confidences on their (possibly purified) candidate sets; held-out rows and
+    # methods without confidences (CC) take the final model's posterior on the candidates
+    with torch.no_grad():
+        conf = L.candidate_posterior(state.logits_of(torch.arange(n, device=device)), St)
+        if method.update is not None:
+            trained = W[train_rows] * St[train_rows]
+            conf[train_rows] = trained / trained.sum(dim=1, keepdim=True)
+    conf = conf.double().cpu().numpy()                 # rows sum to 1 in float64, not only float32
+    result.confidences = conf / conf.sum(axis=1, keepdims=True)
+    result.candidates = St.cpu().numpy() > 0
+    result.n_purified = state.n_purified
+    result.model = model.to("cpu").double()
+    return result
+
+
+@torch.no_grad()
+def predict_logits(model: nn.Module, X: np.ndarray, device: torch.device, batch_size: int = 8192) -> np.ndarray:
+    """The float64 outputs of ``model`` for ``X``, in batches on ``device``."""
+    model = model.to(device)
+    Xt = torch.as_tensor(X, dtype=torch.float64)
+    out = [model(Xt[i:i + batch_size].to(device)).cpu() for i in range(0, X.shape[0], batch_size)]
+    model.to("cpu")
+    return torch.cat(out).numpy() if out else np.empty((0, model[-1].out_features))

@@ -1,0 +1,279 @@
+"""Deep partial-label learners: PRODEN, RC, CC, LWS, CAVL and POP on an MLP or a linear model.
+
+Six scikit-learn classifiers share one implementation, :class:`_DeepLearner`, and one
+training loop (:mod:`plcore_deep._train`); they differ in the loss and the confidence update
+(:mod:`plcore_deep._losses`):
+
+==================  ==========================================  ===========================
+class (``+learner=``)  paper                                    loss / update
+==================  ==========================================  ===========================
+``ProdenLearner``   Lv et al., ICML 2020                        Eq. (6) / Eq. (7), per batch,
+                                                                from the step's own outputs
+``RcLearner``       Feng et al., NeurIPS 2020 (RC)              Eq. (6) / Eq. (7), per batch,
+                                                                after the step
+``CcLearner``       Feng et al., NeurIPS 2020 (CC)              Eq. (4), no confidences
+``LwsLearner``      Wen et al., ICML 2021                       Eq. (6), sigmoid loss, beta
+``CavlLearner``     Zhang et al., ICLR 2022                     CE on the max-CAV candidate
+``PopLearner``      Xu et al., ICML 2023                        RC + progressive purification
+==================  ==========================================  ===========================
+
+PyTorch is imported at the first ``fit`` or ``predict``, never when this module is imported:
+listing components and composing configs stay fast. Training is deterministic on the CPU
+under ``random_state``; ``device="auto"`` trains on CUDA where PyTorch sees a GPU. The fitted
+network is kept in float64 on the CPU (``network_``), so predictions do not depend on the
+batch they are computed in, and a fitted learner pickles anywhere.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import softmax
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from plcore.base import BaseLearner
+from plcore.metrics import covering_rate, partial_log_likelihood
+from plcore.progress import iterations
+from plcore.validation import Integral, Interval, Real, StrOptions
+
+__all__ = ["ProdenLearner", "RcLearner", "CcLearner", "LwsLearner", "CavlLearner", "PopLearner"]
+
+
+def _covering_rate(S, logits):
+    return covering_rate(S, np.argmax(logits, axis=1))
+
+
+def _partial_log_likelihood(S, logits):
+    return partial_log_likelihood(S, softmax(logits, axis=1))
+
+
+#: early-stopping criteria: candidate sets only (the scorers of plcore.metrics)
+_SCORES = {"covering_rate": _covering_rate, "partial_log_likelihood": _partial_log_likelihood}
+
+
+class _DeepLearner(BaseLearner):
+    """Shared implementation; a subclass sets ``_method`` and adds its own parameters.
+
+    Parameters
+    ----------
+    hidden_layer_sizes : tuple of int, default=(500,)
+        Widths of the MLP's hidden ReLU layers; ``()`` is the linear model.
+    n_epochs : int, default=200
+        Passes over the training rows (fewer with early stopping).
+    batch_size : int, default=128
+    learning_rate : float, default=1e-3
+    weight_decay : float, default=1e-5
+        L2 penalty of the optimiser.
+    optimizer : {"adam", "sgd"}, default="adam"
+    momentum : float, default=0.9
+        SGD only.
+    early_stopping : bool, default=False
+        Hold out ``validation_fraction`` of the rows, keep the epoch with the best ``scoring``
+        on their candidate sets, stop after ``n_iter_no_change`` epochs without improvement.
+    validation_fraction : float, default=0.1
+    n_iter_no_change : int, default=20
+    tol : float, default=1e-4
+    scoring : {"covering_rate", "partial_log_likelihood"}, default="partial_log_likelihood"
+        Early stopping's criterion, computed from candidate sets only.
+    device : str, default="auto"
+        ``"cpu"``, ``"cuda"``, ``"cuda:<i>"`` or ``"auto"`` (CUDA if available).
+    random_state : int, RandomState or None, default=None
+    """
+
+    _method = ""
+
+    _parameter_constraints = {
+        "hidden_layer_sizes": ["array-like"],
+        "n_epochs": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "weight_decay": [Interval(Real, 0, None, closed="left")],
+        "optimizer": [StrOptions({"adam", "sgd"})],
+        "momentum": [Interval(Real, 0, 1, closed="left")],
+        "early_stopping": ["boolean"],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "scoring": [StrOptions(set(_SCORES))],
+        "device": [str],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, *, hidden_layer_sizes=(500,), n_epochs=200, batch_size=128, learning_rate=1e-3,
+                 weight_decay=1e-5, optimizer="adam", momentum=0.9, early_stopping=False,
+                 validation_fraction=0.1, n_iter_no_change=20, tol=1e-4, scoring="partial_log_likelihood",
+                 device="auto", random_state=None):
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.n_epochs = n_epochs
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.weight_decay = weight_decay
+        self.optimizer = optimizer
+        self.momentum = momentum
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.scoring = scoring
+        self.device = device
+        self.random_state = random_state
+
+    def _method_params(self) -> dict:
+        return {}
+
+    def _hidden(self) -> tuple:
+        sizes = tuple(int(h) for h in np.atleast_1d(np.asarray(self.hidden_layer_sizes, dtype=float)))
+        if any(h < 1 for h in sizes):
+            raise ValueError(f"hidden_layer_sizes must hold positive widths, got {self.hidden_layer_sizes!r}")
+        return sizes
+
+    def _fit(self, X, S):
+        from plcore_deep import _train
+
+        device = _train.resolve_device(self.device)
+        seed = check_random_state(self.random_state).randint(2**31 - 1)
+        result = _train.train(
+            X, S, method=_train.make_method(self._method, self._method_params()),
+            hidden_layer_sizes=self._hidden(), n_epochs=int(self.n_epochs), batch_size=int(self.batch_size),
+            learning_rate=float(self.learning_rate), weight_decay=float(self.weight_decay),
+            optimizer=self.optimizer, momentum=float(self.momentum), early_stopping=bool(self.early_stopping),
+            validation_fraction=float(self.validation_fraction), n_iter_no_change=int(self.n_iter_no_change),
+            tol=float(self.tol), score=_SCORES[self.scoring], device=device, seed=seed,
+            iterations=iterations, desc=type(self).__name__.removesuffix("Learner"))
+        self.network_ = result.model
+        self.confidences_ = result.confidences
+        self.loss_curve_ = result.loss_curve
+        self.validation_scores_ = result.validation_scores
+        self.best_epoch_ = result.best_epoch
+        self.n_epochs_ = result.n_epochs
+        return result
+
+    def _scores(self, X):
+        """The network's outputs (logits), shape (n, q)."""
+        from plcore_deep import _train
+
+        return _train.predict_logits(self.network_, X, _train.resolve_device(self.device))
+
+    def decision_function(self, X):
+        """The network's outputs (logits), one column per class; for two classes, as scikit-learn's
+        classifiers, the 1-D margin of the second class over the first."""
+        check_is_fitted(self)
+        logits = self._scores(self._validate_predict(X))
+        return logits[:, 1] - logits[:, 0] if logits.shape[1] == 2 else logits
+
+    def predict_proba(self, X):
+        """Softmax of the outputs: the model's class posteriors, columns in ``classes_`` order."""
+        check_is_fitted(self)
+        return softmax(self._scores(self._validate_predict(X)), axis=1)
+
+
+class ProdenLearner(_DeepLearner):
+    """PRODEN (Lv et al., ICML 2020): confidence-weighted cross-entropy, confidences re-estimated per batch.
+
+    Loss Eq. (6) ``-sum_j w_ij log p_j(x_i)``; after each step the batch's weights become the
+    outputs the step was computed on, renormalised over the candidates (Eq. 7). Weights start
+    uniform on the candidates.
+    """
+
+    _method = "proden"
+
+
+class RcLearner(_DeepLearner):
+    """RC, the risk-consistent estimator of Feng et al. (NeurIPS 2020).
+
+    The importance-reweighted risk Eq. (6) is PRODEN's weighted cross-entropy; the weights
+    (Eq. 7, ``p(y|x)`` renormalised on the candidates) are recomputed for each batch from a
+    forward pass after the optimiser step, as in the authors' code.
+    """
+
+    _method = "rc"
+
+
+class CcLearner(_DeepLearner):
+    """CC, the classifier-consistent estimator of Feng et al. (NeurIPS 2020).
+
+    With candidate sets drawn uniformly (the paper's assumption) Eq. (4) is
+    ``-log sum_{j in S_i} p_j(x_i)``: the probability of the candidate set. No confidences.
+    """
+
+    _method = "cc"
+
+
+class LwsLearner(_DeepLearner):
+    """LWS, the leveraged weighted loss (Wen et al., ICML 2021).
+
+    Eq. (6) with the sigmoid loss ``psi(z) = 1/(1+e^z)``: candidates are pushed up with weights
+    ``w_j`` (``p`` renormalised on the candidates), non-candidates down with ``beta`` times
+    their weights (``p`` renormalised on the non-candidates); weights updated per batch.
+    """
+
+    _method = "lws"
+    _parameter_constraints = {**_DeepLearner._parameter_constraints,
+                              "beta": [Interval(Real, 0, None, closed="left")]}
+
+    def __init__(self, *, beta=2.0, hidden_layer_sizes=(500,), n_epochs=200, batch_size=128, learning_rate=1e-3,
+                 weight_decay=1e-5, optimizer="adam", momentum=0.9, early_stopping=False,
+                 validation_fraction=0.1, n_iter_no_change=20, tol=1e-4, scoring="partial_log_likelihood",
+                 device="auto", random_state=None):
+        super().__init__(hidden_layer_sizes=hidden_layer_sizes, n_epochs=n_epochs, batch_size=batch_size,
+                         learning_rate=learning_rate, weight_decay=weight_decay, optimizer=optimizer,
+                         momentum=momentum, early_stopping=early_stopping, validation_fraction=validation_fraction,
+                         n_iter_no_change=n_iter_no_change, tol=tol, scoring=scoring, device=device,
+                         random_state=random_state)
+        self.beta = beta
+
+    def _method_params(self):
+        return {"beta": self.beta}
+
+
+class CavlLearner(_DeepLearner):
+    """CAVL (Zhang et al., ICLR 2022): cross-entropy on the candidate with the largest class activation value.
+
+    The target of each row is one-hot on ``argmax_{j in S} f_j |1 - f_j|`` of the raw outputs
+    (Eq. 3), re-chosen per batch after the step; it starts uniform on the candidates.
+    """
+
+    _method = "cavl"
+
+
+class PopLearner(_DeepLearner):
+    """POP, progressive purification (Xu et al., ICML 2023).
+
+    PRODEN's loss and updates; from epoch ``warm_up`` on, every ``window`` epochs, each candidate
+    whose mean confidence over the last ``window`` epochs is below ``theta`` times its row's
+    largest is removed for good (Algorithm 1). ``theta`` grows by the factor ``1 + inc`` after a
+    round that changed almost nothing, up to ``theta_max``. Defaults: the authors' code.
+    """
+
+    _method = "pop"
+    _parameter_constraints = {**_DeepLearner._parameter_constraints,
+                              "warm_up": [Interval(Integral, 0, None, closed="left")],
+                              "window": [Interval(Integral, 1, None, closed="left")],
+                              "theta": [Interval(Real, 0, 1, closed="right")],
+                              "inc": [Interval(Real, 0, None, closed="left")],
+                              "theta_max": [Interval(Real, 0, 1, closed="right")]}
+
+    def __init__(self, *, warm_up=20, window=5, theta=1e-3, inc=1e-3, theta_max=0.4, hidden_layer_sizes=(500,),
+                 n_epochs=200, batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam",
+                 momentum=0.9, early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
+                 scoring="partial_log_likelihood", device="auto", random_state=None):
+        super().__init__(hidden_layer_sizes=hidden_layer_sizes, n_epochs=n_epochs, batch_size=batch_size,
+                         learning_rate=learning_rate, weight_decay=weight_decay, optimizer=optimizer,
+                         momentum=momentum, early_stopping=early_stopping, validation_fraction=validation_fraction,
+                         n_iter_no_change=n_iter_no_change, tol=tol, scoring=scoring, device=device,
+                         random_state=random_state)
+        self.warm_up = warm_up
+        self.window = window
+        self.theta = theta
+        self.inc = inc
+        self.theta_max = theta_max
+
+    def _method_params(self):
+        return {"warm_up": self.warm_up, "window": self.window, "theta": self.theta, "inc": self.inc,
+                "theta_max": self.theta_max}
+
+    def _fit(self, X, S):
+        result = super()._fit(X, S)
+        self.candidates_ = result.candidates
+        self.n_purified_ = result.n_purified
+        return result

@@ -1,0 +1,176 @@
+"""The shared training loop against a textbook loop, POP's schedule, early stopping, determinism."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from plcore.testing import make_pl_data
+from plcore_deep import LEARNERS, CcLearner, PopLearner, ProdenLearner
+from plcore_deep import _train
+
+
+def _initial_network(seed, d, q, hidden):
+    """The network ``_train.train`` starts from for ``seed`` (its documented seeding)."""
+    rng = np.random.RandomState(seed)
+    rng.randint(2**31 - 1)                      # the batch-order generator's seed
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(rng.randint(2**31 - 1)))
+        return _train.build_network(d, q, hidden)
+
+
+def _textbook(method, X, S, *, seed, hidden, epochs, lr, beta=2.0):
+    """Full-batch plain SGD with each paper's loss and update written out literally."""
+    net = _initial_network(seed, X.shape[1], S.shape[1], hidden)
+    X = torch.tensor(X, dtype=torch.float32)
+    S = torch.tensor(S, dtype=torch.float32)
+    W = torch.full_like(S, 1 / S.shape[1]) if method == "lws" else S / S.sum(1, keepdim=True)
+    opt = torch.optim.SGD(net.parameters(), lr=lr)
+
+    def posterior(f, mask):
+        p = torch.softmax(f, 1) * mask
+        return p / p.sum(1, keepdim=True)
+
+    for _ in range(epochs):
+        f = net(X)
+        p = torch.softmax(f, 1)
+        if method == "cc":
+            loss = -torch.log((p * S).sum(1)).mean()
+        elif method == "lws":
+            loss = ((S * W / (1 + torch.exp(f))).sum(1) + beta * ((1 - S) * W / (1 + torch.exp(-f))).sum(1)).mean()
+        else:
+            loss = -(W * torch.log(p)).sum(1).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        with torch.no_grad():
+            after = net(X)
+            if method == "proden":
+                W = posterior(f.detach(), S)                 # the outputs the step was computed on
+            elif method == "rc":
+                W = posterior(after, S)                      # a fresh pass after the step
+            elif method == "lws":
+                W = posterior(after, S) + posterior(after, 1 - S)
+            elif method == "cavl":
+                cav = torch.where(S > 0, after * (1 - after).abs(), torch.tensor(-math.inf))
+                W = torch.nn.functional.one_hot(cav.argmax(1), S.shape[1]).float()
+    return net, W
+
+
+@pytest.mark.parametrize("method", ["proden", "rc", "cc", "lws", "cavl"])
+def test_loop_equals_the_textbook_loop(method):
+    X, S, _ = make_pl_data(n_samples=60, n_features=5, n_classes=4, r=2, random_state=3)
+    X = (X - X.mean(0)) / X.std(0)
+    kw = dict(seed=11, hidden=(8,), epochs=6, lr=0.5)
+    ref_net, ref_W = _textbook(method, X, S, **kw)
+    res = _train.train(X, S, method=_train.make_method(method, {"beta": 2.0}), hidden_layer_sizes=(8,),
+                       n_epochs=6, batch_size=1000, learning_rate=0.5, weight_decay=0.0, optimizer="sgd",
+                       momentum=0.0, early_stopping=False, validation_fraction=0.1, n_iter_no_change=1, tol=0.0,
+                       score=None, device=torch.device("cpu"), seed=11)
+    for got, want in zip(res.model.parameters(), ref_net.parameters()):
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().double().numpy(), atol=2e-5)
+    if method != "cc":
+        want = (ref_W * torch.tensor(S, dtype=torch.float32)).double().numpy()
+        np.testing.assert_allclose(res.confidences, want / want.sum(1, keepdims=True), atol=2e-5)
+
+
+def test_the_textbook_comparison_tells_the_update_timings_apart():
+    """PRODEN (outputs before the step) and RC (after it) really differ here, so the test
+    above would catch an update made at the wrong moment."""
+    X, S, _ = make_pl_data(n_samples=60, n_features=5, n_classes=4, r=2, random_state=3)
+    X = (X - X.mean(0)) / X.std(0)
+    kw = dict(seed=11, hidden=(8,), epochs=6, lr=0.5)
+    (_, w_before), (_, w_after) = _textbook("proden", X, S, **kw), _textbook("rc", X, S, **kw)
+    assert float((w_before - w_after).abs().max()) > 1e-2
+
+
+class _State:
+    def __init__(self, W, S):
+        self.W, self.S = torch.tensor(W), torch.tensor(S)
+        self.train = torch.arange(len(W))
+        self.epoch, self.n_purified = 0, 0
+
+
+def test_pop_purifies_every_window_epochs_after_warm_up_from_the_window_mean():
+    S = [[1.0, 1.0, 1.0], [1.0, 1.0, 0.0]]
+    pop = _train.make_method("pop", {"warm_up": 4, "window": 2, "theta": 0.3, "inc": 0.5, "theta_max": 0.4})
+    state = _State([[0.7, 0.25, 0.05], [0.5, 0.5, 0.0]], S)
+    history = [[[0.7, 0.25, 0.05], [0.5, 0.5, 0.0]], [[0.7, 0.15, 0.15], [0.5, 0.5, 0.0]]] * 3
+    for epoch, W in enumerate(history[:5]):       # epochs 0..4
+        state.epoch, state.W = epoch, torch.tensor(W)
+        pop.end_epoch(state)
+        if epoch < 4:
+            assert state.S.tolist() == S, "purified before the warm-up ended"
+    # epoch 4: mean of epochs 3 (0.7, .15, .15) and 4 (0.7, .25, .05) = (0.7, 0.2, 0.1); ratio 0.2/0.7 < 0.3
+    assert state.S.tolist() == [[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]]
+    np.testing.assert_allclose(state.W.numpy(), [[1.0, 0.0, 0.0], [0.5, 0.5, 0.0]])
+    assert state.n_purified == 2
+    assert pop.theta == 0.3   # 2 of 6 entries changed: theta stays
+    # a round that changes nothing raises theta by the factor 1 + inc, capped once >= theta_max
+    state.epoch = 6
+    state.W = torch.tensor([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0]])
+    pop.record[:] = state.W
+    pop.end_epoch(state)
+    assert pop.theta == pytest.approx(0.45)
+    state.epoch = 8
+    pop.end_epoch(state)
+    assert pop.theta == pytest.approx(0.45)
+
+
+def test_pop_learner_shrinks_candidate_sets_and_keeps_the_truth_mostly():
+    X, S, y = make_pl_data(n_samples=200, n_features=5, n_classes=5, r=2, random_state=0)
+    X = (X - X.mean(0)) / X.std(0)
+    est = PopLearner(hidden_layer_sizes=(32,), n_epochs=60, warm_up=20, theta=0.2, learning_rate=1e-2,
+                     device="cpu", random_state=0).fit(X, S)
+    assert est.candidates_.sum() < S.sum()
+    assert (est.candidates_ <= S).all(), "purification only removes labels"
+    assert est.candidates_[np.arange(len(y)), y].mean() >= 0.95
+
+
+def test_early_stopping_keeps_the_best_epoch_by_a_candidate_set_score():
+    X, S, _ = make_pl_data(n_samples=200, n_features=5, n_classes=4, r=1, random_state=2)
+    est = ProdenLearner(hidden_layer_sizes=(16,), n_epochs=300, early_stopping=True, n_iter_no_change=5,
+                        learning_rate=1e-2, device="cpu", random_state=0).fit(X, S)
+    scores = est.validation_scores_
+    assert est.n_epochs_ == len(scores) < 300, "stopped early"
+    best, best_epoch = -np.inf, None
+    for epoch, value in enumerate(scores):      # the rule, written out: improve by more than tol
+        if value > best + est.tol:
+            best, best_epoch = value, epoch
+    assert est.best_epoch_ == best_epoch
+    assert est.n_epochs_ - 1 - est.best_epoch_ == 5
+    # the kept weights are the best epoch's: re-scoring the held-out rows gives its score
+    assert scores[est.best_epoch_] == max(scores[:est.best_epoch_ + 1])
+
+
+@pytest.mark.parametrize("name", sorted(LEARNERS))
+def test_deterministic_on_the_cpu_and_seed_dependent(name):
+    X, S, _ = make_pl_data(n_samples=80, n_features=4, n_classes=3, r=1, random_state=0)
+    kw = dict(hidden_layer_sizes=(8,), n_epochs=5, device="cpu")
+    a = LEARNERS[name](random_state=7, **kw).fit(X, S)
+    b = LEARNERS[name](random_state=7, **kw).fit(X, S)
+    c = LEARNERS[name](random_state=8, **kw).fit(X, S)
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+    np.testing.assert_array_equal(a.confidences_, b.confidences_)
+    assert not np.array_equal(a.decision_function(X), c.decision_function(X))
+
+
+def test_device_cuda_without_cuda_is_a_one_line_error():
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    X, S, _ = make_pl_data(n_samples=30)
+    with pytest.raises(ValueError, match="PyTorch sees no CUDA device"):
+        CcLearner(device="cuda").fit(X, S)
+
+
+def test_importing_the_plugin_does_not_import_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys; from plcore.registry import get_registry; reg = get_registry(); "
+            "assert ('learner', 'proden') in reg.components, reg.errors; "
+            "reg.components[('learner', 'pop')].config(); "
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
