@@ -4,6 +4,7 @@ Run from the repository root::
 
     .venv/bin/python benchmarks/selection.py [--data-home DIR] [--methods plknn cenda+plknn plc ...]
                                              [--datasets lost msrc-v2] [--n-splits 10]
+                                             [--columns defaults nested oracle] [--device cpu]
 
 A method is a registry name: a learner (``plknn``), a reducer before a learner
 (``cenda+plknn``: only the reducer's declared grid is searched, the learner keeps its
@@ -37,6 +38,8 @@ from plcore.registry import get_registry
 
 #: the clustering protocol's data: PLC's paper uses msrc-v2's stored splits (rho 0.10)
 CLUSTERING_DATA = {"msrc-v2": "msrc-v2-plc-splits"}
+COLUMNS = ("defaults", "nested", "oracle")
+_SELECT = {"defaults": "none", "nested": "grid", "oracle": "oracle"}
 
 
 def _chosen(res) -> str:
@@ -49,15 +52,18 @@ def _chosen(res) -> str:
     return "; ".join(parts) or "-"
 
 
-def _seeded(comp):
+def _seeded(comp, device=None):
     est = comp.spec.cls()
     if "random_state" in est.get_params():  # as the app does: the run's seed, so that the
         est.set_params(random_state=0)      # three columns differ by their parameters only
+    if device is not None and "device" in est.get_params():
+        est.set_params(device=device)       # plcore-deep: where to train (default: auto)
     return est
 
 
-def _columns(method: str, ds_name: str, data_home: str, n_splits: int):
-    """(metric name, [(cell, chosen) for defaults, nested, oracle])."""
+def _columns(method: str, ds_name: str, data_home: str, n_splits: int, columns=COLUMNS, device=None):
+    """``[(cell, chosen)]`` for each of ``columns`` (defaults, nested, oracle; a column left out
+    is ``("–", "")``)."""
     registry = get_registry()
     names = method.split("+")
     kinds = {n: next(c.kind for c in registry.components.values()
@@ -66,28 +72,29 @@ def _columns(method: str, ds_name: str, data_home: str, n_splits: int):
     if kinds[names[-1]] == "clusterer":
         ds = load_dataset(CLUSTERING_DATA.get(ds_name, ds_name), data_home=data_home)
         comp = registry.get("clusterer", names[-1])
-        for select in ({"method": "none"}, {"method": "grid"}, {"method": "oracle"}):
+        for column in columns:
             res = clustering(Setup(clusterer=_seeded(comp)), ds, rho=0.1, n_partitions=n_splits,
-                             select=select, progress=False)
-            out.append((res.steps, "acc", _chosen(res)))
+                             select={"method": _SELECT[column]}, progress=False)
+            out.append((column, res.steps, "acc", _chosen(res)))
     else:
         ds = load_dataset(ds_name, data_home=data_home)
-        learner = _seeded(registry.get("learner", names[-1]))
+        learner = _seeded(registry.get("learner", names[-1]), device)
         reducer = _seeded(registry.get("reducer", names[0])) if len(names) == 2 else None
         space = None
         if reducer is not None:  # search the reducer's grid; the learner keeps its defaults
             declared = registry.get("reducer", names[0]).spec.search_space
             space = {f"reducer.{p}": list(v) for p, v in declared.items()}
-        for method_ in ("none", "grid", "oracle"):
+        for column in columns:
+            method_ = _SELECT[column]
             select = {"method": method_, "space": space} if method_ != "none" else {"method": "none"}
             res = kfold(Setup(learner=learner, reducer=reducer), ds, n_splits=n_splits, select=select,
                         refit=False, progress=False)
-            out.append((res.steps, "accuracy", _chosen(res)))
-    cells = []
-    for steps, key, chose in out:
+            out.append((column, res.steps, "accuracy", _chosen(res)))
+    cells = {column: ("–", "") for column in COLUMNS}
+    for column, steps, key, chose in out:
         values = np.array([s[key] for s in steps])
-        cells.append((f"{values.mean():.3f} ± {values.std():.3f}", chose))
-    return cells
+        cells[column] = (f"{values.mean():.3f} ± {values.std():.3f}", chose)
+    return [cells[c] for c in COLUMNS]
 
 
 def main(argv=None) -> int:
@@ -96,12 +103,16 @@ def main(argv=None) -> int:
     ap.add_argument("--methods", "--learners", nargs="+", default=["plknn"])
     ap.add_argument("--datasets", nargs="+", default=["lost", "msrc-v2"])
     ap.add_argument("--n-splits", type=int, default=10)
+    ap.add_argument("--columns", nargs="+", choices=COLUMNS, default=list(COLUMNS),
+                    help="which columns to run (the others print as '–')")
+    ap.add_argument("--device", default=None, help="plcore-deep learners: cpu, cuda or auto (their default)")
     args = ap.parse_args(argv)
     print("| method | data set | defaults | nested (candidate sets) | oracle (test labels) | nested chose | oracle chose |")
     print("|---|---|---|---|---|---|---|")
     for method in args.methods:
         for ds_name in args.datasets:
-            (d, _), (n, n_chose), (o, o_chose) = _columns(method, ds_name, args.data_home, args.n_splits)
+            (d, _), (n, n_chose), (o, o_chose) = _columns(method, ds_name, args.data_home, args.n_splits,
+                                                          args.columns, args.device)
             print(f"| {method} | {ds_name} | {d} | {n} | {o} | {n_chose} | {o_chose} |", flush=True)
     return 0
 
