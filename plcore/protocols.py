@@ -26,7 +26,7 @@ from plcore.progress import enabled as iteration_progress
 from plcore.selection import (SELECT_DEFAULTS, candidates, check_select, make_search, oracle, select_clusterer,
                               selected_values)
 from plcore.utils import dense_candidates
-from plcore.validation import Integral, Interval, Real, StrOptions
+from plcore.validation import Integral, Interval, Options, Real, StrOptions
 
 __all__ = ["make_preprocessor", "build_pipeline", "fitted_reducer", "Setup", "ProtocolResult", "ProtocolSpec",
            "bags_apply", "apply_bags", "prequential", "kfold", "holdout", "online", "clustering", "PROTOCOLS",
@@ -283,6 +283,32 @@ def _progress(iterable, total, desc, progress):
         yield from bar
 
 
+def _map_steps(fn, tasks, *, n_jobs: int, progress: bool, total: int, desc: str):
+    """``fn(**task)`` for every task, yielded in task order: here when ``n_jobs == 1``, else in
+    ``n_jobs`` worker processes (joblib's loky; -1: one per core). Each worker is limited to
+    ``cpu_count // n_jobs`` BLAS / OpenMP threads (threadpoolctl, and the thread variables
+    PyTorch reads), so the workers do not oversubscribe the machine; the steps' results are
+    those of the serial run at the same thread count (their seeds do not depend on the order)."""
+    if n_jobs == 1:
+        for task in _progress(tasks, total, desc, progress):
+            yield fn(**task)
+        return
+    from joblib import Parallel, cpu_count, delayed, effective_n_jobs, parallel_config
+
+    workers = min(effective_n_jobs(n_jobs), max(1, len(tasks)))
+    with parallel_config(backend="loky", inner_max_num_threads=max(1, cpu_count() // workers)):
+        results = Parallel(n_jobs=workers, return_as="generator")(delayed(fn)(**task) for task in tasks)
+        yield from _progress(results, total, desc, progress)
+
+
+def _split_step(**kwargs):
+    """One split evaluated (:func:`_evaluate_split`): ``(step metrics, prediction rows)``; a
+    module-level function, so that worker processes can run it."""
+    predictions = []
+    step = _evaluate_split(predictions=predictions, **kwargs)
+    return step, predictions
+
+
 def _fit_pipeline(pipe, X, S, train, *, has_reducer: bool, S_learner=None, reducer_rows=None):
     """Fit ``scaler -> [reducer ->] learner`` on the training rows ``train``.
 
@@ -342,12 +368,13 @@ def _prediction_rows(step, test, y, pred, scores, classes):
 
 
 def _refit(setup, X, S, preprocessing, reduced_preprocessing, classes, S_learner=None, select=None,
-           random_state=None):
+           random_state=None, n_jobs=1):
     """The pipeline refitted on all rows (``refit=True``; with nested selection, the search
-    run on all rows and its best pipeline): what the run logs as its model."""
+    run on all rows -- its candidates in ``n_jobs`` processes -- and its best pipeline): what
+    the run logs as its model."""
     pipe = build_pipeline(setup.estimators(), preprocessing, reduced_preprocessing)
     if select is not None and select["method"] != "none":
-        pipe = make_search(pipe, select, random_state).fit(X, S).best_estimator_
+        pipe = make_search(pipe, select, random_state, n_jobs=n_jobs).fit(X, S).best_estimator_
     else:
         _fit_pipeline(pipe, X, S, np.arange(X.shape[0]), has_reducer=setup.reducer is not None, S_learner=S_learner)
     return {"pipeline": pipe, "X_example": X[:5], "classes": list(classes)}
@@ -368,6 +395,7 @@ def _check_selection(setup, select, feed_truth, fit_reducer_on="train"):
 
 def _evaluate_split(setup, X, S, y, train, test, preprocessing, step, predictions, fit_reducer_on="train",
                     reduced_preprocessing="none", classes=None, S_learner=None, select=None, random_state=None):
+    """Fit on ``train``, predict ``test``; append the prediction rows; return the step's metrics."""
     if fit_reducer_on not in ("train", "all"):
         raise ConfigError(f"fit_reducer_on must be 'train' or 'all', got {fit_reducer_on!r}")
     pipe = build_pipeline(setup.estimators(), preprocessing, reduced_preprocessing)
@@ -409,8 +437,8 @@ def _need_learner(setup, name):
 
 def kfold(setup: Setup, dataset: PLDataset, *, n_splits: int = 10, shuffle: bool = True,
           preprocessing: str = "standardize", fit_reducer_on: str = "train", reduced_preprocessing: str = "none",
-          exact_labels: str = "auto", refit: bool = True, select: dict | None = None, random_state=0,
-          progress: bool = True, callback: Callable | None = None) -> ProtocolResult:
+          exact_labels: str = "auto", refit: bool = True, select: dict | None = None, n_jobs: int = 1,
+          random_state=0, progress: bool = True, callback: Callable | None = None) -> ProtocolResult:
     """k-fold cross-validation: fit ``scaler -> [reducer ->] learner`` on each training fold.
 
     Accuracy is measured on the test fold's true labels; transductive accuracy (the
@@ -426,6 +454,8 @@ def kfold(setup: Setup, dataset: PLDataset, *, n_splits: int = 10, shuffle: bool
     the pipeline fitted on all rows (``result.model``; logged as the run's MLflow model).
     ``select`` (:mod:`plcore.selection`) chooses hyperparameters by nested, label-free inner
     cross-validation on each training fold; the choices are step metrics ``selected.<param>``.
+    ``n_jobs`` runs the folds in that many processes (-1: one per core) and the refit's
+    selection candidates likewise; the steps are those of the serial run (:func:`_map_steps`).
     """
     if not isinstance(setup, Setup):
         setup = Setup(learner=setup)
@@ -436,7 +466,7 @@ def kfold(setup: Setup, dataset: PLDataset, *, n_splits: int = 10, shuffle: bool
         return oracle(kfold, setup, dataset, select, score_key="accuracy_mean", callback=callback, refit=refit,
                       n_splits=n_splits, shuffle=shuffle, preprocessing=preprocessing, fit_reducer_on=fit_reducer_on,
                       reduced_preprocessing=reduced_preprocessing, exact_labels=exact_labels,
-                      random_state=random_state)
+                      n_jobs=n_jobs, random_state=random_state)
     ds = apply_bags(dataset, setup.bags, random_state)
     if ds.y_true is None:
         raise DataValidationError(f"data set {ds.name!r} has no true labels to evaluate against")
@@ -445,17 +475,20 @@ def kfold(setup: Setup, dataset: PLDataset, *, n_splits: int = 10, shuffle: bool
     splitter = KFold(n_splits=n_splits, shuffle=shuffle, random_state=random_state if shuffle else None)
     result = ProtocolResult("kfold")
     _label_source(result, feed_truth, setup.learner)
-    bar = _progress(splitter.split(ds.X), n_splits, f"{n_splits}-fold {ds.name}", progress)
-    for i, (train, test) in enumerate(bar):
-        step = _evaluate_split(setup, ds.X, ds.S, ds.y_true, train, test, preprocessing, i, result.predictions,
-                               fit_reducer_on, reduced_preprocessing, ds.classes, S_learner, select, random_state)
+    tasks = [dict(setup=setup, X=ds.X, S=ds.S, y=ds.y_true, train=train, test=test, preprocessing=preprocessing,
+                  step=i, fit_reducer_on=fit_reducer_on, reduced_preprocessing=reduced_preprocessing,
+                  classes=ds.classes, S_learner=S_learner, select=select, random_state=random_state)
+             for i, (train, test) in enumerate(splitter.split(ds.X))]
+    for step, predictions in _map_steps(_split_step, tasks, n_jobs=n_jobs, progress=progress, total=n_splits,
+                                        desc=f"{n_splits}-fold {ds.name}"):
         result.steps.append(step)
+        result.predictions.extend(predictions)
         if callback is not None:
             callback(step)
     _summarise_splits(result)
     if refit:
         result.model = _refit(setup, ds.X, ds.S, preprocessing, reduced_preprocessing, ds.classes, S_learner,
-                              select, random_state)
+                              select, random_state, n_jobs)
     return result
 
 
@@ -467,12 +500,13 @@ def _summarise_splits(result):
 
 def holdout(setup: Setup, dataset: PLDataset, *, test_size: float = 0.2, n_repeats: int = 1,
             preprocessing: str = "standardize", stratify: bool = False, reduced_preprocessing: str = "none",
-            exact_labels: str = "auto", refit: bool = True, select: dict | None = None, random_state=0,
-            progress: bool = True, callback: Callable | None = None) -> ProtocolResult:
+            exact_labels: str = "auto", refit: bool = True, select: dict | None = None, n_jobs: int = 1,
+            random_state=0, progress: bool = True, callback: Callable | None = None) -> ProtocolResult:
     """Repeated random train/test splits (``n_repeats`` seeds from ``random_state``).
 
     Exact-label baselines are trained on the true labels, as in :func:`kfold`. ``refit=True``
     ends with the pipeline fitted on all rows (candidate sets drawn with ``random_state``).
+    ``n_jobs`` runs the repeats in that many processes, as :func:`kfold` runs its folds.
     """
     if not isinstance(setup, Setup):
         setup = Setup(learner=setup)
@@ -484,22 +518,26 @@ def holdout(setup: Setup, dataset: PLDataset, *, test_size: float = 0.2, n_repea
     if select["method"] == "oracle":
         return oracle(holdout, setup, dataset, select, score_key="accuracy_mean", callback=callback, refit=refit,
                       test_size=test_size, n_repeats=n_repeats, preprocessing=preprocessing, stratify=stratify,
-                      reduced_preprocessing=reduced_preprocessing, exact_labels=exact_labels,
+                      reduced_preprocessing=reduced_preprocessing, exact_labels=exact_labels, n_jobs=n_jobs,
                       random_state=random_state)
     result = ProtocolResult("holdout")
     _label_source(result, feed_truth, setup.learner)
     rng = np.random.RandomState(random_state)
     seeds = rng.randint(np.iinfo(np.int32).max, size=n_repeats)
-    for r in _progress(range(n_repeats), n_repeats, f"holdout {dataset.name}", progress):
+    tasks = []
+    for r in range(n_repeats):
         ds = apply_bags(dataset, setup.bags, int(seeds[r]))
         idx = np.arange(ds.n_samples)
         train, test = train_test_split(idx, test_size=test_size, random_state=int(seeds[r]),
                                        stratify=ds.y_true if stratify else None)
         S_learner = _singletons(ds.y_true, ds.n_classes) if feed_truth else None
-        step = _evaluate_split(setup, ds.X, ds.S, ds.y_true, train, test, preprocessing, r, result.predictions,
-                               reduced_preprocessing=reduced_preprocessing, classes=ds.classes, S_learner=S_learner,
-                               select=select, random_state=int(seeds[r]))
+        tasks.append(dict(setup=setup, X=ds.X, S=ds.S, y=ds.y_true, train=train, test=test,
+                          preprocessing=preprocessing, step=r, reduced_preprocessing=reduced_preprocessing,
+                          classes=ds.classes, S_learner=S_learner, select=select, random_state=int(seeds[r])))
+    for step, predictions in _map_steps(_split_step, tasks, n_jobs=n_jobs, progress=progress, total=n_repeats,
+                                        desc=f"holdout {dataset.name}"):
         result.steps.append(step)
+        result.predictions.extend(predictions)
         if callback is not None:
             callback(step)
     _summarise_splits(result)
@@ -507,7 +545,7 @@ def holdout(setup: Setup, dataset: PLDataset, *, test_size: float = 0.2, n_repea
         ds = apply_bags(dataset, setup.bags, random_state)
         S_learner = _singletons(ds.y_true, ds.n_classes) if feed_truth else None
         result.model = _refit(setup, ds.X, ds.S, preprocessing, reduced_preprocessing, ds.classes, S_learner,
-                              select, random_state)
+                              select, random_state, n_jobs)
     return result
 
 
@@ -727,26 +765,29 @@ def _checks(*fns):
     return run
 
 
+#: ``n_jobs``: a positive number of worker processes, or -1 (one per core)
+_N_JOBS = [Interval(Integral, 1, None, closed="left"), Options(Integral, {-1})]
+
 PROTOCOLS = {
     "kfold": ProtocolSpec(
         "kfold", kfold, {"n_splits": 10, "shuffle": True, "preprocessing": "standardize",
                          "fit_reducer_on": "train", "reduced_preprocessing": "none", "exact_labels": "auto",
-                         "refit": True, "select": dict(SELECT_DEFAULTS)},
+                         "refit": True, "select": dict(SELECT_DEFAULTS), "n_jobs": 1},
         summary_keys=("accuracy_mean", "accuracy_std"), step_name="fold", count_param="n_splits",
         constraints={"n_splits": [Interval(Integral, 2, None, closed="left")], "shuffle": ["boolean"],
                      "preprocessing": _PREPROCESSING, "fit_reducer_on": [StrOptions({"train", "all"})],
                      "reduced_preprocessing": _PREPROCESSING, "exact_labels": _EXACT, "refit": ["boolean"],
-                     "select": [dict]},
+                     "select": [dict], "n_jobs": _N_JOBS},
         check_data=_checks(_check_kfold_data, _check_preprocessing)),
     "holdout": ProtocolSpec(
         "holdout", holdout, {"test_size": 0.2, "n_repeats": 1, "stratify": False, "preprocessing": "standardize",
                              "reduced_preprocessing": "none", "exact_labels": "auto", "refit": True,
-                             "select": dict(SELECT_DEFAULTS)},
+                             "select": dict(SELECT_DEFAULTS), "n_jobs": 1},
         summary_keys=("accuracy_mean", "accuracy_std"), step_name="repeat", count_param="n_repeats",
         constraints={"test_size": [Interval(Real, 0, 1, closed="neither")],
                      "n_repeats": [Interval(Integral, 1, None, closed="left")], "stratify": ["boolean"],
                      "preprocessing": _PREPROCESSING, "reduced_preprocessing": _PREPROCESSING,
-                     "exact_labels": _EXACT, "refit": ["boolean"], "select": [dict]},
+                     "exact_labels": _EXACT, "refit": ["boolean"], "select": [dict], "n_jobs": _N_JOBS},
         check_data=_checks(_check_holdout_data, _check_preprocessing)),
     "online": ProtocolSpec(
         "online", online, {"n_runs": 100, "exact_labels": "auto", "preprocessing": "none",

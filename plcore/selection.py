@@ -103,8 +103,9 @@ def _pipeline_key(pipe, key: str) -> str:
     return f"{name}__{inner}{param}"
 
 
-def make_search(pipe, select: dict, random_state):
-    """``pipe`` wrapped in the scikit-learn search ``select`` asks for (or ``pipe`` itself)."""
+def make_search(pipe, select: dict, random_state, n_jobs=None):
+    """``pipe`` wrapped in the scikit-learn search ``select`` asks for (or ``pipe`` itself);
+    ``n_jobs`` candidates at a time (scikit-learn's ``n_jobs``)."""
     if select["method"] == "none":
         return pipe
     from sklearn.model_selection import GridSearchCV, KFold, RandomizedSearchCV
@@ -113,7 +114,7 @@ def make_search(pipe, select: dict, random_state):
 
     space = {_pipeline_key(pipe, k): v for k, v in select["space"].items()}
     inner = KFold(n_splits=select["cv"], shuffle=True, random_state=random_state)
-    common = dict(scoring=get_scorer(select["scoring"]), cv=inner, refit=True, error_score="raise")
+    common = dict(scoring=get_scorer(select["scoring"]), cv=inner, refit=True, error_score="raise", n_jobs=n_jobs)
     if select["method"] == "grid":
         return GridSearchCV(pipe, space, **common)
     return RandomizedSearchCV(pipe, space, n_iter=select["n_iter"], random_state=random_state, **common)

@@ -470,3 +470,41 @@ def test_prediction_rows_carry_class_names_and_scores():
     assert row["label_pred"] == names[row["y_pred"]] and row["label_true"] == names[row["y_true"]]
     scores = [row[f"score_{n}"] for n in names]
     assert abs(sum(scores) - 1) < 1e-9 and int(np.argmax(scores)) == row["y_pred"]
+
+
+# ----------------------------------------------------------------------------- parallel steps
+def _without_times(steps):
+    return [{k: v for k, v in s.items() if not k.endswith("_time")} for s in steps]
+
+
+@pytest.mark.parametrize("protocol, kwargs", [(kfold, {"n_splits": 4}), (holdout, {"n_repeats": 3})])
+def test_n_jobs_runs_the_steps_in_processes_with_the_serial_results(protocol, kwargs):
+    """Folds (and the refit's selection candidates) in 2 worker processes: the same steps,
+    predictions, selected values and refitted model as the serial run, at one BLAS thread."""
+    from threadpoolctl import threadpool_limits
+
+    from plcore.datasets import load_dataset
+
+    ds = load_dataset("digits")
+    ds = ds.with_candidates(UniformBags(r=2).generate(ds.y_true, random_state=0))
+    select = {"method": "grid", "space": {"learner.k": [3, 8]}}
+    seen = []
+    with threadpool_limits(1):
+        serial = protocol(Setup(learner=PlKnnLearner()), ds, select=select, progress=False, **kwargs)
+    parallel = protocol(Setup(learner=PlKnnLearner()), ds, select=select, progress=False, n_jobs=2,
+                        callback=seen.append, **kwargs)
+    assert _without_times(parallel.steps) == _without_times(serial.steps)
+    assert [s["step"] for s in seen] == list(range(len(serial.steps))), "callbacks in step order"
+    assert parallel.predictions == serial.predictions
+    X = ds.X[:50]
+    np.testing.assert_array_equal(parallel.model["pipeline"].predict(X), serial.model["pipeline"].predict(X))
+
+
+def test_n_jobs_is_validated_in_one_line():
+    from plcore.exceptions import InvalidParameterError
+
+    spec = PROTOCOLS["kfold"]
+    for bad in (0, -2, 1.5, "2"):
+        with pytest.raises(InvalidParameterError, match="'n_jobs' parameter of protocol kfold"):
+            spec.validate({**spec.defaults, "n_jobs": bad})
+    spec.validate({**spec.defaults, "n_jobs": -1})
