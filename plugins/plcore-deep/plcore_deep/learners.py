@@ -32,6 +32,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from plcore.base import BaseLearner
+from plcore.exceptions import InvalidParameterError
 from plcore.metrics import covering_rate, partial_log_likelihood
 from plcore.progress import iterations
 from plcore.validation import Integral, Interval, Real, StrOptions
@@ -122,10 +123,14 @@ class _DeepLearner(BaseLearner):
         return {}
 
     def _hidden(self) -> tuple:
-        sizes = tuple(int(h) for h in np.atleast_1d(np.asarray(self.hidden_layer_sizes, dtype=float)))
-        if any(h < 1 for h in sizes):
-            raise ValueError(f"hidden_layer_sizes must hold positive widths, got {self.hidden_layer_sizes!r}")
-        return sizes
+        try:
+            sizes = np.asarray(self.hidden_layer_sizes, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            sizes = np.array([np.nan])
+        if not np.all(np.isfinite(sizes)) or np.any(sizes < 1) or np.any(sizes != np.round(sizes)):
+            raise InvalidParameterError("hidden_layer_sizes must be a list of positive integer widths "
+                                        f"(() for the linear model), got {self.hidden_layer_sizes!r}")
+        return tuple(int(h) for h in sizes)
 
     def _fit(self, X, S):
         from plcore_deep import _train

@@ -174,3 +174,41 @@ def test_importing_the_plugin_does_not_import_torch():
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("bad", [(0,), (-3, 5), (2.5,), ("a",)])
+def test_bad_hidden_layer_sizes_is_a_one_line_parameter_error(bad):
+    from plcore.exceptions import InvalidParameterError
+
+    X, S, _ = make_pl_data(n_samples=30)
+    with pytest.raises(InvalidParameterError, match="hidden_layer_sizes must be a list of positive integer"):
+        CcLearner(hidden_layer_sizes=bad, device="cpu").fit(X, S)
+
+
+def test_linear_model_has_no_hidden_layer():
+    X, S, _ = make_pl_data(n_samples=30)
+    est = CcLearner(hidden_layer_sizes=(), n_epochs=2, device="cpu").fit(X, S)
+    assert [type(m).__name__ for m in est.network_] == ["Linear"]
+
+
+def test_parallel_folds_give_the_serial_results_with_torch_in_the_workers():
+    """``protocol.n_jobs``: torch in loky workers (one thread each) gives the serial folds."""
+    from threadpoolctl import threadpool_limits
+
+    from plcore.data import PLDataset
+    from plcore.protocols import Setup, kfold
+
+    X, S, y = make_pl_data(n_samples=120, n_features=5, n_classes=4, r=1, random_state=0)
+    ds = PLDataset(X, S, y, name="blobs")
+    learner = CcLearner(hidden_layer_sizes=(8,), n_epochs=5, device="cpu", random_state=0)
+    torch_threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        with threadpool_limits(1):
+            serial = kfold(Setup(learner=learner), ds, n_splits=3, refit=False, progress=False)
+    finally:
+        torch.set_num_threads(torch_threads)
+    parallel = kfold(Setup(learner=learner), ds, n_splits=3, refit=False, progress=False, n_jobs=2)
+    strip = [{k: v for k, v in s.items() if not k.endswith("_time")} for s in serial.steps]
+    assert [{k: v for k, v in s.items() if not k.endswith("_time")} for s in parallel.steps] == strip
+    assert parallel.predictions == serial.predictions
