@@ -72,3 +72,31 @@ def test_sweep_logs_over_http_to_a_tracking_server(tmp_path, plcore_cli, mlflow_
     direct = mlflow.tracking.MlflowClient(tracking_uri=f"sqlite:///{srv / 'mlflow.db'}")
     same = assert_two_finished_runs(direct, artifacts=False)
     assert {r.info.run_id for r in same} == {r.info.run_id for r in runs}
+
+
+@pytest.mark.slow
+def test_submitit_local_sweep_runs_each_job_in_its_own_process(tmp_path, plcore_cli, job_probe):
+    """``hydra/launcher=submitit_local``: submitit's code path of ``submitit_slurm`` (pickled job,
+    a separate process per job, results collected by the launcher), on this machine."""
+    import mlflow
+
+    sweep = ["-m", "+learner=plknn", "learner.k=5,10", "hydra/launcher=submitit_local", "protocol.n_splits=3",
+             "progress=false", job_probe.override]
+    proc = plcore_cli(sweep, tmp_path, dict(THREADS, **job_probe.env))
+    assert "Submitit 'local' sweep output dir" in proc.stdout + proc.stderr
+    job_probe.assert_parallel(2)
+    assert_two_finished_runs(mlflow.tracking.MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}"))
+
+
+def test_slurm_preset_composes_to_submitit_slurm(tmp_path, plcore_cli):
+    """The documented Slurm preset (conf/hydra/launcher/slurm.yaml) is submitit's Slurm launcher
+    with the partition, time, cores and array parallelism it documents."""
+    import yaml
+
+    proc = plcore_cli(["hydra/launcher=slurm", "hydra.launcher.partition=cpu", "--cfg", "hydra"], tmp_path)
+    launcher = yaml.safe_load(proc.stdout)["hydra"]["launcher"]
+    assert launcher["_target_"].endswith("submitit_launcher.SlurmLauncher")
+    assert (launcher["partition"], launcher["timeout_min"], launcher["cpus_per_task"],
+            launcher["array_parallelism"]) == ("cpu", 60, 2, 64)
+    assert launcher["setup"] == ["export OMP_NUM_THREADS=${hydra.launcher.cpus_per_task} "
+                                 "OPENBLAS_NUM_THREADS=${hydra.launcher.cpus_per_task}"]
