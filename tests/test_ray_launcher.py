@@ -1,48 +1,38 @@
-"""A sweep through the Ray launcher (``hydra/launcher=ray``) on a local Ray instance started by the
-launcher (docs/scale_out.md).
+"""A 4-job sweep through the Ray launcher (``hydra/launcher=ray``) on a local Ray instance
+(``ray.init(num_cpus=2)``), as docs/scale_out.md's cluster recipe does against ``ray start --head``.
 
-hydra-ray-launcher is not in requirements.lock: its last release for hydra-core 1.3 (1.2.1) pins
-``cloudpickle<3``, which forces joblib < 1.6. The test is skipped unless it is installed, e.g. in
-a separate environment::
-
-    uv pip install -r requirements.lock hydra-ray-launcher==1.2.1  # minus the cloudpickle,
-                                                                   # joblib, python-dateutil pins
+hydra-ray-launcher is in requirements.lock (with cloudpickle 2.2.1, joblib 1.5.3 and
+python-dateutil 2.9.0.post0, the versions its ``cloudpickle<3`` pin resolves to): CI runs this
+test; a missing launcher fails it.
 """
 
 from __future__ import annotations
-
-import importlib.util
 
 import pytest
 
 pytestmark = pytest.mark.slow
 
 
-def _ray_launcher_missing() -> bool:
-    try:
-        return importlib.util.find_spec("hydra_plugins.hydra_ray_launcher") is None
-    except ImportError:
-        return True
-
-
-@pytest.mark.skipif(_ray_launcher_missing(), reason="hydra-ray-launcher is not installed (not in "
-                    "requirements.lock: it needs cloudpickle<3, see docs/scale_out.md)")
 def test_ray_sweep_runs_jobs_in_ray_workers(tmp_path, plcore_cli, job_probe):
     import mlflow
 
     env = dict(job_probe.env, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", RAY_USAGE_STATS_ENABLED="0")
-    proc = plcore_cli(["-m", "+learner=plknn", "learner.k=5,10", "protocol.n_splits=3", "progress=false",
+    proc = plcore_cli(["-m", "+learner=plknn", "learner.k=5,8,10,12", "protocol.n_splits=3", "progress=false",
                        "hydra/launcher=ray", "+hydra.launcher.ray.init.num_cpus=2",
                        "+hydra.launcher.ray.init.include_dashboard=false", job_probe.override],
                       tmp_path, env, timeout=600)
     log = proc.stdout + proc.stderr
-    assert "Ray Launcher is launching 2 jobs" in log and "Started a local Ray instance" in log
-    job_probe.assert_parallel(2)  # two Ray worker processes, running at the same time
+    assert "Ray Launcher is launching 4 jobs" in log and "Started a local Ray instance" in log
+    parent, starts, ends = job_probe.records()
+    assert sorted(starts) == sorted(ends) == [0, 1, 2, 3], (starts, ends)
+    assert parent["pid"] not in {r["pid"] for r in starts.values()}, "a job ran in the launching process"
+    spans = sorted((starts[i]["time"], ends[i]["time"]) for i in starts)
+    assert any(b[0] < a[1] for a, b in zip(spans, spans[1:])), f"the jobs ran one after the other: {spans}"
     client = mlflow.tracking.MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
     runs = client.search_runs([client.get_experiment_by_name("plcore").experiment_id])
-    assert sorted(r.data.params["learner.k"] for r in runs) == ["10", "5"]
+    assert sorted(int(r.data.params["learner.k"]) for r in runs) == [5, 8, 10, 12]
     for r in runs:
         assert r.info.status == "FINISHED"
         assert 0.85 < r.data.metrics["accuracy_mean"] <= 1.0  # digits, r=3
         assert len(client.get_metric_history(r.info.run_id, "fold/accuracy")) == 3
-    assert sorted(r.data.tags["hydra.job.num"] for r in runs) == ["0", "1"]
+    assert sorted(r.data.tags["hydra.job.num"] for r in runs) == ["0", "1", "2", "3"]
