@@ -106,7 +106,8 @@ def test_sweep_logs_to_postgresql_through_an_authenticated_server(tmp_path, post
         "[mlflow]\ndefault_permission = READ\n"
         f"database_uri = sqlite:///{srv / 'basic_auth.db'}\n"
         f"admin_username = admin\nadmin_password = {ADMIN_PASSWORD}\n"
-        "authorization_function = mlflow.server.auth:authenticate_request_basic_auth\n")
+        "authorization_function = mlflow.server.auth:authenticate_request_basic_auth\n"
+        "auth_cache_ttl_seconds = 60\n")   # checked passwords cached a minute: 7x the write rate
     monkeypatch.setenv("MLFLOW_AUTH_CONFIG_PATH", str(srv / "auth.ini"))
     monkeypatch.setenv("MLFLOW_FLASK_SERVER_SECRET_KEY", os.urandom(16).hex())   # CSRF of the auth app
     start = time.perf_counter()
