@@ -33,10 +33,10 @@ from collections.abc import Mapping
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_is_fitted
 
 from plcore.base import BaseLearner
+from plcore.neighbors import NeighborIndex
 from plcore.utils import normalise_rows, uniform_confidences
 from plcore.validation import Integral, Interval, Real
 
@@ -120,8 +120,7 @@ class IpalLearner(BaseLearner):
         F0 = uniform_confidences(S)                                         # Eq. (3)
         k_graph = min(int(self.k), n - 1)
         if k_graph >= 1:
-            nbr = NearestNeighbors(n_neighbors=k_graph, n_jobs=self.n_jobs).fit(X).kneighbors(
-                return_distance=False)
+            nbr = NeighborIndex(X, n_jobs=self.n_jobs).kneighbors(None, k_graph, return_distance=False)
             w, _, _ = batched_nnls(X, X, nbr, self._osqp())                   # Eq. (1)
             self.weights_ = sp.csr_matrix(
                 (w.ravel(), nbr.ravel(), np.arange(0, n * k_graph + 1, k_graph)), shape=(n, n))
@@ -138,14 +137,15 @@ class IpalLearner(BaseLearner):
         self.disambiguated_ = np.argmax(self.confidences_, axis=1)
         self._X = X
         self._q = q
-        self._nn = NearestNeighbors(n_neighbors=min(int(self.k), n), n_jobs=self.n_jobs).fit(X)
+        self._nn = NeighborIndex(X, n_jobs=self.n_jobs)
+        self._n_neighbors = min(int(self.k), n)
         return self
 
     def _scores(self, X):
         """Negative reconstruction errors of Eq. (8), shape (n, q); argmax = prediction."""
         if self.row_normalize:
             X = normalise_rows(X)
-        nbr = self._nn.kneighbors(X, return_distance=False)
+        nbr = self._nn.kneighbors(X, self._n_neighbors, return_distance=False)
         w, G, b = batched_nnls(X, self._X, nbr, self._osqp())
         return -reconstruction_errors(X, w, G, b, self.disambiguated_[nbr], self._q)
 
