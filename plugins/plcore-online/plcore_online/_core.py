@@ -50,7 +50,8 @@ import os
 
 import numpy as np
 
-__all__ = ["run_stream", "StreamState", "USE_JIT", "jit_available", "compile_kernels"]
+__all__ = ["run_stream", "run_one_row", "augment_row", "StreamState", "USE_JIT", "jit_available",
+           "compile_kernels"]
 
 #: recompute ``||W||^2`` exactly after this many Pegasos updates (bounds rounding drift)
 _NORM_REFRESH = 512
@@ -285,6 +286,7 @@ def _pegasos(state, X, A, tau2, neg, pos, full, preds, lam, shrink_on_zero_loss)
 # on first use (nopython mode; ``cache=False``: no on-disk cache, compiled once per process).
 
 _KERNELS = None
+_ROW_KERNELS = None
 _JIT_OK = None
 
 
@@ -316,8 +318,113 @@ def _jit_kernels():
     return _KERNELS
 
 
+def _row_kernels():
+    """The compiled one-row kernels ``(copy_row, perceptron_row, pegasos_row)``, built once.
+
+    ``perceptron_row`` / ``pegasos_row`` check one row (finite features, a non-empty candidate
+    set), copy it into the caller's buffer (with the constant 1 appended when there is an
+    intercept) and then call the stream kernels of :func:`_jit_kernels` on that single row --
+    the very call :func:`run_stream` makes for a one-row chunk, so the results are identical.
+    They return the number of updates (0 or 1), or -1 without touching the weights when the
+    row is rejected.
+    """
+    global _ROW_KERNELS
+    if _ROW_KERNELS is None:
+        import numba
+
+        perceptron, pegasos = _jit_kernels()
+        jit = numba.njit(cache=False, nogil=True)
+        copy_row, any_row = jit(_copy_row), jit(_any_row)
+
+        def perceptron_row(Wt, X, S, buf, intercept, avg, eta, preds):
+            if not (copy_row(X, buf, intercept) and any_row(S)):
+                return -1
+            return perceptron(Wt, buf, S, avg, eta, preds)
+
+        def pegasos_row(V, X, S, buf, intercept, avg, lam, shrink_on_zero_loss, t0, norm_refresh, preds):
+            if not (copy_row(X, buf, intercept) and any_row(S)):
+                return -1
+            return pegasos(V, buf, S, avg, lam, shrink_on_zero_loss, t0, norm_refresh, preds)
+
+        _ROW_KERNELS = (copy_row, jit(perceptron_row), jit(pegasos_row))
+    return _ROW_KERNELS
+
+
+def _copy_row(X, buf, intercept):
+    """``buf[0, :d] = X[0]`` (and ``buf[0, d] = 1`` if ``intercept``); False if X has NaN/inf."""
+    d = X.shape[1]
+    for f in range(d):
+        v = X[0, f]
+        if not math.isfinite(v):
+            return False
+        buf[0, f] = v
+    if intercept:
+        buf[0, d] = 1.0
+    return True
+
+
+def _any_row(S):
+    """True if the first row of the candidate matrix ``S`` holds a candidate."""
+    for q in range(S.shape[1]):
+        if S[0, q]:
+            return True
+    return False
+
+
+def augment_row(X, fit_intercept: bool):
+    """One row ``X`` (shape ``(1, d)``, float64) as a fresh ``(1, d [+ 1])`` array with the
+    constant feature appended when ``fit_intercept``; None if it holds NaN or inf.
+
+    The single-row ``predict`` path of the learners: the same values as
+    ``np.hstack([X, ones])`` without validating ``X`` through scikit-learn.
+    """
+    d = X.shape[1]
+    buf = np.empty((1, d + 1 if fit_intercept else d))
+    if USE_JIT and jit_available():
+        return buf if _row_kernels()[0](X, buf, bool(fit_intercept)) else None
+    if not np.isfinite(X).all():
+        return None
+    buf[:, :d] = X
+    if fit_intercept:
+        buf[0, d] = 1.0
+    return buf
+
+
+def run_one_row(state: StreamState, X, S, *, fit_intercept: bool, loss: str, algorithm: str,
+                eta: float = 1.0, lam: float = 0.1, shrink_on_zero_loss: bool = False) -> bool:
+    """Learn from one row with the compiled kernels; False (state untouched) if it is rejected.
+
+    The single-row ``partial_fit`` path of the learners. ``X`` is one row of features *without*
+    the intercept column (float64, shape ``(1, d)``, C-contiguous) and ``S`` one row of the
+    boolean candidate matrix (shape ``(1, K)``). The row is rejected -- nothing is updated and
+    False is returned -- when a feature is NaN or inf or the candidate set is empty; the
+    caller then runs its full validation, which raises the error. Otherwise the result is
+    exactly that of ``run_stream(state, hstack([X, 1]), S, ...)`` (the same compiled call on
+    the same values). Requires numba (``USE_JIT`` and :func:`jit_available`).
+    """
+    _, perceptron_row, pegasos_row = _row_kernels()
+    d = X.shape[1]
+    buf = np.empty((1, d + 1 if fit_intercept else d))
+    preds = np.empty(1, dtype=np.int64)
+    if algorithm == "perceptron":
+        updates = perceptron_row(state.Wt, X, S, buf, bool(fit_intercept), loss == "avg",
+                                 float(eta), preds)
+    else:
+        updates = pegasos_row(state.Wt, X, S, buf, bool(fit_intercept), loss == "avg", float(lam),
+                              bool(shrink_on_zero_loss), int(state.t), int(_NORM_REFRESH), preds)
+    if updates < 0:
+        return False
+    state.t += 1
+    state.n_updates += int(updates)
+    return True
+
+
 def compile_kernels() -> float:
-    """Compile both kernels now (instead of on the first stream); return the seconds taken."""
+    """Compile both kernels now (instead of on the first stream); return the seconds taken.
+
+    The one-row kernels of the single-row ``partial_fit`` / ``predict`` path are compiled
+    too (with the signatures of that path: writable C-contiguous arrays).
+    """
     import time
 
     start = time.perf_counter()
@@ -328,6 +435,10 @@ def compile_kernels() -> float:
     preds = np.empty(1, dtype=np.int64)
     perceptron(state_p.Wt, X, S, True, 1.0, preds)
     pegasos(state_g.Wt, X, S, True, 1.0, False, 0, _NORM_REFRESH, preds)
+    state_p, state_g = StreamState(2, 2), StreamState(2, 2)
+    for algorithm, state in (("perceptron", state_p), ("pegasos", state_g)):
+        run_one_row(state, X, S, fit_intercept=True, loss="avg", algorithm=algorithm)
+    augment_row(X, True)
     return time.perf_counter() - start
 
 

@@ -46,6 +46,7 @@ from plcore.exceptions import DataValidationError
 from plcore.utils import dense_candidates
 from plcore.validation import Integral, Interval, Real, validate_params
 
+import plcore_online._core as _core
 from plcore_online._core import StreamState, run_stream
 
 __all__ = [
@@ -57,6 +58,46 @@ __all__ = [
     "PegasosLearner",
     "prequential",
 ]
+
+#: single-row fast path of ``partial_fit`` / ``predict`` (see ``_OnlineLinearLearner.partial_fit``);
+#: False sends every call through the full validation (the old per-call path, kept for the
+#: benchmark and the bit-identity tests)
+SINGLE_ROW_FAST_PATH = True
+
+_F64 = np.dtype(np.float64)
+_BOOL = np.dtype(bool)
+
+
+class _RowSpec:
+    """What a one-row call must look like to skip the full validation (set once validated).
+
+    ``x_shape`` = ``(1, n_features_in_)``, ``s_shape`` = ``(1, K)``, ``fit_intercept`` as
+    when the weights were shaped, ``codes`` maps each class to its column (1-D label
+    input) and ``rows[k]`` is the singleton candidate row of class ``k``. Immutable once
+    built, so concurrent ``predict`` calls share it safely.
+    """
+
+    __slots__ = ("x_shape", "s_shape", "fit_intercept", "codes", "rows")
+
+    def __init__(self, n_features, classes, fit_intercept):
+        K = len(classes)
+        self.x_shape = (1, int(n_features))
+        self.s_shape = (1, K)
+        self.fit_intercept = bool(fit_intercept)
+        eye = np.eye(K, dtype=bool)
+        self.rows = tuple(eye[k:k + 1] for k in range(K))
+        try:
+            codes = {c: k for k, c in enumerate(classes.tolist())}
+        except TypeError:  # unhashable classes: labels always take the full path
+            codes = {}
+        self.codes = codes if len(codes) == K else {}
+
+    def __getstate__(self):
+        return {k: getattr(self, k) for k in self.__slots__}
+
+    def __setstate__(self, state):
+        for k, v in state.items():
+            setattr(self, k, v)
 
 
 class _OnlineLinearLearner(BaseLearner):
@@ -91,6 +132,8 @@ class _OnlineLinearLearner(BaseLearner):
 
     def _reset(self, n_features):
         self._state = StreamState(len(self.classes_), n_features + int(bool(self.fit_intercept)))
+        self._row_spec = None if hasattr(self, "feature_names_in_") else _RowSpec(
+            n_features, self.classes_, self.fit_intercept)
 
     def _run(self, X, S):
         """Stream validated ``X`` (no intercept column yet) and dense bool ``S``."""
@@ -148,6 +191,23 @@ class _OnlineLinearLearner(BaseLearner):
             return scores[:, 1] - scores[:, 0]
         return scores
 
+    def predict(self, X):
+        """Predicted labels, one per row of ``X``, taken from ``classes_``.
+
+        A single row that passes the cheap checks of :meth:`partial_fit`'s one-row path
+        (float64 C-contiguous ndarray of shape ``(1, n_features_in_)``; NaN/inf checked in
+        the copy that appends the intercept) skips scikit-learn's validation; the scores are
+        the same ``X W`` product, so the prediction is the same.
+        """
+        spec = self.__dict__.get("_row_spec")
+        if (spec is not None and SINGLE_ROW_FAST_PATH and type(X) is np.ndarray
+                and X.shape == spec.x_shape and X.dtype == _F64 and X.flags.c_contiguous
+                and self.fit_intercept == spec.fit_intercept):
+            row = _core.augment_row(X, spec.fit_intercept)
+            if row is not None:
+                return self.classes_[np.argmax(row @ self._state.Wt.T, axis=1)]
+        return super().predict(X)
+
     def partial_fit(self, X, y, classes=None):
         """Learn from one more chunk of the stream, in row order; return self.
 
@@ -160,9 +220,53 @@ class _OnlineLinearLearner(BaseLearner):
         classes : array-like of shape (K,), optional
             All classes; required on the first call unless ``y`` is a candidate matrix
             (then ``classes = arange(K)``).
+
+        Notes
+        -----
+        The first call (and every call after ``fit``) validates everything. A later call
+        with **one row** takes a fast path when the input already has the validated form:
+        ``X`` a float64 C-contiguous ``numpy.ndarray`` of shape ``(1, n_features_in_)``,
+        ``y`` a boolean C-contiguous ndarray of shape ``(1, K)`` or a 1-D ndarray of one
+        integer, boolean or string label that is in ``classes_``, ``classes`` None or the
+        ``classes_`` object itself, and the learner not fitted on a DataFrame. The fast path
+        checks only these types, shapes and dtypes in Python, and in the compiled kernel
+        that every feature is finite and the candidate set is not empty before anything is
+        updated. Whatever fails a check goes through the full validation instead, so bad
+        input (wrong width, wrong number of label columns, an empty candidate set, NaN or
+        inf, unknown labels) raises the same error as before and the model is unchanged.
+        The update is the same compiled call on the same numbers, so the weights are
+        bit-identical. The fast path needs numba (the compiled path, ``USE_JIT``); the
+        numpy reference path always validates fully.
         """
-        self._partial(X, y, classes)
+        if not self._partial_one_row(X, y, classes):
+            self._partial(X, y, classes)
         return self
+
+    def _partial_one_row(self, X, y, classes):
+        """The one-row fast path of :meth:`partial_fit`; False if the call needs the full path."""
+        spec = self.__dict__.get("_row_spec")
+        if (spec is None or not SINGLE_ROW_FAST_PATH or not _core.USE_JIT
+                or type(X) is not np.ndarray or X.shape != spec.x_shape or X.dtype != _F64
+                or not X.flags.c_contiguous or type(y) is not np.ndarray
+                or (classes is not None and classes is not self.classes_)
+                or self.fit_intercept != spec.fit_intercept or not _core.jit_available()):
+            return False
+        if y.ndim == 2:
+            if y.shape != spec.s_shape or y.dtype != _BOOL or not y.flags.c_contiguous:
+                return False
+            S = y
+        elif y.shape == (1,) and y.dtype.kind in "biuU":
+            code = spec.codes.get(y[0])
+            if code is None:
+                return False
+            S = spec.rows[code]
+        else:
+            return False
+        if not _core.run_one_row(self._state, X, S, fit_intercept=spec.fit_intercept,
+                                 loss=self._loss, algorithm=self._algorithm, **self._stream_kwargs()):
+            return False   # NaN/inf or an empty candidate set: the full path raises the error
+        self._sync()
+        return True
 
     def _partial(self, X, y, classes):
         """Validate one chunk and stream it; return the class indices predicted before each update.
