@@ -2,15 +2,14 @@
 
 Interfaces (:mod:`plcore.base`), data (:mod:`plcore.data`, :mod:`plcore.datasets`),
 bag generators, metrics, evaluation protocols and the built-in PL-KNN learner.
+The public names below are imported on first use, so that ``import plcore`` (and
+``python -m plcore list`` / ``--help``) does not load scikit-learn.
 """
 
 __version__ = "0.1.0"
 
-from plcore.base import BaseBagGenerator, BaseClusterer, BaseLearner, BaseReducer  # noqa: E402
-from plcore.data import PLDataset, check_partial_labels  # noqa: E402
+from plcore._lazy import lazy_exports  # noqa: E402
 from plcore.exceptions import DataValidationError, DatasetNotFoundError, PlcoreError  # noqa: E402
-from plcore.hookspecs import hookimpl  # noqa: E402
-from plcore.learners import PlKnnLearner  # noqa: E402
 
 __all__ = [
     "__version__",
@@ -26,3 +25,9 @@ __all__ = [
     "PlKnnLearner",
     "hookimpl",
 ]
+
+__getattr__, __dir__ = lazy_exports(globals(), {
+    "BaseBagGenerator": "plcore.base", "BaseClusterer": "plcore.base", "BaseLearner": "plcore.base",
+    "BaseReducer": "plcore.base", "PLDataset": "plcore.data", "check_partial_labels": "plcore.data",
+    "PlKnnLearner": "plcore.learners", "hookimpl": "plcore.hookspecs",
+})

@@ -1,20 +1,23 @@
-"""Built-in components, registered through the same hook as third-party plugins."""
+"""Built-in components, registered through the same hook as third-party plugins.
+
+Every component is declared by its import path with its config node and description, so
+that listing and composing import none of them (:class:`plcore.registry.ComponentSpec`).
+"""
 
 from __future__ import annotations
 
-from plcore.datasets import bags, loaders
-from sklearn.preprocessing import MinMaxScaler, StandardScaler
-
+from plcore.datasets.catalog import PALM_DATASETS, SKLEARN_DATASETS, UCI_DATASETS
 from plcore.hookspecs import hookimpl
-from plcore.learners import PlKnnLearner
+from plcore.protocol_defaults import PROTOCOL_DEFAULTS, PROTOCOL_DESCRIPTIONS, protocol_defaults
 from plcore.registry import ComponentSpec
 
 _DATA_HOME = "${oc.env:PLCORE_DATA_HOME,null}"
+_LOADER = "plcore.datasets.loaders:load_dataset"
 
 
 def _dataset(name, description):
     return ComponentSpec(
-        "dataset", name, loaders.load_dataset,
+        "dataset", name, _LOADER,
         config={"_target_": "plcore.datasets.load_dataset", "name_or_path": name, "data_home": _DATA_HOME},
         description=description,
     )
@@ -22,44 +25,49 @@ def _dataset(name, description):
 
 @hookimpl
 def plcore_report_writers():
-    from plcore.report import reproduction_page
-
-    return {"reproduction": reproduction_page}
+    return {"reproduction": "plcore.report:reproduction_page"}
 
 
 @hookimpl
 def plcore_components():
-    from plcore import protocols
-
+    bags = "plcore.datasets.bags"
     specs = [
-        ComponentSpec("learner", "plknn", PlKnnLearner,
+        ComponentSpec("learner", "plknn", "plcore.learners.plknn:PlKnnLearner",
+                      config={"k": 10, "metric": "euclidean", "n_jobs": None, "weights": "linear"},
                       description="PL-KNN: distance-weighted candidate votes of the k nearest neighbours",
                       search_space={"k": [3, 5, 10, 20]}),
-        ComponentSpec("bags", "uniform", bags.UniformBags,
-                      config={"_target_": "plcore.datasets.bags.UniformBags", "r": 3, "random_state": None}),
-        ComponentSpec("bags", "fixed_size", bags.FixedSizeBags),
-        ComponentSpec("bags", "cluster_noisy", bags.ClusterNoisyBags),
-        ComponentSpec("bags", "drop_true", bags.DropTrueBags),
+        ComponentSpec("bags", "uniform", f"{bags}:UniformBags",
+                      config={"_target_": "plcore.datasets.bags.UniformBags", "r": 3, "random_state": None},
+                      description="True label plus ``r`` distinct false positives drawn uniformly (Cour et al. protocol)."),
+        ComponentSpec("bags", "fixed_size", f"{bags}:FixedSizeBags", config={"random_state": None, "s": 2},
+                      description="Bags of exactly ``s`` labels: the true one plus ``s - 1`` random others (online paper)."),
+        ComponentSpec("bags", "cluster_noisy", f"{bags}:ClusterNoisyBags",
+                      config={"eta": 0.0, "n_clusters": 5, "random_state": None},
+                      description="Instance-dependent noisy bags of the PL A-kNN paper (section 4.1)."),
+        ComponentSpec("bags", "drop_true", f"{bags}:DropTrueBags", config={"eta": 0.1, "random_state": None},
+                      description="Label noise for real PLL data: remove the true label from a bag with "
+                                  "probability ``eta``."),
     ]
-    for name in loaders.SKLEARN_DATASETS:
+    for name in SKLEARN_DATASETS:
         specs.append(_dataset(name, f"scikit-learn embedded data set {name} (exact labels)"))
-    for name in loaders.PALM_DATASETS:
+    for name in PALM_DATASETS:
         specs.append(_dataset(name, f"PALM partial-label data set {name} (.mat in the data home)"))
-    for name in loaders.UCI_DATASETS:
+    for name in UCI_DATASETS:
         specs.append(_dataset(name, f"UCI data set {name} (.arff in the data home; exact labels)"))
     specs.append(ComponentSpec(
-        "dataset", "file", loaders.load_dataset,
+        "dataset", "file", _LOADER,
         config={"_target_": "plcore.datasets.load_dataset", "name_or_path": "???", "data_home": _DATA_HOME},
         description="any .mat/.arff/.csv/.npz file: dataset=file dataset.name_or_path=PATH"))
-    for name, spec in protocols.PROTOCOLS.items():
-        specs.append(ComponentSpec("protocol", name, spec, config=spec.config(),
-                                   description=(spec.function.__doc__ or "").strip().splitlines()[0]))
+    for name in PROTOCOL_DEFAULTS:
+        specs.append(ComponentSpec("protocol", name, f"plcore.protocols:PROTOCOLS.{name}",
+                                   config={"name": name, **protocol_defaults(name)},
+                                   description=PROTOCOL_DESCRIPTIONS[name]))
     specs += [
-        ComponentSpec("preprocessor", "standardize", StandardScaler,
+        ComponentSpec("preprocessor", "standardize", "sklearn.preprocessing:StandardScaler",
                       description="z-score every feature (scikit-learn StandardScaler)"),
-        ComponentSpec("preprocessor", "minmax", MinMaxScaler,
+        ComponentSpec("preprocessor", "minmax", "sklearn.preprocessing:MinMaxScaler",
                       description="scale every feature to [0, 1] (scikit-learn MinMaxScaler)"),
-        ComponentSpec("preprocessor", "isotropic", protocols.IsotropicScaler,
+        ComponentSpec("preprocessor", "isotropic", "plcore.protocols:IsotropicScaler",
                       description="centre, divide all features by one RMS (neighbours unchanged)"),
     ]
     return specs

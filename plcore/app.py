@@ -43,10 +43,39 @@ def find_conf_dir() -> Path:
     raise PlcoreError(f"plcore's primary config not found (looked in {here / 'conf'} and {here.parent / 'conf'})")
 
 
+def _share_config_store() -> None:
+    """Make Hydra's copies of its config repository share the (process-wide) ConfigStore.
+
+    Hydra deep-copies its repository -- and with it the whole ConfigStore, every component
+    node and preset -- once per composition and once per config group listed by ``--help``
+    (about 100 copies: 5-7 s here). The store is a singleton that no copy mutates
+    (``CachingConfigRepository`` copies to re-initialise its *sources*), so the copies can
+    share it: the output is unchanged (tests/test_app.py checks ``--help`` against a copying
+    run). Idempotent; does nothing if Hydra's internals differ.
+    """
+    from hydra.core.config_store import ConfigStore
+    from hydra.plugins.config_source import ConfigSource
+
+    if getattr(ConfigSource, "_plcore_shares_store", False):
+        return
+
+    def __deepcopy__(self, memo):
+        new = object.__new__(type(self))
+        memo[id(self)] = new
+        for key, value in self.__dict__.items():
+            new.__dict__[key] = value if isinstance(value, ConfigStore) else copy.deepcopy(value, memo)
+        return new
+
+    if "__deepcopy__" not in vars(ConfigSource):
+        ConfigSource.__deepcopy__ = __deepcopy__
+        ConfigSource._plcore_shares_store = True
+
+
 def store_configs(registry: Registry) -> None:
     """Put every registered component into Hydra's ConfigStore under its kind."""
     from hydra.core.config_store import ConfigStore
 
+    _share_config_store()
     cs = ConfigStore.instance()
     for kind in _OPTIONAL_KINDS:
         cs.store(group=kind, name="none", node={}, provider="plcore")
@@ -163,8 +192,8 @@ def run_name(setup, dataset, pname: str, registry: Registry | None = None) -> st
     for kind in ("reducer", "learner", "clusterer"):
         est = getattr(setup, kind)
         if est is not None:
-            names = [c.name for c in registry.components.values() if c.kind == kind and c.spec.cls is type(est)]
-            parts.append(names[0] if names else type(est).__name__)
+            comp = registry.component_of(est, kind)
+            parts.append(comp.name if comp is not None else type(est).__name__)
     return f"{'+'.join(parts)} · {dataset.name} · {pname}"
 
 

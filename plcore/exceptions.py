@@ -26,14 +26,24 @@ class ConfigError(PlcoreError, ValueError):
     """A run configuration is invalid."""
 
 
-try:  # scikit-learn's type, so that code catching it (and its estimator checks) keep working
+def _invalid_parameter_error():
+    # scikit-learn's type as a base, so that code catching it (and its estimator checks) keep
+    # working; built on first use so that ``import plcore`` does not import scikit-learn
     from sklearn.utils._param_validation import InvalidParameterError as _SklearnInvalidParameterError
-except ImportError:  # pragma: no cover - scikit-learn is a dependency
-    _SklearnInvalidParameterError = ValueError
+
+    class InvalidParameterError(DataValidationError, _SklearnInvalidParameterError):
+        """A constructor parameter violates the estimator's ``_parameter_constraints``."""
+
+    InvalidParameterError.__module__ = __name__
+    InvalidParameterError.__qualname__ = "InvalidParameterError"
+    return InvalidParameterError
 
 
-class InvalidParameterError(DataValidationError, _SklearnInvalidParameterError):
-    """A constructor parameter violates the estimator's ``_parameter_constraints``."""
+def __getattr__(name):  # PEP 562: InvalidParameterError is created on first access
+    if name == "InvalidParameterError":
+        globals()[name] = cls = _invalid_parameter_error()
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class TrackingError(PlcoreError):

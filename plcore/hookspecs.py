@@ -20,7 +20,11 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 @hookspec
 def plcore_components():
-    """Return a list of :class:`plcore.registry.ComponentSpec` this plugin provides."""
+    """Return a list of :class:`plcore.registry.ComponentSpec` this plugin provides.
+
+    Declare each class by its import path (``"package.module:Class"``) with its config node
+    and description, so that listing and composing runs import none of your modules.
+    """
 
 
 @hookspec
@@ -30,7 +34,8 @@ def plcore_experiments():
 
 @hookspec
 def plcore_report_writers():
-    """Return a dict ``{writer_name: f(runs) -> markdown}`` of report writers.
+    """Return a dict ``{writer_name: f(runs) -> markdown}`` of report writers (the function
+    or its import path ``"module:function"``, imported when the writer is used).
 
     ``python -m plcore report --writer NAME`` and :class:`plcore.report.ReportCallback`
     resolve ``NAME`` here first (the core provides ``reproduction``).

@@ -23,6 +23,7 @@ from plcore.exceptions import ConfigError, DataValidationError
 from plcore.metrics import accuracy, best_cluster_map, clustering_accuracy, nmi, transductive_accuracy
 from plcore.tags import get_pll_tags
 from plcore.progress import enabled as iteration_progress
+from plcore.protocol_defaults import protocol_defaults
 from plcore.selection import (SELECT_DEFAULTS, candidates, check_select, make_search, oracle, select_clusterer,
                               selected_values)
 from plcore.utils import dense_candidates
@@ -770,9 +771,7 @@ _N_JOBS = [Interval(Integral, 1, None, closed="left"), Options(Integral, {-1})]
 
 PROTOCOLS = {
     "kfold": ProtocolSpec(
-        "kfold", kfold, {"n_splits": 10, "shuffle": True, "preprocessing": "standardize",
-                         "fit_reducer_on": "train", "reduced_preprocessing": "none", "exact_labels": "auto",
-                         "refit": True, "select": dict(SELECT_DEFAULTS), "n_jobs": 1},
+        "kfold", kfold, protocol_defaults("kfold"),
         summary_keys=("accuracy_mean", "accuracy_std"), step_name="fold", count_param="n_splits",
         constraints={"n_splits": [Interval(Integral, 2, None, closed="left")], "shuffle": ["boolean"],
                      "preprocessing": _PREPROCESSING, "fit_reducer_on": [StrOptions({"train", "all"})],
@@ -780,9 +779,7 @@ PROTOCOLS = {
                      "select": [dict], "n_jobs": _N_JOBS},
         check_data=_checks(_check_kfold_data, _check_preprocessing)),
     "holdout": ProtocolSpec(
-        "holdout", holdout, {"test_size": 0.2, "n_repeats": 1, "stratify": False, "preprocessing": "standardize",
-                             "reduced_preprocessing": "none", "exact_labels": "auto", "refit": True,
-                             "select": dict(SELECT_DEFAULTS), "n_jobs": 1},
+        "holdout", holdout, protocol_defaults("holdout"),
         summary_keys=("accuracy_mean", "accuracy_std"), step_name="repeat", count_param="n_repeats",
         constraints={"test_size": [Interval(Real, 0, 1, closed="neither")],
                      "n_repeats": [Interval(Integral, 1, None, closed="left")], "stratify": ["boolean"],
@@ -790,15 +787,13 @@ PROTOCOLS = {
                      "exact_labels": _EXACT, "refit": ["boolean"], "select": [dict], "n_jobs": _N_JOBS},
         check_data=_checks(_check_holdout_data, _check_preprocessing)),
     "online": ProtocolSpec(
-        "online", online, {"n_runs": 100, "exact_labels": "auto", "preprocessing": "none",
-                           "select": dict(SELECT_DEFAULTS)},
+        "online", online, protocol_defaults("online"),
         summary_keys=("mistake_rate_final_mean", "mistake_rate_final_std"), step_name="run", count_param="n_runs",
         constraints={"n_runs": [Interval(Integral, 1, None, closed="left")], "exact_labels": _EXACT,
                      "preprocessing": _PREPROCESSING, "select": [dict]},
         check_data=_checks(_check_preprocessing, _check_no_select)),
     "clustering": ProtocolSpec(
-        "clustering", clustering, {"rho": 0.1, "n_partitions": 10, "splits": "auto", "preprocessing": "standardize",
-                                   "preprocessing_by_part": False, "select": dict(SELECT_DEFAULTS)},
+        "clustering", clustering, protocol_defaults("clustering"),
         summary_keys=("acc_mean", "acc_std", "nmi_mean", "nmi_std"), needs="clusterer", step_name="partition",
         count_param="n_partitions",
         constraints={"rho": [Interval(Real, 0, 1, closed="both")],

@@ -20,23 +20,39 @@ from typing import Any
 import pluggy
 
 from plcore import hookspecs
-from plcore.base import KINDS
 from plcore.exceptions import ConfigError, PluginError
 
 __all__ = ["ComponentSpec", "Component", "PluginLoadError", "Registry", "get_registry",
            "COMPONENT_KINDS", "ESTIMATOR_KINDS"]
 
-#: kinds whose components are estimator classes (checked against the base classes)
-ESTIMATOR_KINDS = tuple(KINDS)
+#: kinds whose components are estimator classes (checked against :data:`plcore.base.KINDS`)
+ESTIMATOR_KINDS = ("learner", "reducer", "clusterer", "bags")
 #: every kind a component may have
 COMPONENT_KINDS = ESTIMATOR_KINDS + ("preprocessor", "dataset", "protocol")
 
 BUILTIN_PLUGINS = ("plcore._builtins",)
 
 
-@dataclass
+def _import_path(path: str):
+    """The object named by ``"package.module:attribute"`` (attributes may be dotted; a dict
+    along the way is indexed by the next name)."""
+    module, _, attrs = path.partition(":")
+    obj = importlib.import_module(module)
+    for part in attrs.split(".") if attrs else ():
+        obj = obj[part] if isinstance(obj, dict) else getattr(obj, part)
+    return obj
+
+
 class ComponentSpec:
     """What a plugin declares for one component.
+
+    A component is declared **lazily** by naming its class as ``"module:QualName"``
+    together with its ``config`` node and one-line ``description``: then listing
+    (``python -m plcore list``), ``--help`` and composing a run import nothing of it;
+    the class is imported the first time :attr:`cls` is read (to instantiate it). The
+    common conformance test (:func:`plcore.testing.check_declared_config`) checks that the
+    declared node equals the class's defaults. Passing the class itself still works (it
+    is then imported with the plugin).
 
     Parameters
     ----------
@@ -44,21 +60,23 @@ class ComponentSpec:
     name : str
         Option name on the command line (``+learner=<name>``, ``protocol.preprocessing=<name>``):
         lower case.
-    cls : type or callable
+    cls : type, callable or str
         The estimator class (a subclass of the kind's base class); for ``preprocessor`` a
         scikit-learn transformer class (created with its defaults, fitted on training rows);
         for ``dataset`` the loader function; for ``protocol`` a
-        :class:`plcore.protocols.ProtocolSpec`.
+        :class:`plcore.protocols.ProtocolSpec`. Or its import path ``"module:QualName"``.
     config : dict, optional
-        Hydra config node. Default for estimators:
-        ``{"_target_": <qualified class name>, **cls().get_params(deep=False)}``.
+        Hydra config node (the constructor's parameters; ``_target_`` is added from ``cls``).
+        Default for a class given as an object: ``{"_target_": ..., **cls().get_params(deep=False)}``.
+        Required for an estimator given by its import path.
     description : str, optional
-        One line for listings (default: first line of the docstring).
-    prequential : callable, optional
+        One line for listings (default: first line of the docstring; required for a
+        component given by its import path).
+    prequential : callable or str, optional
         Online learners only: a compiled predict-then-update kernel
-        ``prequential(learner, X, S, classes) -> predictions`` that the ``online`` protocol
-        uses instead of its per-example ``predict`` + ``partial_fit`` loop. It must give the
-        loop's predictions (the conformance suite checks it).
+        ``prequential(learner, X, S, classes) -> predictions`` (or its import path) that the
+        ``online`` protocol uses instead of its per-example ``predict`` + ``partial_fit``
+        loop. It must give the loop's predictions (the conformance suite checks it).
     test_params : dict, optional
         Constructor parameters of the instance the common conformance test
         (:func:`plcore.testing.parametrize_with_registry`) checks: small and fast settings
@@ -70,15 +88,72 @@ class ComponentSpec:
         nested selection (``protocol.select``) when the user gives no space.
     """
 
-    kind: str
-    name: str
-    cls: Any
-    config: dict | None = None
-    description: str | None = None
-    prequential: Any = None
-    test_params: dict | None = None
-    expected_failed_checks: dict | None = None
-    search_space: dict | None = None
+    def __init__(self, kind: str, name: str, cls: Any, config: dict | None = None,
+                 description: str | None = None, prequential: Any = None, test_params: dict | None = None,
+                 expected_failed_checks: dict | None = None, search_space: dict | None = None):
+        self.kind, self.name = kind, name
+        self._cls, self._prequential = cls, prequential
+        self.config, self.description = config, description
+        self.test_params, self.expected_failed_checks = test_params, expected_failed_checks
+        self.search_space = search_space
+
+    def __repr__(self):
+        return f"ComponentSpec(kind={self.kind!r}, name={self.name!r}, cls={self.target!r})"
+
+    @property
+    def lazy(self) -> bool:
+        """Whether the class is still only named by its import path."""
+        return isinstance(self._cls, str)
+
+    @property
+    def target(self) -> str:
+        """``module.QualName`` of the class, without importing it."""
+        if isinstance(self._cls, str):
+            return self._cls.replace(":", ".")
+        return f"{getattr(self._cls, '__module__', '?')}.{getattr(self._cls, '__qualname__', repr(self._cls))}"
+
+    @property
+    def cls(self):
+        """The class (imported on first access when declared by its import path)."""
+        if isinstance(self._cls, str):
+            try:
+                obj = _import_path(self._cls)
+            except Exception as err:  # noqa: BLE001 - one line naming the component
+                raise PluginError(f"{self.kind} {self.name!r} names {self._cls!r}, which cannot be imported: "
+                                  f"{type(err).__name__}: {err}") from err
+            if self.kind in ESTIMATOR_KINDS:
+                from plcore.base import KINDS
+
+                if not (isinstance(obj, type) and issubclass(obj, KINDS[self.kind])):
+                    raise PluginError(f"{self.kind} {self.name!r} names {self._cls!r}, which does not subclass "
+                                      f"plcore.base.{KINDS[self.kind].__name__}")
+            self._cls = obj
+        return self._cls
+
+    @cls.setter
+    def cls(self, value):
+        self._cls = value
+
+    @property
+    def prequential(self):
+        """The prequential kernel (imported on first access when declared by its import path)."""
+        if isinstance(self._prequential, str):
+            self._prequential = _import_path(self._prequential)
+        return self._prequential
+
+    @prequential.setter
+    def prequential(self, value):
+        self._prequential = value
+
+    def matches(self, cls) -> bool:
+        """Whether this component is exactly ``cls``; imports the declared class only where
+        its name matches (so asking about one estimator loads no other plugin's module)."""
+        if isinstance(self._cls, str) and self._cls.partition(":")[2] != getattr(cls, "__qualname__", None):
+            return False
+        try:
+            return self.cls is cls
+        except PluginError:
+            return False
 
 
 @dataclass
@@ -102,15 +177,19 @@ class Component:
     def description(self) -> str:
         if self.spec.description:
             return self.spec.description
+        if self.spec.lazy:
+            return ""
         doc = inspect.getdoc(self.spec.cls) or ""
         return doc.strip().splitlines()[0] if doc.strip() else ""
 
     def config(self) -> dict:
         """The Hydra config node of this component (a fresh dict)."""
         if self.spec.config is not None:
+            if self.kind in ESTIMATOR_KINDS and "_target_" not in self.spec.config:
+                return {"_target_": self.spec.target, **self.spec.config}
             return dict(self.spec.config)
-        cls = self.spec.cls
         if self.kind in ESTIMATOR_KINDS:
+            cls = self.spec.cls
             return {"_target_": f"{cls.__module__}.{cls.__qualname__}", **cls().get_params(deep=False)}
         return {}
 
@@ -250,27 +329,13 @@ class Registry:
             problem = f"returned {type(spec).__name__}, expected plcore.registry.ComponentSpec"
         elif spec.kind not in COMPONENT_KINDS:
             problem = f"registers {spec.name!r} with unknown kind {spec.kind!r}; kinds are {COMPONENT_KINDS}"
-        elif spec.kind in ESTIMATOR_KINDS:
-            base = KINDS[spec.kind]
-            if not (isinstance(spec.cls, type) and issubclass(spec.cls, base)):
-                problem = (f"registers {spec.kind} {spec.name!r} as {spec.cls!r}, which does not subclass "
-                           f"plcore.base.{base.__name__}")
-        elif spec.kind == "preprocessor" and not (
-                isinstance(spec.cls, type) and hasattr(spec.cls, "fit") and hasattr(spec.cls, "transform")):
-            problem = f"registers preprocessor {spec.name!r} as {spec.cls!r}, which is not a transformer class"
-        elif spec.kind == "protocol":
-            from plcore.protocols import ProtocolSpec
-
-            if not isinstance(spec.cls, ProtocolSpec):
-                problem = f"registers protocol {spec.name!r} as {spec.cls!r}, expected a plcore.protocols.ProtocolSpec"
-        if problem is None and spec.prequential is not None and not callable(spec.prequential):
+        elif spec.lazy:
+            problem = self._lazy_problem(spec)
+        else:
+            problem = self._class_problem(spec)
+        if problem is None and spec._prequential is not None and not (
+                callable(spec._prequential) or isinstance(spec._prequential, str)):
             problem = f"registers {spec.kind} {spec.name!r} with a prequential kernel that is not callable"
-        if problem is None and spec.kind in ESTIMATOR_KINDS and spec.config is None:
-            try:  # the default config instantiates the class with its defaults: fail here, per plugin
-                spec.cls().get_params(deep=False)
-            except Exception as err:  # noqa: BLE001
-                problem = (f"registers {spec.kind} {spec.name!r} as {spec.cls.__qualname__}, which cannot be "
-                           f"created with its default parameters: {type(err).__name__}: {err}")
         if problem is not None:
             self._error(provider, problem)
             return
@@ -282,6 +347,46 @@ class Registry:
                 f"({old.distribution} {old.version}) and by {provider.plugin!r} "
                 f"({provider.distribution} {provider.version}); uninstall one of them")
         self.components[key] = Component(spec, provider.plugin, provider.distribution, provider.version)
+
+    @staticmethod
+    def _lazy_problem(spec: ComponentSpec) -> str | None:
+        """What is wrong with a component declared by its import path (checked without importing)."""
+        module, sep, attr = spec._cls.partition(":")
+        if not (sep and module and attr):
+            return (f"registers {spec.kind} {spec.name!r} as {spec._cls!r}; an import path must read "
+                    "'package.module:QualName'")
+        if not spec.description:
+            return f"registers {spec.kind} {spec.name!r} by its import path without a description"
+        if spec.kind in ESTIMATOR_KINDS + ("dataset", "protocol") and not isinstance(spec.config, dict):
+            return (f"registers {spec.kind} {spec.name!r} by its import path without its config node "
+                    "(the constructor's parameters and their defaults)")
+        return None
+
+    @staticmethod
+    def _class_problem(spec: ComponentSpec) -> str | None:
+        """What is wrong with a component given as an object (the class is checked now)."""
+        if spec.kind in ESTIMATOR_KINDS:
+            from plcore.base import KINDS
+
+            base = KINDS[spec.kind]
+            if not (isinstance(spec.cls, type) and issubclass(spec.cls, base)):
+                return (f"registers {spec.kind} {spec.name!r} as {spec.cls!r}, which does not subclass "
+                        f"plcore.base.{base.__name__}")
+            if spec.config is None:
+                try:  # the default config instantiates the class with its defaults: fail here, per plugin
+                    spec.cls().get_params(deep=False)
+                except Exception as err:  # noqa: BLE001
+                    return (f"registers {spec.kind} {spec.name!r} as {spec.cls.__qualname__}, which cannot be "
+                            f"created with its default parameters: {type(err).__name__}: {err}")
+        elif spec.kind == "preprocessor" and not (
+                isinstance(spec.cls, type) and hasattr(spec.cls, "fit") and hasattr(spec.cls, "transform")):
+            return f"registers preprocessor {spec.name!r} as {spec.cls!r}, which is not a transformer class"
+        elif spec.kind == "protocol":
+            from plcore.protocols import ProtocolSpec
+
+            if not isinstance(spec.cls, ProtocolSpec):
+                return f"registers protocol {spec.name!r} as {spec.cls!r}, expected a plcore.protocols.ProtocolSpec"
+        return None
 
     # ----------------------------------------------------------------- queries
     def names(self, kind: str) -> list[str]:
@@ -307,11 +412,27 @@ class Registry:
 
         Only the exact registered class matches: a subclass may change the updates.
         """
+        comp = self.component_of(estimator)
+        return comp.spec.prequential if comp is not None else None
+
+    def component_of(self, estimator, kind: str | None = None) -> Component | None:
+        """The component registered as exactly ``type(estimator)`` (or the class itself), or None.
+
+        Imports no other component's module (see :meth:`ComponentSpec.matches`).
+        """
         cls = estimator if isinstance(estimator, type) else type(estimator)
         for comp in self.components.values():
-            if comp.spec.cls is cls and comp.spec.prequential is not None:
-                return comp.spec.prequential
+            if (kind is None or comp.kind == kind) and comp.kind in ESTIMATOR_KINDS + ("preprocessor",) \
+                    and comp.spec.matches(cls):
+                return comp
         return None
+
+    def report_writer(self, name: str):
+        """The report writer registered as ``name`` (imported now if declared by its import path)."""
+        writer = self.report_writers[name]
+        if isinstance(writer, str):
+            writer = self.report_writers[name] = _import_path(writer)
+        return writer
 
     def distributions(self) -> dict[str, str]:
         """``{distribution: version}`` of every loaded plugin (for run tags)."""

@@ -213,7 +213,7 @@ def _resolve(writer: str | Callable) -> Callable:
 
     writers = get_registry().report_writers
     if writer in writers:
-        return writers[writer]
+        return get_registry().report_writer(writer)
     if "." not in writer:
         raise ConfigError(f"unknown report writer {writer!r}; available: {', '.join(sorted(writers))} "
                           "(or a dotted path to f(runs) -> markdown)")

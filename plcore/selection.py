@@ -35,9 +35,9 @@ def _declared_space(setup, registry) -> dict:
         est = getattr(setup, kind)
         if est is None:
             continue
-        for comp in registry.components.values():
-            if comp.kind == kind and comp.spec.cls is type(est) and comp.spec.search_space:
-                out.update({f"{kind}.{p}": list(v) for p, v in comp.spec.search_space.items()})
+        comp = registry.component_of(est, kind)
+        if comp is not None and comp.spec.search_space:
+            out.update({f"{kind}.{p}": list(v) for p, v in comp.spec.search_space.items()})
     return out
 
 

@@ -260,11 +260,10 @@ def check_search_space(name, estimator):
     from plcore.registry import get_registry
     from plcore.validation import validate_params
 
-    spaces = [c.spec.search_space for c in get_registry().components.values()
-              if c.spec.cls is type(estimator) and c.spec.search_space]
-    if not spaces:
+    comp = get_registry().component_of(estimator)
+    if comp is None or not comp.spec.search_space:
         return
-    space = spaces[0]
+    space = comp.spec.search_space
     params = estimator.get_params(deep=False)
     for key, values in space.items():
         assert key in params, f"{name}: search_space names {key!r}, which is not a constructor parameter"
@@ -282,6 +281,28 @@ def check_search_space(name, estimator):
     for step in res.steps:
         for key, values in space.items():
             assert step[f"selected.{kind}.{key}"] in values, f"{name}: selected {key} outside the declared grid"
+
+
+def check_declared_config(name, estimator):
+    """The config node the component declares (``ComponentSpec.config``, composed without
+    importing the class) equals the class's defaults and its ``_target_`` names the class."""
+    from hydra.utils import get_class
+    from omegaconf import OmegaConf
+
+    from plcore.registry import get_registry
+
+    comp = get_registry().component_of(estimator)
+    if comp is None or comp.kind == "preprocessor":
+        return
+    cls = type(estimator)
+    declared = OmegaConf.to_container(OmegaConf.create(comp.config()))
+    target = declared.pop("_target_", None)
+    assert target is not None and get_class(target) is cls, (
+        f"{name}: declared _target_ {target!r} does not name {cls.__module__}.{cls.__qualname__}")
+    defaults = OmegaConf.to_container(OmegaConf.create(cls().get_params(deep=False)))
+    assert declared == defaults, (
+        f"{name}: the declared config of {comp.kind} {comp.name!r} differs from the class defaults; "
+        f"declare config={defaults!r}")
 
 
 def check_pll_tags(name, estimator):
@@ -422,7 +443,8 @@ def check_bags_valid(name, estimator):
 
 
 # ----------------------------------------------------------------------------- selection
-_COMMON_CHECKS = (check_parameter_constraints, check_param_validation, check_pll_tags, check_search_space)
+_COMMON_CHECKS = (check_parameter_constraints, check_param_validation, check_pll_tags, check_search_space,
+                  check_declared_config)
 #: preprocessors (kind ``preprocessor``) are plain scikit-learn transformers
 _PREPROCESSOR_CHECKS = (check_parameter_constraints, check_param_validation)
 _LEARNER_CHECKS = _COMMON_CHECKS + (check_candidate_matrix_dense_and_sparse, check_predictions_in_classes,

@@ -84,6 +84,7 @@ def test_plugin_module_roles(plugin):
     assert components, f"{plugin.name}: registers no component (is it installed?)"
     hooks = importlib.import_module(f"{pkg.name}.plugin")
     writers = dict(hooks.plcore_report_writers()) if hasattr(hooks, "plcore_report_writers") else {}
+    writers = {name: get_registry().report_writer(name) for name in writers}
     defined = [(c.kind, c.name, _defined_in(c.spec.cls)) for c in components]
     defined += [(None, name, _defined_in(w)) for name, w in writers.items()]
     for kind, name, module in defined:

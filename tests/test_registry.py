@@ -195,4 +195,5 @@ def test_report_writers_are_registered_by_name():
     reg = Registry().load(entry_points=False)
     from plcore.report import reproduction_page
 
-    assert reg.report_writers["reproduction"] is reproduction_page
+    assert reg.report_writers["reproduction"] == "plcore.report:reproduction_page"  # declared by path
+    assert reg.report_writer("reproduction") is reproduction_page

@@ -1,20 +1,7 @@
-"""Data-set loaders and bag generators."""
+"""Data-set loaders and bag generators (imported on first use: see :mod:`plcore._lazy`)."""
 
-from plcore.datasets.bags import ClusterNoisyBags, DropTrueBags, FixedSizeBags, UniformBags
-from plcore.datasets.loaders import (
-    PALM_DATASETS,
-    SKLEARN_DATASETS,
-    UCI_DATASETS,
-    find_dataset_file,
-    get_data_home,
-    load_arff,
-    load_csv,
-    load_dataset,
-    load_npz,
-    load_palm,
-    load_sklearn,
-    load_splits,
-)
+from plcore._lazy import lazy_exports
+from plcore.datasets.catalog import PALM_DATASETS, SKLEARN_DATASETS, UCI_DATASETS
 
 __all__ = [
     "ClusterNoisyBags", "DropTrueBags", "FixedSizeBags", "UniformBags",
@@ -22,3 +9,9 @@ __all__ = [
     "find_dataset_file", "get_data_home", "load_arff", "load_csv", "load_dataset",
     "load_npz", "load_palm", "load_sklearn", "load_splits",
 ]
+
+__getattr__, __dir__ = lazy_exports(globals(), {
+    **dict.fromkeys(("ClusterNoisyBags", "DropTrueBags", "FixedSizeBags", "UniformBags"), "plcore.datasets.bags"),
+    **dict.fromkeys(("find_dataset_file", "get_data_home", "load_arff", "load_csv", "load_dataset", "load_npz",
+                     "load_palm", "load_sklearn", "load_splits"), "plcore.datasets.loaders"),
+})

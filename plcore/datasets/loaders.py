@@ -26,6 +26,7 @@ import scipy.sparse as sp
 from scipy.io import arff
 
 from plcore.data import PLDataset, _first
+from plcore.datasets.catalog import PALM_DATASETS, SKLEARN_DATASETS, UCI_DATASETS
 from plcore.exceptions import DataValidationError, DatasetNotFoundError, PlcoreError
 
 __all__ = [
@@ -46,24 +47,6 @@ __all__ = [
 PALM_URL = "https://palm.seu.edu.cn/zhangml/Resources.htm#partial_data (Min-Ling Zhang's PALM lab)"
 UCI_URL = "https://archive.ics.uci.edu/ (UCI repository; ARFF copies in the UCI++ collection)"
 
-#: PALM partial-label sets: name -> accepted file stems (compared case- and punctuation-insensitively)
-PALM_DATASETS = {
-    "lost": ("lost",),
-    "msrc-v2": ("msrcv2", "msrc-v2"),
-    "msrc-v2-plc-splits": ("msrc-v2-plc-splits", "msrcv2plcsplits"),
-    "bird-song": ("birdsong", "bird-song"),
-    "soccer": ("soccer", "soccerplayer"),
-    "yahoo-news": ("yahoonews", "yahoo!news", "yahoo-news"),
-    "fg-net": ("fgnet", "fg-net"),
-    "mir-flickr": ("mirflickr", "mir-flickr"),
-}
-#: UCI ARFF sets: name -> accepted file stems
-UCI_DATASETS = {
-    "ecoli": ("ecoli",),
-    "satimage": ("statlog-landsat-satellite", "satimage"),
-    "semeion": ("semeion",),
-}
-SKLEARN_DATASETS = ("iris", "wine", "breast_cancer", "digits")
 
 
 def _norm(stem: str) -> str:

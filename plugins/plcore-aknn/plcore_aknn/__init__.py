@@ -6,11 +6,15 @@ paper's Appendix D.2 feature preprocessing (:class:`AknnPreprocessor`, a scikit-
 transformer registered as the preprocessor ``aknn``: ``protocol.preprocessing=aknn``).
 """
 
-from plcore_aknn._rules import aknn_rule, multiclass_rule, threshold
-from plcore_aknn.learners import AknnLearner, AknnMulticlassLearner, KnnOracleLearner
-from plcore_aknn.preprocessing import AknnPreprocessor
+from plcore._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
 __all__ = ["AknnLearner", "AknnMulticlassLearner", "KnnOracleLearner", "AknnPreprocessor",
            "aknn_rule", "multiclass_rule", "threshold", "__version__"]
+
+__getattr__, __dir__ = lazy_exports(globals(), {
+    **dict.fromkeys(("AknnLearner", "AknnMulticlassLearner", "KnnOracleLearner"), "plcore_aknn.learners"),
+    "AknnPreprocessor": "plcore_aknn.preprocessing",
+    **dict.fromkeys(("aknn_rule", "multiclass_rule", "threshold"), "plcore_aknn._rules"),
+})

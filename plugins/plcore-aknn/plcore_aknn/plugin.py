@@ -8,9 +8,6 @@ from plcore.hookspecs import hookimpl
 from plcore.presets import load_presets
 from plcore.registry import ComponentSpec
 
-from plcore_aknn.learners import AknnLearner, AknnMulticlassLearner, KnnOracleLearner
-from plcore_aknn.preprocessing import AknnPreprocessor
-
 _TRAIN_VS_NEW = ("fit_transform returns the training rows smoothed without themselves "
                  "(paper, Appendix D.2) while transform treats rows as new: they differ by design")
 
@@ -29,20 +26,22 @@ AKNN_SEARCH_SPACE = {"c": [0.25, 0.5, 1.0], "delta": [0.1, 0.5], "k_max": [20, 5
 
 @hookimpl
 def plcore_components():
-    # Config nodes are derived from the classes' __init__ defaults.
     return [
-        ComponentSpec(kind="learner", name="aknn", cls=AknnLearner,
+        ComponentSpec(kind="learner", name="aknn", cls="plcore_aknn.learners:AknnLearner",
+                      config={"c": 0.5, "delta": 0.5, "k_max": 50, "metric": "euclidean", "n_jobs": None},
                       description="PL A-kNN: adaptive nearest neighbours with label elimination",
                       test_params={"c": 0.25, "k_max": 8},
                       search_space=AKNN_SEARCH_SPACE),
-        ComponentSpec(kind="learner", name="aknn_multiclass", cls=AknnMulticlassLearner,
+        ComponentSpec(kind="learner", name="aknn_multiclass", cls="plcore_aknn.learners:AknnMulticlassLearner",
+                      config={"c": 0.5, "delta": 0.1, "k_max": 20, "metric": "euclidean", "n_jobs": None},
                       description="Multiclass A-kNN extension: grow k until the top label leads by Delta",
                       test_params={"k_max": 8},
                       search_space=AKNN_SEARCH_SPACE),
-        ComponentSpec(kind="learner", name="knn_oracle", cls=KnnOracleLearner,
+        ComponentSpec(kind="learner", name="knn_oracle", cls="plcore_aknn.learners:KnnOracleLearner",
+                      config={"k_max": 50, "metric": "euclidean", "n_jobs": None, "weights": "linear"},
                       description="PL-kNN with k chosen by leave-one-out candidate-hit rate",
                       test_params={"k_max": 8}),
-        ComponentSpec(kind="preprocessor", name="aknn", cls=AknnPreprocessor,
+        ComponentSpec(kind="preprocessor", name="aknn", cls="plcore_aknn.preprocessing:AknnPreprocessor",
                       description="PL A-kNN paper preprocessing (Appendix D.2): cube root, L2, "
                                   "kNN smoothing, density scaling",
                       test_params={"mix_k": 3, "density_k": 5},

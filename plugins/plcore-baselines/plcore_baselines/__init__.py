@@ -4,10 +4,12 @@ IPAL (Zhang & Yu, IJCAI 2015), PL-SVM (Nguyen & Caruana, KDD 2008), PL-ECOC (Zha
 Tang, TKDE 2017) as learners and DELIN (Wu & Zhang, 2019) as a reducer.
 """
 
-from plcore_baselines.delin import DelinReducer
-from plcore_baselines.ipal import IpalLearner
-from plcore_baselines.plecoc import PlEcocLearner
-from plcore_baselines.plsvm import PlSvmLearner
+from plcore._lazy import lazy_exports
 
 __version__ = "0.1.0"
 __all__ = ["IpalLearner", "PlSvmLearner", "PlEcocLearner", "DelinReducer", "__version__"]
+
+__getattr__, __dir__ = lazy_exports(globals(), {"IpalLearner": "plcore_baselines.ipal",
+                                                "PlSvmLearner": "plcore_baselines.plsvm",
+                                                "PlEcocLearner": "plcore_baselines.plecoc",
+                                                "DelinReducer": "plcore_baselines.delin"})

@@ -4,11 +4,6 @@ from plcore.hookspecs import hookimpl
 from plcore.presets import load_presets
 from plcore.registry import ComponentSpec
 
-from plcore_baselines.delin import DelinReducer
-from plcore_baselines.ipal import IpalLearner
-from plcore_baselines.plecoc import PlEcocLearner
-from plcore_baselines.plsvm import C_POOL, PlSvmLearner
-from plcore_baselines.reports import cenda_table
 
 # Nested-selection grids (``protocol.select`` with no ``space``). The methods' own papers are
 # not in shared/papers; the CENDA and SAUTE papers state the configuration they ran each with
@@ -21,8 +16,8 @@ from plcore_baselines.reports import cenda_table
 IPAL_SEARCH_SPACE = {"k": [5, 10, 15], "alpha": [0.5, 0.8, 0.95, 0.99]}
 
 #: PL-SVM: "regularization parameter pool with {10^-3, ..., 10^3}" (CENDA and SAUTE Section 4.1),
-#: the paper's pool itself (7 points, ``C_POOL``); the default C = 1 is its middle.
-PLSVM_SEARCH_SPACE = {"C": list(C_POOL)}
+#: the paper's pool itself (7 points, ``plsvm.C_POOL``); the default C = 1 is its middle.
+PLSVM_SEARCH_SPACE = {"C": [1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1e3]}
 
 #: PL-ECOC: CENDA and SAUTE Section 4.1 give only the coding length ceil(10 log2 q) (34 for
 #: q = 10, 40 on lost, 46 on msrc-v2), no grid: a small grid around it, code_length in
@@ -41,21 +36,29 @@ DELIN_SEARCH_SPACE = {"k": [3, 5, 8, 10]}
 @hookimpl
 def plcore_components():
     return [
-        ComponentSpec(kind="learner", name="ipal", cls=IpalLearner,
+        ComponentSpec(kind="learner", name="ipal", cls="plcore_baselines.ipal:IpalLearner",
+                      config={"alpha": 0.95, "k": 10, "max_iter": 100, "n_jobs": None, "osqp_options": None,
+                              "row_normalize": True},
                       description="IPAL: instance-based PLL by iterative label propagation "
                                   "(Zhang & Yu, IJCAI 2015)",
                       test_params={"k": 5, "max_iter": 20},
                       search_space=IPAL_SEARCH_SPACE),
-        ComponentSpec(kind="learner", name="plsvm", cls=PlSvmLearner,
+        ComponentSpec(kind="learner", name="plsvm", cls="plcore_baselines.plsvm:PlSvmLearner",
+                      config={"C": 1.0, "fit_intercept": True, "intercept_scaling": 1.0, "max_epochs": 100,
+                              "max_iter": 50, "random_state": None, "tol": 0.01},
                       description="PL-SVM: max-margin between best candidate and best non-candidate "
                                   "(Nguyen & Caruana, KDD 2008)",
                       search_space=PLSVM_SEARCH_SPACE),
-        ComponentSpec(kind="learner", name="plecoc", cls=PlEcocLearner,
+        ComponentSpec(kind="learner", name="plecoc", cls="plcore_baselines.plecoc:PlEcocLearner",
+                      config={"code_length": "auto", "estimator": None, "max_draws": 2000, "min_fraction": 0.1,
+                              "min_side": 5, "random_state": None},
                       description="PL-ECOC: error-correcting output codes for partial labels "
                                   "(Zhang, Yu & Tang, TKDE 2017)",
                       test_params={"code_length": 5},
                       search_space=PLECOC_SEARCH_SPACE),
-        ComponentSpec(kind="reducer", name="delin", cls=DelinReducer,
+        ComponentSpec(kind="reducer", name="delin", cls="plcore_baselines.delin:DelinReducer",
+                      config={"k": 8, "max_iter": 50, "n_components": None, "n_jobs": None, "reg": 1e-06,
+                              "tol": 1e-06, "update": "vote"},
                       description="DELIN: LDA on disambiguated confidences (Wu & Zhang, 2019)",
                       test_params={"max_iter": 5},
                       search_space=DELIN_SEARCH_SPACE),
@@ -71,4 +74,4 @@ def plcore_experiments():
 @hookimpl
 def plcore_report_writers():
     """``cenda_table``: the CENDA paper's Tables 6-7 from either preset's runs."""
-    return {"cenda_table": cenda_table}
+    return {"cenda_table": "plcore_baselines.reports:cenda_table"}

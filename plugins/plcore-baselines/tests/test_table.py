@@ -89,7 +89,10 @@ def test_preset_sweeps_every_cell_and_names_the_registered_writer():
 
     callback = instantiate(report)  # reports are opt-in: the preset carries its own callback
     assert isinstance(callback, ReportCallback) and callback.writer == "cenda_table"
-    assert plugin.plcore_report_writers() == {"cenda_table": cenda_table}
+    from plcore.registry import get_registry
+
+    assert plugin.plcore_report_writers() == {"cenda_table": "plcore_baselines.reports:cenda_table"}
+    assert get_registry().report_writer("cenda_table") is cenda_table
 
 
 def test_transductive_preset_and_its_report_say_how_reducers_were_fitted():

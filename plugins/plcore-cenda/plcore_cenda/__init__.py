@@ -4,9 +4,11 @@ Also ships ``+learner=plknn_cenda``: CENDA followed by PL-KNN voting with CENDA'
 disambiguated training confidences instead of the raw candidate sets.
 """
 
-from plcore_cenda._core import CendaConditioningWarning
-from plcore_cenda.learners import CendaPlKnnLearner
-from plcore_cenda.reducers import CendaReducer
+from plcore._lazy import lazy_exports
 
 __all__ = ["CendaReducer", "CendaPlKnnLearner", "CendaConditioningWarning"]
 __version__ = "0.1.0"
+
+__getattr__, __dir__ = lazy_exports(globals(), {"CendaReducer": "plcore_cenda.reducers",
+                                                "CendaPlKnnLearner": "plcore_cenda.learners",
+                                                "CendaConditioningWarning": "plcore_cenda._core"})

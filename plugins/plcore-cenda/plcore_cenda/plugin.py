@@ -9,9 +9,6 @@ from plcore.hookspecs import hookimpl
 from plcore.presets import load_presets
 from plcore.registry import ComponentSpec
 
-from plcore_cenda.learners import CendaPlKnnLearner
-from plcore_cenda.reducers import CendaReducer
-
 #: Nested-selection grid of ``reducer=cenda`` (``protocol.select`` with no ``space``), from the
 #: CENDA paper (Bao et al., KDD 2021), Section 4.4 "Sensitivity Analysis":
 #: - ``thr`` in {0.9, 0.99, 0.999}: exactly the values of Table 7 ("no single value of thr ...
@@ -32,13 +29,18 @@ PLKNN_CENDA_SEARCH_SPACE = {f"cenda_{name}": values for name, values in CENDA_SE
 @hookimpl
 def plcore_components():
     return [
-        ComponentSpec(kind="reducer", name="cenda", cls=CendaReducer,
+        ComponentSpec(kind="reducer", name="cenda", cls="plcore_cenda.reducers:CendaReducer",
+                      config={"algorithm": "auto", "alpha": 1.0, "k": 8, "max_iter": 50, "mu": 0.5,
+                              "n_components": None, "n_jobs": None, "thr": 0.999, "tol": 1e-06},
                       description="CENDA: partial-label dimensionality reduction by confidence-based "
                                   "dependence maximization (Bao et al., KDD 2021)",
                       # a few alternations, run to the end (tol=0: no ConvergenceWarning)
                       test_params={"max_iter": 5, "tol": 0.0},
                       search_space=CENDA_SEARCH_SPACE),
-        ComponentSpec(kind="learner", name="plknn_cenda", cls=CendaPlKnnLearner,
+        ComponentSpec(kind="learner", name="plknn_cenda", cls="plcore_cenda.learners:CendaPlKnnLearner",
+                      config={"cenda_algorithm": "auto", "cenda_alpha": 1.0, "cenda_k": 8, "cenda_max_iter": 50,
+                              "cenda_mu": 0.5, "cenda_n_components": None, "cenda_thr": 0.999, "cenda_tol": 1e-06,
+                              "k": 10, "n_jobs": None, "vote": "confidences", "weights": "linear"},
                       description="CENDA projection + PL-KNN voting with CENDA's disambiguated "
                                   "training confidences",
                       test_params={"k": 3, "cenda_max_iter": 5, "cenda_tol": 0.0},

@@ -2,21 +2,31 @@
 
 PRODEN (Lv et al., ICML 2020), RC and CC (Feng et al., NeurIPS 2020), LWS (Wen et al., ICML
 2021), CAVL (Zhang et al., ICLR 2022) and POP (Xu et al., ICML 2023) on an MLP or a linear
-model for tabular features. Importing this package does not import PyTorch.
+model for tabular features. Importing this package does not import PyTorch (nor the learners'
+module: names are served on first use).
 """
 
-from plcore_deep.learners import CavlLearner, CcLearner, LwsLearner, PopLearner, ProdenLearner, RcLearner
+from plcore._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
 __all__ = ["ProdenLearner", "RcLearner", "CcLearner", "LwsLearner", "CavlLearner", "PopLearner", "LEARNERS"]
 
-#: option name -> class
-LEARNERS = {
-    "proden": ProdenLearner,
-    "rc": RcLearner,
-    "cc": CcLearner,
-    "lws": LwsLearner,
-    "cavl": CavlLearner,
-    "pop": PopLearner,
+#: option name -> class name in :mod:`plcore_deep.learners`
+LEARNER_CLASSES = {
+    "proden": "ProdenLearner",
+    "rc": "RcLearner",
+    "cc": "CcLearner",
+    "lws": "LwsLearner",
+    "cavl": "CavlLearner",
+    "pop": "PopLearner",
 }
+
+_getattr, __dir__ = lazy_exports(globals(), dict.fromkeys(LEARNER_CLASSES.values(), "plcore_deep.learners"))
+
+
+def __getattr__(name):
+    if name == "LEARNERS":  # option name -> class (imports the learners)
+        globals()[name] = learners = {key: _getattr(cls) for key, cls in LEARNER_CLASSES.items()}
+        return learners
+    return _getattr(name)

@@ -5,7 +5,7 @@ from plcore.hookspecs import hookimpl
 from plcore.presets import load_presets
 from plcore.registry import ComponentSpec
 
-from plcore_deep import LEARNERS
+from plcore_deep import LEARNER_CLASSES
 
 #: fast settings for the common conformance test
 _TEST_PARAMS = {"hidden_layer_sizes": (16,), "n_epochs": 40, "batch_size": 32, "learning_rate": 1e-2,
@@ -24,11 +24,29 @@ SEARCH_SPACE = {"learning_rate": [3e-4, 3e-3], "weight_decay": [1e-5, 1e-3]}
 _TEST_OVERRIDES = {"cavl": {"hidden_layer_sizes": (64,)}}
 
 
+#: the constructor parameters every learner shares (the training loop's), and each one's own
+_COMMON = {"batch_size": 128, "device": "auto", "early_stopping": False, "hidden_layer_sizes": (500,),
+           "learning_rate": 0.001, "momentum": 0.9, "n_epochs": 200, "n_iter_no_change": 20,
+           "optimizer": "adam", "random_state": None, "scoring": "partial_log_likelihood", "tol": 0.0001,
+           "validation_fraction": 0.1, "weight_decay": 1e-05}
+_OWN = {"lws": {"beta": 2.0},
+        "pop": {"inc": 0.001, "theta": 0.001, "theta_max": 0.4, "warm_up": 20, "window": 5}}
+_DESCRIPTIONS = {
+    "proden": "PRODEN (Lv et al., ICML 2020): confidence-weighted cross-entropy, confidences re-estimated per batch",
+    "rc": "RC, the risk-consistent estimator of Feng et al. (NeurIPS 2020)",
+    "cc": "CC, the classifier-consistent estimator of Feng et al. (NeurIPS 2020)",
+    "lws": "LWS, the leveraged weighted loss (Wen et al., ICML 2021)",
+    "cavl": "CAVL (Zhang et al., ICLR 2022): cross-entropy on the candidate with the largest class activation",
+    "pop": "POP, progressive purification (Xu et al., ICML 2023)",
+}
+
+
 @hookimpl
 def plcore_components():
-    return [ComponentSpec(kind="learner", name=name, cls=cls, search_space=SEARCH_SPACE,
-                          test_params={**_TEST_PARAMS, **_TEST_OVERRIDES.get(name, {})})
-            for name, cls in LEARNERS.items()]
+    return [ComponentSpec(kind="learner", name=name, cls=f"plcore_deep.learners:{cls}",
+                          config={**_COMMON, **_OWN.get(name, {})}, description=_DESCRIPTIONS[name],
+                          search_space=SEARCH_SPACE, test_params={**_TEST_PARAMS, **_TEST_OVERRIDES.get(name, {})})
+            for name, cls in LEARNER_CLASSES.items()]
 
 
 @hookimpl

@@ -5,14 +5,7 @@ Labels", PAKDD 2020. Learners ``avg_perceptron``, ``max_perceptron``, ``avg_pega
 ``max_pegasos`` and the exact-label baselines ``perceptron`` and ``pegasos``.
 """
 
-from plcore_online.learners import (
-    AvgPegasosLearner,
-    AvgPerceptronLearner,
-    MaxPegasosLearner,
-    MaxPerceptronLearner,
-    PegasosLearner,
-    PerceptronLearner,
-)
+from plcore._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -26,12 +19,21 @@ __all__ = [
     "LEARNERS",
 ]
 
-#: option name -> class, in the order of the paper's figures
-LEARNERS = {
-    "perceptron": PerceptronLearner,
-    "avg_perceptron": AvgPerceptronLearner,
-    "max_perceptron": MaxPerceptronLearner,
-    "pegasos": PegasosLearner,
-    "avg_pegasos": AvgPegasosLearner,
-    "max_pegasos": MaxPegasosLearner,
+#: option name -> class name in :mod:`plcore_online.learners`, in the order of the paper's figures
+LEARNER_CLASSES = {
+    "perceptron": "PerceptronLearner",
+    "avg_perceptron": "AvgPerceptronLearner",
+    "max_perceptron": "MaxPerceptronLearner",
+    "pegasos": "PegasosLearner",
+    "avg_pegasos": "AvgPegasosLearner",
+    "max_pegasos": "MaxPegasosLearner",
 }
+
+_getattr, __dir__ = lazy_exports(globals(), dict.fromkeys(LEARNER_CLASSES.values(), "plcore_online.learners"))
+
+
+def __getattr__(name):
+    if name == "LEARNERS":  # option name -> class (imports the learners)
+        globals()[name] = learners = {key: _getattr(cls) for key, cls in LEARNER_CLASSES.items()}
+        return learners
+    return _getattr(name)

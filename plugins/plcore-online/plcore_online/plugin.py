@@ -5,8 +5,7 @@ from plcore.hookspecs import hookimpl
 from plcore.presets import load_presets
 from plcore.registry import ComponentSpec
 
-from plcore_online import LEARNERS
-from plcore_online.learners import prequential
+from plcore_online import LEARNER_CLASSES
 
 #: fast settings for the common conformance test (one pass instead of five)
 _TEST_PARAMS = {"n_epochs": 1}
@@ -30,12 +29,27 @@ SEARCH_SPACES = {
 }
 
 
+_PERCEPTRON = {"eta": 1.0, "fit_intercept": True, "n_epochs": 5, "random_state": None, "shuffle": True}
+_PEGASOS = {"fit_intercept": True, "lam": 0.1, "n_epochs": 5, "random_state": None,
+            "shrink_on_zero_loss": False, "shuffle": True}
+#: option name -> (config node, one line for listings)
+_DECLARED = {
+    "perceptron": (_PERCEPTRON, "Multiclass Perceptron on exact labels (baseline of the online paper)"),
+    "avg_perceptron": (_PERCEPTRON, "Avg Perceptron: Perceptron on the average prediction hinge loss (Algorithm 1)"),
+    "max_perceptron": (_PERCEPTRON, "Max Perceptron: Perceptron on the max prediction hinge loss (Algorithm 2)"),
+    "pegasos": (_PEGASOS, "Multiclass Pegasos on exact labels (baseline of the online paper)"),
+    "avg_pegasos": (_PEGASOS, "Avg Pegasos: Pegasos on the average prediction hinge loss (Algorithm 3)"),
+    "max_pegasos": (_PEGASOS, "Max Pegasos: Pegasos on the max prediction hinge loss (Algorithm 4)"),
+}
+
+
 @hookimpl
 def plcore_components():
-    # Config nodes are derived from the classes ({"_target_": ..., **get_params()}).
-    return [ComponentSpec(kind="learner", name=name, cls=cls, prequential=prequential,
+    return [ComponentSpec(kind="learner", name=name, cls=f"plcore_online.learners:{cls}",
+                          config=dict(_DECLARED[name][0]), description=_DECLARED[name][1],
+                          prequential="plcore_online.learners:prequential",
                           test_params=dict(_TEST_PARAMS), search_space=SEARCH_SPACES.get(name))
-            for name, cls in LEARNERS.items()]
+            for name, cls in LEARNER_CLASSES.items()]
 
 
 @hookimpl

@@ -4,8 +4,6 @@ from plcore.hookspecs import hookimpl
 from plcore.presets import load_presets
 from plcore.registry import ComponentSpec
 
-from plcore_plc.clusterers import KMeansClusterer, PlcClusterer, SpectralClusterer
-
 #: PLC's grid, the paper's (Section 5.1, "Compared Methods"): "alpha, beta in {0.01, 0.1, 1},
 #: gamma = 10 and k in {10, 15, 20, 25, 30, 40}", 3 x 3 x 6 = 54 points. The presets draw
 #: ``protocol.select.n_iter=8`` of them at random and choose on each partition by the labelled
@@ -16,12 +14,22 @@ PLC_SEARCH_SPACE = {"alpha": [0.01, 0.1, 1.0], "beta": [0.01, 0.1, 1.0], "k": [1
 @hookimpl
 def plcore_components():
     return [
-        ComponentSpec(kind="clusterer", name="plc", cls=PlcClusterer,
+        ComponentSpec(kind="clusterer", name="plc", cls="plcore_plc.clusterers:PlcClusterer",
+                      config={"alpha": 0.01, "beta": 0.01, "f_step": "sequential", "f_sweeps": 1, "f_tol": 1e-05,
+                              "gamma": 10.0, "inner_iter": 10, "k": 10, "lam": 1.0, "mu": 1.0, "n_clusters": None,
+                              "n_init": 20, "outer_iter": 5, "random_state": None, "refresh_constraints": False,
+                              "sd_solver": "classwise", "sd_tol": 0.001, "standardize": True, "w_tol": 1e-07},
+                      description="Partial-label clustering (PLC, Xie, Yang & Jia, IJCAI 2025)",
                       test_params={"k": 5, "outer_iter": 1, "inner_iter": 3, "n_init": 2},
                       search_space=PLC_SEARCH_SPACE),
-        ComponentSpec(kind="clusterer", name="kmeans", cls=KMeansClusterer,
+        ComponentSpec(kind="clusterer", name="kmeans", cls="plcore_plc.clusterers:KMeansClusterer",
+                      config={"n_clusters": None, "n_init": 10, "random_state": None},
+                      description="k-means baseline (scikit-learn ``KMeans``)",
                       test_params={"n_init": 2}),
-        ComponentSpec(kind="clusterer", name="spectral", cls=SpectralClusterer,
+        ComponentSpec(kind="clusterer", name="spectral", cls="plcore_plc.clusterers:SpectralClusterer",
+                      config={"affinity": "nearest_neighbors", "gamma": None, "n_clusters": None, "n_init": 20,
+                              "n_neighbors": 10, "random_state": None},
+                      description="Spectral clustering baseline (scikit-learn ``SpectralClustering``)",
                       test_params={"n_init": 2}),
     ]
 

@@ -9,13 +9,6 @@ from plcore.hookspecs import hookimpl
 from plcore.presets import load_presets
 from plcore.registry import ComponentSpec
 
-from plcore_saute.reducers import (
-    MaxJointEntropyReducer,
-    MaxRelevanceReducer,
-    RandomSelectionReducer,
-    SauteReducer,
-)
-
 #: Nested-selection grid (``protocol.select`` with no ``space``) of every selector, from the
 #: SAUTE paper (KDD 2022), Section 4.4 "Sensitivity Analysis" and Figs. 1-2: d' = ceil(beta d)
 #: with beta from 0.05 to 0.6 in steps of 0.05 -- the paper's whole grid, 12 points, given as
@@ -28,23 +21,27 @@ from plcore_saute.reducers import (
 N_FEATURES_GRID = [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6]
 SEARCH_SPACE = {"n_features": N_FEATURES_GRID}
 
+_REDUCERS = "plcore_saute.reducers"
+_GREEDY = {"alpha": 0.6, "k": 8, "max_iter": 20, "n_features": None, "random_state": None, "var_smoothing": 0.3}
+
 
 @hookimpl
 def plcore_components():
     return [
-        ComponentSpec(kind="reducer", name="saute", cls=SauteReducer,
+        ComponentSpec(kind="reducer", name="saute", cls=f"{_REDUCERS}:SauteReducer", config=dict(_GREEDY),
                       description="SAUTE: submodular mutual-information feature selection (KDD 2022)",
                       test_params={"max_iter": 3},
                       search_space=SEARCH_SPACE),
-        ComponentSpec(kind="reducer", name="random_selection", cls=RandomSelectionReducer,
+        ComponentSpec(kind="reducer", name="random_selection", cls=f"{_REDUCERS}:RandomSelectionReducer",
+                      config={"n_features": None, "random_state": None},
                       description="RS: d' features drawn at random (SAUTE paper baseline)",
                       test_params={"random_state": 0},
                       search_space=SEARCH_SPACE),
-        ComponentSpec(kind="reducer", name="max_relevance", cls=MaxRelevanceReducer,
+        ComponentSpec(kind="reducer", name="max_relevance", cls=f"{_REDUCERS}:MaxRelevanceReducer", config=dict(_GREEDY),
                       description="MR: SAUTE without the redundancy term, greedy on Eq. (5)",
                       test_params={"max_iter": 3},
                       search_space=SEARCH_SPACE),
-        ComponentSpec(kind="reducer", name="max_joint_entropy", cls=MaxJointEntropyReducer,
+        ComponentSpec(kind="reducer", name="max_joint_entropy", cls=f"{_REDUCERS}:MaxJointEntropyReducer", config={"n_features": None},
                       description="MJE: greedy maximum joint entropy of the discretised features",
                       search_space=SEARCH_SPACE),
     ]

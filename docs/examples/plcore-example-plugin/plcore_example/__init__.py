@@ -1,5 +1,7 @@
 """plcore-example-plugin: a minimal plcore plugin (one learner, ``+learner=centroid``)."""
 
-from plcore_example.learners import CandidateCentroidLearner
+from plcore._lazy import lazy_exports
 
 __all__ = ["CandidateCentroidLearner"]
+
+__getattr__, __dir__ = lazy_exports(globals(), {"CandidateCentroidLearner": "plcore_example.learners"})

@@ -1,17 +1,21 @@
-"""The plugin module named by the ``plcore`` entry point: its hook implementations."""
+"""The plugin module named by the ``plcore`` entry point: its hook implementations.
+
+It imports none of the plugin's modules: the learner is named by its import path, with its
+config node (the constructor's defaults) and description, so ``python -m plcore list`` and
+``--help`` stay fast; plcore imports the class when a run creates it.
+"""
 
 from plcore.hookspecs import hookimpl
 from plcore.registry import ComponentSpec
 
-from plcore_example.learners import CandidateCentroidLearner
-
 
 @hookimpl
 def plcore_components():
-    # No ``config``: plcore derives the Hydra node from the class,
-    # {"_target_": "plcore_example.learners.CandidateCentroidLearner", "n_iter": 5, "temperature": 0.1}.
-    # No ``description``: the listing shows the first line of the class docstring.
+    # ``config``: the Hydra node (``_target_`` is added from ``cls``); plcore's common conformance
+    # test checks that it equals the class's defaults.
     # ``test_params``: the (small, fast) instance plcore's common conformance test checks once
     # the plugin is installed (tests/test_common.py of plcore discovers it through the registry).
-    return [ComponentSpec(kind="learner", name="centroid", cls=CandidateCentroidLearner,
+    return [ComponentSpec(kind="learner", name="centroid", cls="plcore_example.learners:CandidateCentroidLearner",
+                          config={"n_iter": 5, "temperature": 0.1},
+                          description="Nearest class centroid, with centroids estimated from the candidate sets.",
                           test_params={"n_iter": 3})]

@@ -1,0 +1,23 @@
+"""The named data sets plcore knows (no imports: the registry lists them without loading
+the loaders)."""
+
+__all__ = ["PALM_DATASETS", "UCI_DATASETS", "SKLEARN_DATASETS"]
+
+#: PALM partial-label sets: name -> accepted file stems (compared case- and punctuation-insensitively)
+PALM_DATASETS = {
+    "lost": ("lost",),
+    "msrc-v2": ("msrcv2", "msrc-v2"),
+    "msrc-v2-plc-splits": ("msrc-v2-plc-splits", "msrcv2plcsplits"),
+    "bird-song": ("birdsong", "bird-song"),
+    "soccer": ("soccer", "soccerplayer"),
+    "yahoo-news": ("yahoonews", "yahoo!news", "yahoo-news"),
+    "fg-net": ("fgnet", "fg-net"),
+    "mir-flickr": ("mirflickr", "mir-flickr"),
+}
+#: UCI ARFF sets: name -> accepted file stems
+UCI_DATASETS = {
+    "ecoli": ("ecoli",),
+    "satimage": ("statlog-landsat-satellite", "satimage"),
+    "semeion": ("semeion",),
+}
+SKLEARN_DATASETS = ("iris", "wine", "breast_cancer", "digits")

@@ -1,0 +1,37 @@
+"""The built-in protocols' parameters and defaults (their Hydra config nodes), in a module that
+imports nothing heavy: the registry declares the protocols from here without importing
+:mod:`plcore.protocols` (scikit-learn), which builds its :class:`~plcore.protocols.ProtocolSpec`
+objects from the same table."""
+
+from __future__ import annotations
+
+import copy
+
+from plcore.selection import SELECT_DEFAULTS
+
+__all__ = ["PROTOCOL_DEFAULTS", "PROTOCOL_DESCRIPTIONS", "protocol_defaults"]
+
+PROTOCOL_DEFAULTS = {
+    "kfold": {"n_splits": 10, "shuffle": True, "preprocessing": "standardize", "fit_reducer_on": "train",
+              "reduced_preprocessing": "none", "exact_labels": "auto", "refit": True,
+              "select": dict(SELECT_DEFAULTS), "n_jobs": 1},
+    "holdout": {"test_size": 0.2, "n_repeats": 1, "stratify": False, "preprocessing": "standardize",
+                "reduced_preprocessing": "none", "exact_labels": "auto", "refit": True,
+                "select": dict(SELECT_DEFAULTS), "n_jobs": 1},
+    "online": {"n_runs": 100, "exact_labels": "auto", "preprocessing": "none", "select": dict(SELECT_DEFAULTS)},
+    "clustering": {"rho": 0.1, "n_partitions": 10, "splits": "auto", "preprocessing": "standardize",
+                   "preprocessing_by_part": False, "select": dict(SELECT_DEFAULTS)},
+}
+
+#: one line per protocol for listings (the first line of the protocol function's docstring)
+PROTOCOL_DESCRIPTIONS = {
+    "kfold": "k-fold cross-validation: fit ``scaler -> [reducer ->] learner`` on each training fold.",
+    "holdout": "Repeated random train/test splits (``n_repeats`` seeds from ``random_state``).",
+    "online": "Online protocol: predict each example before learning from it (DESIGN.md section 5).",
+    "clustering": "Partial-label clustering: a fraction ``rho`` keeps its candidate sets, the rest get all labels.",
+}
+
+
+def protocol_defaults(name: str) -> dict:
+    """A fresh copy of protocol ``name``'s parameters and defaults."""
+    return copy.deepcopy(PROTOCOL_DEFAULTS[name])
