@@ -1,0 +1,208 @@
+"""Start-up and tracking-overhead benchmark (issue 19, first two rows of its table).
+
+Run from the repository root (``OMP_NUM_THREADS=1`` recommended on a shared machine)::
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/startup.py [--quick]
+
+It is also one of the modules of ``benchmarks/run_all.py`` (through :func:`table_rows`).
+
+What is measured
+----------------
+* **Start-up**: the wall time of ``python -m plcore list``, ``python -m plcore --help`` and
+  ``python -m plcore --cfg job``, each against ``python -c "import sklearn"``. Every timing
+  is a fresh subprocess of this interpreter (``sys.executable``), output captured. The four
+  commands run interleaved, round-robin (7 rounds, 3 with ``--quick``, after one untimed
+  warm-up round that fills the file cache), so that load changes on a shared machine hit
+  them alike. Ratio = best plcore time / best ``import sklearn`` time of the same run;
+  goal <= 1.5x.
+* **Tracking overhead**: the default experiment ``python -m plcore`` (digits, 10-fold PL-KNN)
+  with the default tracking (MLflow on ``sqlite:///<cwd>/mlflow.db``) on an *existing*
+  database, minus the same run with ``tracking=none``. The database is created by one
+  untimed run first (the one-time creation is excluded, as the goal says); then the two
+  variants run interleaved (4 rounds, 2 with ``--quick``). Ratio = best tracked time - best
+  untracked time, in seconds (the seconds tracking adds to one run); goal <= 1.5 s.
+
+Every command runs in a fresh temporary directory (``hydra.run.dir`` inside it, the MLflow
+database and ``mlruns/`` there too) with ``MLFLOW_TRACKING_URI`` removed from the
+environment, so nothing is written to the repository and no shared tracking server is hit.
+Best (minimum) times are the ratios' basis: on a loaded machine noise only adds time; the
+medians are printed next to them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: the plcore commands of the start-up row, by label
+STARTUP_COMMANDS = {
+    "python -m plcore list": ["-m", "plcore", "list"],
+    "python -m plcore --help": ["-m", "plcore", "--help"],
+    "python -m plcore --cfg job": ["-m", "plcore", "--cfg", "job"],
+}
+BASELINE_LABEL = 'python -c "import sklearn"'
+BASELINE = ["-c", "import sklearn"]
+
+STARTUP_GOAL = 1.5  # x import sklearn
+TRACKING_GOAL = 1.5  # seconds added per run
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env.pop("MLFLOW_TRACKING_URI", None)  # the default sqlite file in the temporary cwd
+    env.pop("HYDRA_FULL_ERROR", None)
+    env.setdefault("OMP_NUM_THREADS", "1")
+    env.setdefault("PLCORE_DATA_HOME", str(REPO.parent / "shared" / "datasets"))
+    return env
+
+
+def time_command(args: list[str], cwd: Path, timeout: float = 600) -> float:
+    """Wall seconds of ``python ARGS`` in a fresh subprocess; raises with the error's last line."""
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, *args], cwd=cwd, env=_env(), capture_output=True, text=True,
+                          timeout=timeout)
+    elapsed = time.perf_counter() - t0
+    if proc.returncode != 0:
+        lines = [line for line in (proc.stderr + "\n" + proc.stdout).splitlines()
+                 if line.strip() and "HYDRA_FULL_ERROR" not in line]  # not Hydra's hint
+        tail = lines[-1] if lines else "(no output)"
+        raise RuntimeError(f"`python {' '.join(args)}` exited {proc.returncode}: {tail}")
+    return elapsed
+
+
+def _round_robin(commands: dict[str, list[str]], repeats: int, cwd: Path, warmup: bool = True,
+                 log=None) -> dict[str, list[float]]:
+    times = {label: [] for label in commands}
+    for r in range(repeats + int(warmup)):
+        for label, args in commands.items():
+            t = time_command(args, cwd)
+            if warmup and r == 0:
+                continue
+            times[label].append(t)
+            if log:
+                log(f"  round {r + int(not warmup)}/{repeats}: {label}: {t:.2f} s")
+    return times
+
+
+def measure_startup(repeats: int = 5, log=None) -> dict[str, list[float]]:
+    """``{label: [seconds, ...]}`` for the baseline and the three plcore commands, interleaved."""
+    commands = {BASELINE_LABEL: BASELINE, **STARTUP_COMMANDS}
+    with tempfile.TemporaryDirectory(prefix="plcore-startup-") as tmp:
+        return _round_robin(commands, repeats, Path(tmp), warmup=True, log=log)
+
+
+def measure_tracking(repeats: int = 3, log=None) -> dict[str, list[float]]:
+    """``{"tracking": [...], "none": [...]}``: the default run on an existing database and
+    with ``tracking=none`` (after one untimed run that creates the database)."""
+    with tempfile.TemporaryDirectory(prefix="plcore-tracking-") as tmp:
+        tmp = Path(tmp)
+
+        def run_args(i: int, *extra: str) -> list[str]:
+            return ["-m", "plcore", f"hydra.run.dir={tmp / 'outputs' / str(i)}", *extra]
+
+        t_create = time_command(run_args(0), tmp)
+        if log:
+            log(f"  creating the database (excluded): {t_create:.2f} s")
+        if not (tmp / "mlflow.db").exists():
+            raise RuntimeError("the tracked run wrote no mlflow.db in its working directory")
+        times = {"tracking": [], "none": []}
+        for r in range(repeats):
+            for label, extra in (("tracking", ()), ("none", ("tracking=none",))):
+                t = time_command(run_args(1 + 2 * r + (label == "none"), *extra), tmp)
+                times[label].append(t)
+                if log:
+                    log(f"  round {r + 1}/{repeats}: tracking={label}: {t:.2f} s")
+        times["create"] = [t_create]
+        return times
+
+
+def _fmt(ts: list[float]) -> str:
+    return f"best {min(ts):.2f} s, median {statistics.median(ts):.2f} s"
+
+
+def startup_rows(times: dict[str, list[float]]) -> list[dict]:
+    base = min(times[BASELINE_LABEL])
+    rows = []
+    for label in STARTUP_COMMANDS:
+        ratio = min(times[label]) / base
+        rows.append({
+            "method": "start-up",
+            "measure": f"`{label}` wall time / `{BASELINE_LABEL}`",
+            "ratio": ratio,
+            "goal": f"<= {STARTUP_GOAL}x",
+            "met": bool(ratio <= STARTUP_GOAL),
+            "note": f"plcore {_fmt(times[label])}; sklearn {_fmt(times[BASELINE_LABEL])}; "
+                    f"{len(times[label])} interleaved rounds",
+        })
+    return rows
+
+
+def tracking_row(times: dict[str, list[float]]) -> dict:
+    added = min(times["tracking"]) - min(times["none"])
+    return {
+        "method": "tracking (MLflow, sqlite)",
+        "measure": "seconds tracking adds to the default `python -m plcore` run, existing database",
+        "ratio": added,
+        "goal": f"<= {TRACKING_GOAL} s added",
+        "met": bool(added <= TRACKING_GOAL),
+        "note": f"tracked {_fmt(times['tracking'])}; tracking=none {_fmt(times['none'])}; "
+                f"database creation (excluded) {times['create'][0]:.2f} s",
+    }
+
+
+def _failed_row(method: str, measure: str, goal: str, exc: BaseException) -> dict:
+    return {"method": method, "measure": measure, "ratio": float("nan"), "goal": goal, "met": False,
+            "note": f"failed: {exc}"}
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def table_rows(quick: bool = True) -> list[dict]:
+    """The rows of ``benchmarks/run_all.py``: three start-up rows and one tracking row.
+
+    A part that fails gives rows with a NaN ratio and the error in the note (run_all counts
+    them as failures) instead of hiding the other part's rows.
+    """
+    repeats_startup, repeats_tracking = (3, 2) if quick else (7, 4)
+    rows = []
+    try:
+        _log(f"startup: {repeats_startup} interleaved rounds")
+        rows += startup_rows(measure_startup(repeats_startup, log=_log))
+    except Exception as exc:  # noqa: BLE001 -- reported as rows
+        rows += [_failed_row("start-up", f"`{label}` wall time / `{BASELINE_LABEL}`", f"<= {STARTUP_GOAL}x", exc)
+                 for label in STARTUP_COMMANDS]
+    try:
+        _log(f"tracking overhead: {repeats_tracking} interleaved rounds")
+        rows.append(tracking_row(measure_tracking(repeats_tracking, log=_log)))
+    except Exception as exc:  # noqa: BLE001
+        rows.append(_failed_row("tracking (MLflow, sqlite)",
+                                "seconds tracking adds to the default `python -m plcore` run, existing database",
+                                f"<= {TRACKING_GOAL} s added", exc))
+    return rows
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="3 start-up rounds and 2 tracking rounds (default 7 and 4)")
+    args = ap.parse_args(argv)
+    rows = table_rows(quick=args.quick)
+    print("| method | measure | ratio | goal | met | note |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        print(f"| {r['method']} | {r['measure']} | {r['ratio']:.2f} | {r['goal']} | {'yes' if r['met'] else 'no'} "
+              f"| {r['note']} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
