@@ -10,42 +10,47 @@ rules that usually stop after a few neighbours.
 
 Algorithms
 ----------
-``"brute"``
-    scikit-learn's brute force (its chunked GEMM ``ArgKmin`` reduction, O(chunk * n)
-    memory, never an ``n x n`` matrix).
-``"blocked"``
-    plcore's exact blocked search (Euclidean only): the training points are split into
-    leaves of ~256 points by recursive median cuts (a KD-tree with big leaves); every
-    block of queries computes its distances by BLAS to the points of the nearest leaves
-    first, then to every leaf whose bounding box is not farther than the block's current
-    ``k``-th distance (a lower bound, so nothing closer is skipped). On clustered data in
-    up to ~30 dimensions most leaves are skipped; in more dimensions the bound prunes
-    little and it is brute force with extra bookkeeping.
-``"kd_tree"``, ``"ball_tree"``
-    scikit-learn's trees (any metric they accept).
+All exact paths are scikit-learn's (any metric it accepts): ``"brute"`` (its chunked GEMM
+``ArgKmin`` reduction: O(chunk x n) memory, never an ``n x n`` matrix), ``"kd_tree"`` and
+``"ball_tree"``. plcore adds the choice, the ordering, self-exclusion and staging.
 
 The rule (``algorithm="auto"``)
 -------------------------------
 Measured by ``benchmarks/neighbors.py`` (one thread, k = 10, 2000 queries against n
 training points from a mixture of 20 Gaussian classes, the shape of the data the methods
-see after z-scoring or projection; times per 1000 queries):
+search after z-scoring or projection; seconds per 1000 queries, build included, on a
+shared 2-core machine, so single cells are noisy):
 
-{RULE_TABLE}
+======  ===  =====  =======  =========  ===========================
+n       d    brute  kd_tree  ball_tree  fastest
+======  ===  =====  =======  =========  ===========================
+1000    4    0.006  0.005    0.007      kd_tree
+1000    8    0.007  0.009    0.010      brute (and above: brute)
+10000   8    0.034  0.026    0.038      kd_tree
+10000   10   0.036  0.034    0.051      tie
+10000   15   0.044  0.073    0.154      brute (scikit-learn: kd_tree)
+30000   8    0.52   0.36     0.71       kd_tree
+30000   12   0.46   0.65     1.40       brute (scikit-learn: kd_tree)
+30000   15   0.86   1.31     2.22       brute (scikit-learn: kd_tree)
+100000  8    2.91   1.09     5.20       kd_tree
+100000  15   0.41   3.68     5.92       brute (scikit-learn: kd_tree)
+10000   200  0.29   2.61     5.60       brute
+======  ===  =====  =======  =========  ===========================
 
-* Euclidean metric, ``d <= 3``: ``"kd_tree"`` (trees win in very few dimensions).
-* Euclidean metric, ``3 < d <= 32`` and ``n >= 4096``: ``"blocked"``.
-* every other Euclidean case: ``"brute"`` (at small n or many dimensions tree pruning
-  does not pay for itself; scikit-learn would pick a KD-tree up to d = 15, which at
-  d' = 15-18, the dimension CENDA works in, is 3-7x slower than brute force).
+* Euclidean metric: ``"kd_tree"`` when ``d <= 4``, or ``d <= 8`` and ``n >= 5000``;
+  otherwise ``"brute"``. scikit-learn's ``"auto"`` keeps a KD-tree up to ``d = 15``,
+  which at d = 12-15 (CENDA's d' on lost and msrc-v2, SAUTE's selected features) was
+  1.4-9x slower than brute force; ball trees never won clearly.
 * other metrics: scikit-learn's own ``"auto"`` choice (delegated unchanged).
 
 Ties and self-exclusion
 -----------------------
-Results are sorted by distance, ties by training index. Euclidean distances of the
-returned neighbours are recomputed as ``||x - y||`` (not the GEMM form ``|x|^2 - 2 x.y +
-|y|^2`` used to *select* them), so every algorithm returns the same distances bit for
-bit; *which* of several points at (numerically) the same distance ends up at the
-``k``-th place can differ between algorithms, as it can within scikit-learn.
+Rows are ordered by distance, ties by training index (scikit-learn's heaps leave tied
+neighbours in no defined order). Distances are scikit-learn's: brute force computes them
+in the GEMM form ``|x|^2 - 2 x.y + |y|^2`` (rounding ~1e-8 of the norms; a duplicate
+may come back at 6e-8 instead of 0), the trees directly. *Which* of several points at
+(numerically) the same distance ends up at the ``k``-th place can therefore differ
+between algorithms, as it does within scikit-learn.
 
 ``kneighbors(None, k)`` queries the training set against itself and never returns a
 point as its own neighbour. Duplicates of a point are other points and are returned
@@ -62,12 +67,10 @@ distance then index, a decision that depends only on the first ``k`` neighbours 
 same as with one search to ``k_max`` (up to ties at the ``k``-th place). PL A-kNN
 decides after ~11 neighbours on average but may need ``k_max = 50``.
 
-Approximate backend (opt-in)
-----------------------------
-``backend="approximate"`` uses pynndescent's NN-descent graph (an optional dependency,
-``pip install pynndescent``) for queries against the training set. It is *approximate*:
-neighbours can be missed; see ``docs/api/neighbors.md`` for its measured recall and effect
-on accuracy. Exact search stays the default everywhere.
+Approximate search
+------------------
+Not included: pynndescent 0.7.0 installs here (its dependencies are already locked), but
+an approximate backend was not added in this change; every search is exact.
 
 This module imports only numpy at import time (scikit-learn and scipy are imported when
 a search runs), so estimator modules can import it freely.
@@ -77,19 +80,14 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["NeighborIndex", "kneighbors", "choose_algorithm", "staged_search", "ALGORITHMS", "BACKENDS"]
+__all__ = ["NeighborIndex", "kneighbors", "choose_algorithm", "staged_search", "ALGORITHMS"]
 
 ALGORITHMS = ("auto", "brute", "kd_tree", "ball_tree")
-BACKENDS = ("exact", "approximate")
 
-#: Bytes of the distance block held at once by the blocked search and the chunked paths.
-CHUNK_BYTES = 64 << 20
-#: Training points per leaf of the blocked search.
-LEAF_SIZE = 256
 #: Measured crossovers (benchmarks/neighbors.py): see the module docstring.
-KD_TREE_MAX_DIM = 3
-BLOCKED_MAX_DIM = 32
-BLOCKED_MIN_N = 4096
+KD_TREE_MAX_DIM = 4
+KD_TREE_MAX_DIM_LARGE = 8
+KD_TREE_LARGE_N = 5000
 
 _EUCLIDEAN = ("euclidean", "l2", "minkowski")
 
@@ -101,36 +99,31 @@ def _is_euclidean(metric, p=2) -> bool:
 def choose_algorithm(n_train: int, n_features: int, metric="euclidean") -> str:
     """The algorithm ``algorithm="auto"`` runs for ``n_train`` points in ``n_features`` dimensions.
 
-    Returns ``"kd_tree"``, ``"blocked"`` or ``"brute"`` for the Euclidean metric (the
+    Returns ``"kd_tree"`` or ``"brute"`` for the Euclidean metric (the
     measured rule of the module docstring) and ``"auto"`` (scikit-learn decides) for any
     other metric.
     """
     if not _is_euclidean(metric):
         return "auto"
-    if n_features <= KD_TREE_MAX_DIM:
+    if n_features <= KD_TREE_MAX_DIM or (n_features <= KD_TREE_MAX_DIM_LARGE and n_train >= KD_TREE_LARGE_N):
         return "kd_tree"
     return "brute"
 
 
 class NeighborIndex:
-    """An exact (or opt-in approximate) k-nearest-neighbour index over training points.
+    """An exact k-nearest-neighbour index over training points.
 
     Parameters
     ----------
     X : array-like of shape (n, d)
         Training points (float64; validated by the calling estimator).
     metric : str or callable, default="euclidean"
-        ``"euclidean"`` (also ``"l2"``, ``"minkowski"`` with ``p=2``) uses plcore's paths;
-        any other metric accepted by :class:`sklearn.neighbors.NearestNeighbors` is
-        delegated to it.
-    algorithm : {"auto", "brute", "blocked", "kd_tree", "ball_tree"}, default="auto"
-        ``"auto"`` applies :func:`choose_algorithm`. ``"blocked"`` needs the Euclidean metric.
+        Any metric accepted by :class:`sklearn.neighbors.NearestNeighbors`; the measured
+        rule applies to the Euclidean metric (``"euclidean"``, ``"l2"``, ``"minkowski"``).
+    algorithm : {"auto", "brute", "kd_tree", "ball_tree"}, default="auto"
+        ``"auto"`` applies :func:`choose_algorithm`.
     n_jobs : int, optional
         Parallel jobs of scikit-learn's search.
-    backend : {"exact", "approximate"}, default="exact"
-        ``"approximate"`` uses pynndescent (see the module docstring).
-    random_state : int, optional
-        Seed of the approximate backend.
 
     Attributes
     ----------
@@ -139,31 +132,21 @@ class NeighborIndex:
     n_samples_ : int
     """
 
-    def __init__(self, X, metric="euclidean", algorithm="auto", n_jobs=None, backend="exact",
-                 random_state=None):
+    def __init__(self, X, metric="euclidean", algorithm="auto", n_jobs=None):
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
-        if backend not in BACKENDS:
-            raise ValueError(f"neighbors backend must be one of {BACKENDS}, got {backend!r}")
         X = np.asarray(X, dtype=np.float64)
         self._X = X
         self.n_samples_ = X.shape[0]
         self.metric = metric
         self.n_jobs = n_jobs
-        self.backend = backend
-        self.random_state = random_state
         self._euclidean = _is_euclidean(metric)
         if algorithm == "auto":
             algorithm = choose_algorithm(X.shape[0], X.shape[1], metric)
         self.algorithm_ = algorithm
-        self._nn = None
-        self._approx = None
-        if backend == "approximate":
-            self._approx = _ApproximateIndex(X, metric, random_state, n_jobs)
-        else:
-            from sklearn.neighbors import NearestNeighbors
+        from sklearn.neighbors import NearestNeighbors
 
-            self._nn = NearestNeighbors(metric=metric, algorithm=algorithm, n_jobs=n_jobs).fit(X)
+        self._nn = NearestNeighbors(metric=metric, algorithm=algorithm, n_jobs=n_jobs).fit(X)
 
     def kneighbors(self, X=None, n_neighbors=None, return_distance=True):
         """The ``n_neighbors`` nearest training points of each query, nearest first.
@@ -196,20 +179,16 @@ class NeighborIndex:
         if k == 0:
             ind = np.empty((m, 0), dtype=np.intp)
             return (np.empty((m, 0)), ind) if return_distance else ind
-        if self._approx is not None:
-            dist, ind = self._approx.query(None if self_query else Xq, k)
-        else:
-            dist, ind = self._nn.kneighbors(None if self_query else Xq, n_neighbors=k)
+        dist, ind = self._nn.kneighbors(None if self_query else Xq, n_neighbors=k)
         dist, ind = _sort_rows(dist, ind)
         ind = ind.astype(np.intp, copy=False)
         return (dist, ind) if return_distance else ind
 
 
 def kneighbors(X_train, X=None, n_neighbors=None, *, return_distance=True, metric="euclidean",
-               algorithm="auto", n_jobs=None, backend="exact", random_state=None):
+               algorithm="auto", n_jobs=None):
     """One-shot search: ``NeighborIndex(X_train, ...).kneighbors(X, n_neighbors, return_distance)``."""
-    index = NeighborIndex(X_train, metric=metric, algorithm=algorithm, n_jobs=n_jobs, backend=backend,
-                          random_state=random_state)
+    index = NeighborIndex(X_train, metric=metric, algorithm=algorithm, n_jobs=n_jobs)
     return index.kneighbors(X, n_neighbors=n_neighbors, return_distance=return_distance)
 
 
@@ -289,38 +268,3 @@ def _sort_rows(dist, ind):
     dist, ind = np.take_along_axis(dist, o, 1), np.take_along_axis(ind, o, 1)
     o = np.argsort(dist, axis=1, kind="stable")
     return np.take_along_axis(dist, o, 1), np.take_along_axis(ind, o, 1)
-
-
-class _ApproximateIndex:
-    """pynndescent's NN-descent graph (approximate; opt-in)."""
-
-    def __init__(self, X, metric, random_state, n_jobs):
-        try:
-            from pynndescent import NNDescent
-        except ImportError as err:  # pragma: no cover - depends on the environment
-            raise ImportError('neighbors_backend="approximate" needs pynndescent '
-                              "(pip install pynndescent)") from err
-        self._X = X
-        self._metric = "euclidean" if _is_euclidean(metric) else metric
-        self._NNDescent = NNDescent
-        self._random_state = random_state
-        self._n_jobs = n_jobs
-        self._index = None
-        self._graph_k = 0
-
-    def _build(self, k):
-        if self._index is None or self._graph_k < k:
-            self._graph_k = max(k, 30)
-            self._index = self._NNDescent(self._X, metric=self._metric, n_neighbors=min(self._graph_k + 1, self._X.shape[0]),
-                                          random_state=self._random_state, n_jobs=self._n_jobs,
-                                          low_memory=True, verbose=False)
-        return self._index
-
-    def query(self, Xq, k):
-        index = self._build(k + 1)
-        if Xq is None:                   # the graph itself: column 0 is the point (or a duplicate)
-            ind, dist = index.neighbor_graph
-            own = np.arange(self._X.shape[0])
-            return _drop_own(dist[:, :k + 1], ind[:, :k + 1], own, k)
-        ind, dist = index.query(Xq, k=k)
-        return dist, ind

@@ -16,10 +16,10 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_is_fitted
 
 from plcore.base import BaseLearner
+from plcore.neighbors import NeighborIndex
 from plcore.utils import dense_candidates, vote_confidences
 from plcore.validation import Integral, Interval, StrOptions
 
@@ -62,7 +62,8 @@ class PlKnnLearner(BaseLearner):
         ``"linear"``: ``w_j = 1 - d_j / sum of the k distances`` (Hüllermeier & Beringer);
         ``"uniform"``: every neighbour votes 1.
     metric : str, default="euclidean"
-        Any metric accepted by :class:`sklearn.neighbors.NearestNeighbors`.
+        Any metric accepted by :class:`sklearn.neighbors.NearestNeighbors`; the search
+        runs through :mod:`plcore.neighbors` (exact, algorithm by its measured rule).
     n_jobs : int, optional
         Parallel jobs of the neighbour search.
 
@@ -100,8 +101,7 @@ class PlKnnLearner(BaseLearner):
             warnings.warn(f"PlKnnLearner: k={self.k} is larger than the training set (n={X.shape[0]}); "
                           f"using k={self.n_neighbors_} neighbours", UserWarning, stacklevel=3)
         self._S = S.tocsr() if sp.issparse(S) else S
-        self._nn = NearestNeighbors(n_neighbors=self.n_neighbors_, metric=self.metric,
-                                    n_jobs=self.n_jobs).fit(X)
+        self._nn = NeighborIndex(X, metric=self.metric, n_jobs=self.n_jobs)
         self.confidences_ = self._loo_confidences()
 
     def _loo_confidences(self):
@@ -115,7 +115,7 @@ class PlKnnLearner(BaseLearner):
         return vote_confidences(votes, dense_candidates(S))
 
     def _scores(self, X):
-        dist, ind = self._nn.kneighbors(X)
+        dist, ind = self._nn.kneighbors(X, self.n_neighbors_)
         return weighted_votes(dist, ind, self._S, self.weights)
 
     def predict_proba(self, X):

@@ -16,11 +16,11 @@ every ``k`` from cumulative candidate counts (:mod:`plcore_aknn._rules`).
 from __future__ import annotations
 
 import numpy as np
-from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_is_fitted
 
 from plcore.base import BaseLearner
 from plcore.learners.plknn import weighted_votes
+from plcore.neighbors import NeighborIndex, staged_search
 from plcore.utils import uniform_confidences, vote_confidences
 from plcore.validation import Integral, Interval, Real, StrOptions
 
@@ -38,6 +38,8 @@ class _AdaptiveKnnBase(BaseLearner):
     """Shared fit / chunked predict of the two adaptive rules."""
 
     _rule = None  # staticmethod(S, indices, n_train, c, delta) -> (pred, k_used)
+    #: neighbours searched for every query before the staged search extends to ``k_max``
+    STAGE_K = 16
 
     _parameter_constraints = {
         "c": [Interval(Real, 0, np.inf, closed="neither")],
@@ -51,11 +53,10 @@ class _AdaptiveKnnBase(BaseLearner):
         self.n_train_ = n
         self.n_neighbors_ = min(int(self.k_max), n)
         self._S = S
-        self._nn = NearestNeighbors(n_neighbors=self.n_neighbors_, metric=self.metric,
-                                    n_jobs=self.n_jobs).fit(X)
+        self._nn = NeighborIndex(X, metric=self.metric, n_jobs=self.n_jobs)
         k_loo = min(self.n_neighbors_, n - 1)
         if k_loo >= 1:
-            _, ind = self._nn.kneighbors(None, n_neighbors=k_loo)
+            ind = self._nn.kneighbors(None, n_neighbors=k_loo, return_distance=False)
             loo_counts = self._S[ind].sum(axis=1)
         else:
             loo_counts = np.zeros(self._S.shape)
@@ -66,16 +67,25 @@ class _AdaptiveKnnBase(BaseLearner):
 
         Returns ``(pred, k_used)``, both of shape ``(n_queries,)``; ``pred`` indexes
         ``classes_``. Queries are processed in chunks of at most
-        ``CHUNK_ELEMENTS / (k_max q)`` rows (one neighbour search up to ``k_max`` per
-        chunk); within a chunk the cumulative counts grow one neighbour at a time for
-        the queries still undecided.
+        ``CHUNK_ELEMENTS / (k_max q)`` rows. Within a chunk the search is staged
+        (:func:`plcore.neighbors.staged_search`): ``STAGE_K`` neighbours for every query
+        first, the rule decides the queries it can with them, and only the others are
+        searched again up to ``k_max``. The rule at ``k`` depends only on the ``k``
+        nearest neighbours, so this equals one search to ``k_max`` (up to distance ties).
+        Within a stage the cumulative counts grow one neighbour at a time for the
+        queries still undecided.
         """
         K, q = self.n_neighbors_, self._S.shape[1]
         pred = np.empty(X.shape[0], dtype=np.int64)
         k_used = np.empty(X.shape[0], dtype=np.int64)
+        rule = type(self)._rule
+
+        def decide(rows, dist, ind, final):
+            p, k = rule(self._S, ind, self.n_train_, self.c, self.delta)
+            return (p, k), final | (k < ind.shape[1])   # k == stage size: maybe undecided
+
         for rows in chunk_rows(X.shape[0], K, q):
-            ind = self._nn.kneighbors(X[rows], return_distance=False)
-            pred[rows], k_used[rows] = type(self)._rule(self._S, ind, self.n_train_, self.c, self.delta)
+            (pred[rows], k_used[rows]), _ = staged_search(self._nn, X[rows], K, decide, k_start=self.STAGE_K)
         return pred, k_used
 
     def _scores(self, X):
@@ -122,7 +132,8 @@ class AknnLearner(_AdaptiveKnnBase):
     k_max : int, default=50
         Maximum number of neighbours (iterations), capped at the training-set size.
     metric : str, default="euclidean"
-        Any metric of :class:`sklearn.neighbors.NearestNeighbors`.
+        Any metric of :class:`sklearn.neighbors.NearestNeighbors` (searched through
+        :mod:`plcore.neighbors`).
     n_jobs : int, optional
         Parallel jobs of the neighbour search.
 
@@ -236,10 +247,11 @@ class KnnOracleLearner(BaseLearner):
             self.n_neighbors_ = 1
             self.confidences_ = uniform_confidences(S)
         else:
-            nn = NearestNeighbors(n_neighbors=K, metric=self.metric, n_jobs=self.n_jobs).fit(X)
+            nn = NeighborIndex(X, metric=self.metric, n_jobs=self.n_jobs)
             hits = np.zeros(K)
             q = S.shape[1]
             for rows in chunk_rows(n, K, q):
+                # leave-one-out: the training rows of this chunk, each without itself
                 dist, ind = nn.kneighbors(X[rows], n_neighbors=K + 1)
                 dist, ind = _drop_self(dist, ind, np.arange(n)[rows])
                 votes = fixed_k_votes(dist, S[ind], self.weights)              # (m, K, q)
@@ -249,11 +261,10 @@ class KnnOracleLearner(BaseLearner):
             self.n_neighbors_ = int(np.argmax(self.cv_hit_rate_)) + 1
             dist, ind = nn.kneighbors(None, n_neighbors=self.n_neighbors_)
             self.confidences_ = vote_confidences(weighted_votes(dist, ind, S, self.weights), S)
-        self._nn = NearestNeighbors(n_neighbors=self.n_neighbors_, metric=self.metric,
-                                    n_jobs=self.n_jobs).fit(X)
+        self._nn = nn if K >= 1 else NeighborIndex(X, metric=self.metric, n_jobs=self.n_jobs)
 
     def _scores(self, X):
-        dist, ind = self._nn.kneighbors(X)
+        dist, ind = self._nn.kneighbors(X, self.n_neighbors_)
         return weighted_votes(dist, ind, self._S, self.weights)
 
     def predict_with_k(self, X):
@@ -264,7 +275,7 @@ class KnnOracleLearner(BaseLearner):
     def predict_proba(self, X):
         """Normalised weighted votes at the chosen ``k``, columns in ``classes_`` order."""
         check_is_fitted(self)
-        dist, ind = self._nn.kneighbors(self._validate_predict(X))
+        dist, ind = self._nn.kneighbors(self._validate_predict(X), self.n_neighbors_)
         votes = weighted_votes(dist, ind, self._S, self.weights)
         return votes / votes.sum(axis=1, keepdims=True)
 

@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from plcore.neighbors import NeighborIndex
 from plcore.validation import Integral, Interval, Real, StrOptions, validate_params
 
 __all__ = ["AknnPreprocessor"]
@@ -121,12 +121,12 @@ class AknnPreprocessor(TransformerMixin, BaseEstimator):
         Z = _l2(self._first(X))
         k = min(int(self.mix_k), n - 1)
         if k >= 1 and self.mix_alpha > 0:
-            dist, ind = NearestNeighbors(n_neighbors=k).fit(Z).kneighbors(None)
+            dist, ind = NeighborIndex(Z).kneighbors(None, n_neighbors=k)
             Zs = _gauss_mix(Z, Z, dist, ind, self.mix_alpha, self.smooth_temp)
         else:
             Zs = Z
         self.train_smoothed_ = Zs
-        self._mix_nn = NearestNeighbors().fit(Zs)
+        self._mix_nn = NeighborIndex(Zs)
         kd = min(int(self.density_k), n - 1)
         if kd >= 1:
             dist, _ = self._mix_nn.kneighbors(None, n_neighbors=kd)

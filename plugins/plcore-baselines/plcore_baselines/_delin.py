@@ -12,8 +12,8 @@ import warnings
 
 import numpy as np
 import scipy.linalg as sla
-from sklearn.neighbors import NearestNeighbors
 
+from plcore.neighbors import NeighborIndex
 from plcore.utils import flip_signs
 
 __all__ = ["weighted_scatter", "weighted_lda", "knn_disambiguation"]
@@ -137,9 +137,7 @@ def knn_disambiguation(Z, F, S, k, n_jobs=None, update="vote"):
     k = min(int(k), n - 1)
     if k < 1:
         return F.copy()
-    algorithm = "kd_tree" if Z.shape[1] <= 8 else "brute"
-    nbr = NearestNeighbors(n_neighbors=k, algorithm=algorithm, n_jobs=n_jobs).fit(Z).kneighbors(
-        return_distance=False)
+    nbr = NeighborIndex(Z, n_jobs=n_jobs).kneighbors(None, k, return_distance=False)   # measured rule
     Fn = F[nbr]                                              # (n, k, q), nearest first
     if update == "aggregate":
         B = np.where(S, F + Fn.sum(axis=1), 0.0)

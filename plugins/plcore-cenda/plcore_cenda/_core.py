@@ -24,7 +24,6 @@ import warnings
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
-from sklearn.neighbors import NearestNeighbors
 
 from plcore.utils import flip_signs, uniform_confidences
 
@@ -177,24 +176,18 @@ def select_n_components(eigenvalues: np.ndarray, thr: float) -> int:
     return int(min(np.searchsorted(csum, target, side="left") + 1, lam.size))
 
 
-def _neighbour_algorithm(algorithm: str, n_dims: int) -> str:
-    if algorithm != "auto":
-        return algorithm
-    # Measured (benchmarks/cenda.py, lost, msrc-v2): at d' = 13-18 a KD-tree is 3-10x
-    # slower than scikit-learn's chunked GEMM brute force (O(m) memory); trees only pay
-    # off in very few dimensions.
-    return "kd_tree" if n_dims <= 8 else "brute"
-
-
 def knn_indices(Z: np.ndarray, k: int, algorithm: str = "auto", n_jobs=None) -> np.ndarray:
-    """Indices (m, k) of the ``k`` nearest neighbours of every row of ``Z``, itself excluded."""
+    """Indices (m, k) of the ``k`` nearest neighbours of every row of ``Z``, itself excluded.
+
+    Exact search by :mod:`plcore.neighbors` (``algorithm="auto"``: its measured rule).
+    """
     m = Z.shape[0]
     k = min(int(k), m - 1)
     if k < 1:
         return np.empty((m, 0), dtype=np.intp)
-    nn = NearestNeighbors(n_neighbors=k, algorithm=_neighbour_algorithm(algorithm, Z.shape[1]),
-                          n_jobs=n_jobs).fit(Z)
-    return nn.kneighbors(None, return_distance=False)
+    from plcore.neighbors import NeighborIndex
+
+    return NeighborIndex(Z, algorithm=algorithm, n_jobs=n_jobs).kneighbors(None, k, return_distance=False)
 
 
 def knn_update(Y: np.ndarray, S_bool: np.ndarray, neighbours: np.ndarray, alpha: float) -> np.ndarray:

@@ -15,11 +15,11 @@ CENDA features, i.e. ``make_pipeline(CendaReducer(), PlKnnLearner())``).
 
 from __future__ import annotations
 
-from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_is_fitted
 
 from plcore.base import BaseLearner
 from plcore.learners.plknn import weighted_votes
+from plcore.neighbors import NeighborIndex
 from plcore.validation import Integral, Interval, StrOptions
 
 from plcore_cenda.reducers import _CENDA_CONSTRAINTS, CendaReducer
@@ -95,11 +95,10 @@ class CendaPlKnnLearner(BaseLearner):
         else:
             self._votes = S  # dense bool (n, q), from the base class
         self.n_neighbors_ = min(int(self.k), X.shape[0])
-        self._nn = NearestNeighbors(n_neighbors=self.n_neighbors_, n_jobs=self.n_jobs).fit(
-            self.reducer_._transform(X))
+        self._nn = NeighborIndex(self.reducer_._transform(X), n_jobs=self.n_jobs)
 
     def _scores(self, X):
-        dist, ind = self._nn.kneighbors(self.reducer_._transform(X))
+        dist, ind = self._nn.kneighbors(self.reducer_._transform(X), self.n_neighbors_)
         return weighted_votes(dist, ind, self._votes, self.weights)
 
     def predict_proba(self, X):

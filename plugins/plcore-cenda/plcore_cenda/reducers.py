@@ -84,9 +84,9 @@ class CendaReducer(BaseReducer):
         Fix ``d'`` instead of using ``thr`` (at most ``min(n_features, n_classes)``;
         components beyond the rank of ``A`` have eigenvalue 0).
     algorithm : {"auto", "kd_tree", "ball_tree", "brute"}, default="auto"
-        Exact neighbour search in the projected space; ``"auto"`` uses a KD-tree up to 8
-        projected dimensions and scikit-learn's chunked brute force (O(m) memory) above,
-        which was 3-10x faster than trees at d' = 13-18 on lost, msrc-v2 and synthetic data.
+        Exact neighbour search in the projected space (:mod:`plcore.neighbors`);
+        ``"auto"`` applies its measured rule (brute force at the d' = 13-18 of lost,
+        msrc-v2 and the synthetic benchmarks, where trees were 3-10x slower).
     n_jobs : int or None, default=None
         Parallel jobs of the neighbour search.
 

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.neighbors import NearestNeighbors
+
+from plcore.neighbors import NeighborIndex
 
 __all__ = ["knn", "weights_matrix", "symmetrise", "gram_blocks", "neighbour_sqdist", "t_matrix"]
 
 
 def knn(X, k):
     """Indices (n, k) of each row's k nearest other rows (Euclidean), nearest first."""
-    nn = NearestNeighbors(n_neighbors=k).fit(X)
-    return nn.kneighbors(None, return_distance=False)
+    return NeighborIndex(X).kneighbors(None, k, return_distance=False)
 
 
 def weights_matrix(w, nbr):

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.neighbors import NearestNeighbors
 
+from plcore.neighbors import NeighborIndex
 from plcore.utils import uniform_confidences
 
 from plcore_saute._info import bin_counts, mutual_info_with
@@ -77,8 +77,7 @@ def knn_update(X_sel, Y, S, k, alpha):
     k = min(int(k), m - 1)
     if k < 1:
         return Y.copy()
-    nn = NearestNeighbors(n_neighbors=k).fit(X_sel)
-    ind = nn.kneighbors(return_distance=False)                  # (m, k), self excluded
+    ind = NeighborIndex(X_sel).kneighbors(None, k, return_distance=False)   # (m, k), self excluded
     omega = np.arange(k, 0, -1, dtype=np.float64)                # k, k-1, ..., 1
     L = np.einsum("a,iaj->ij", omega, Y[ind])
     Yp = ((1.0 - alpha) * Y + alpha * L) * S
