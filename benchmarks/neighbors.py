@@ -1,0 +1,147 @@
+"""Where exact kNN algorithms cross over: brute force vs KD-tree vs ball tree (plcore.neighbors).
+
+Run from the repository root (one thread; the machine is shared)::
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/neighbors.py [--full] [--k 10] [--queries 2000]
+
+Data: a mixture of 20 Gaussian classes in ``d`` dimensions (class means 3 N(0, 1), unit
+noise), the shape of what the methods search after z-scoring or projection. For every
+``(n, d)`` it times ``--queries`` queries against ``n`` training points (build + query,
+best of 2) with scikit-learn's ``brute``, ``kd_tree`` and ``ball_tree`` and reports
+seconds per 1000 queries, the fastest algorithm, what ``plcore.neighbors.choose_algorithm``
+picks and what scikit-learn's ``"auto"`` picks (brute when ``d > 15``, else a KD-tree).
+The quick grid is n in {1k, 10k, 100k} x d in {2, 3, 5, 8, 15, 50}; ``--full`` adds
+d in {4, 10, 20, 30, 100, 200} and n = 30k.
+
+``table_rows(quick=True)`` (for ``benchmarks/run_all.py``) measures the neighbour search of
+SAUTE and CENDA as they run it (all points against each other, k = 8) at the dimensions
+scikit-learn hands to a KD-tree (SAUTE: d' = ceil(0.15 d) selected features; CENDA:
+d' = 13-15 projected dimensions, as on lost and msrc-v2), chosen rule vs scikit-learn's
+``"auto"``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from plcore.neighbors import NeighborIndex, choose_algorithm  # noqa: E402
+
+ALGS = ("brute", "kd_tree", "ball_tree")
+
+
+def make_data(n, d, q=20, seed=0):
+    rng = np.random.RandomState(seed)
+    y = rng.randint(q, size=n)
+    means = 3.0 * rng.normal(size=(q, d))
+    return means[y] + rng.normal(size=(n, d))
+
+
+def sklearn_auto(n, d, k):
+    """scikit-learn 1.x ``NearestNeighbors(algorithm="auto")`` for the Euclidean metric."""
+    return "brute" if (d > 15 or k >= n // 2) else "kd_tree"
+
+
+def best_time(fn, repeats=2):
+    best = math.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def time_alg(Xtr, Xq, k, alg, repeats=2):
+    return best_time(lambda: NeighborIndex(Xtr, algorithm=alg).kneighbors(Xq, k, return_distance=False), repeats)
+
+
+def time_self(Z, k, alg, repeats=3):
+    """All points against each other (itself excluded), as CENDA and SAUTE search."""
+    return best_time(lambda: NeighborIndex(Z, algorithm=alg).kneighbors(None, k, return_distance=False), repeats)
+
+
+def crossover(ns, ds, k, n_queries):
+    rows = []
+    for n in ns:
+        for d in ds:
+            X = make_data(n + n_queries, d)
+            Xtr, Xq = X[:n], X[n:]
+            t = {a: time_alg(Xtr, Xq, k, a) * 1000.0 / n_queries for a in ALGS}
+            rows.append({"n": n, "d": d, **t, "fastest": min(t, key=t.get),
+                         "rule": choose_algorithm(n, d), "sklearn": sklearn_auto(n, d, k)})
+            print(f"# n={n} d={d} {t}", file=sys.stderr, flush=True)
+    return rows
+
+
+def print_crossover(rows, k, n_queries):
+    print(f"\nSeconds per 1000 queries (k={k}, {n_queries} queries, build included, best of 2, "
+          f"{os.environ.get('OMP_NUM_THREADS', 'default')} thread(s))\n")
+    print("| n | d | brute | kd_tree | ball_tree | fastest | rule picks | rule / fastest "
+          "| scikit-learn auto picks | sklearn auto / rule |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        rule_t, sk_t, best = r[r["rule"]], r[r["sklearn"]], r[r["fastest"]]
+        print(f"| {r['n']} | {r['d']} | {r['brute']:.3f} | {r['kd_tree']:.3f} | {r['ball_tree']:.3f} "
+              f"| {r['fastest']} | {r['rule']} | {rule_t / best:.2f} | {r['sklearn']} | {sk_t / rule_t:.2f}x |")
+
+
+def method_search_rows(quick=True):
+    """SAUTE / CENDA all-pairs k = 8 search: rule vs scikit-learn's auto, at d' <= 15."""
+    m = 5000 if quick else 20000
+    out = []
+    for alg in ALGS:                     # warm-up: imports, thread pools
+        time_self(make_data(500, 5), 8, alg, repeats=1)
+    for name, d in (("SAUTE (d'=ceil(0.15*100)=15 selected features)", 15), ("CENDA (d'=13 projected)", 13)):
+        Z = make_data(m, d, seed=1)
+        rule = choose_algorithm(m, d)
+        t_rule = time_self(Z, 8, rule)
+        t_sk = time_self(Z, 8, sklearn_auto(m, d, 8))
+        out.append((name, m, d, rule, t_rule, sklearn_auto(m, d, 8), t_sk))
+    return out
+
+
+def table_rows(quick: bool = True) -> list[dict]:
+    """Rows for ``benchmarks/run_all.py``: chosen exact search vs scikit-learn's default choice."""
+    rows = []
+    for name, m, d, rule, t_rule, sk, t_sk in method_search_rows(quick):
+        ratio = t_sk / t_rule
+        rows.append({
+            "method": f"SAUTE / CENDA neighbour search: chosen exact search vs scikit-learn's default choice "
+                      f"[{name.split(' ')[0]}]",
+            "measure": f"all-pairs k=8, m={m}, d'={d}: {rule} {t_rule:.2f} s vs scikit-learn auto ({sk}) {t_sk:.2f} s",
+            "ratio": float(ratio),
+            "goal": "the faster exact search chosen by measured rule (>= 1x)",
+            "met": bool(ratio >= 0.95),
+            "note": "benchmarks/neighbors.py, measured in this run, 1 thread, 20-class Gaussian mixture",
+        })
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--full", action="store_true")
+    ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--queries", type=int, default=2000)
+    ap.add_argument("--methods-only", action="store_true")
+    args = ap.parse_args()
+    if not args.methods_only:
+        ns = [1000, 10000, 30000, 100000] if args.full else [1000, 10000, 100000]
+        ds = [2, 3, 4, 5, 8, 10, 15, 20, 30, 50, 100, 200] if args.full else [2, 3, 5, 8, 15, 50]
+        rows = crossover(ns, ds, args.k, args.queries)
+        print_crossover(rows, args.k, args.queries)
+    print("\n| search | m | d' | rule | time (s) | scikit-learn auto | time (s) | speed-up |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, m, d, rule, t_rule, sk, t_sk in method_search_rows(quick=not args.full):
+        print(f"| {name} | {m} | {d} | {rule} | {t_rule:.2f} | {sk} | {t_sk:.2f} | {t_sk / t_rule:.1f}x |")
+
+
+if __name__ == "__main__":
+    main()
