@@ -67,10 +67,25 @@ distance then index, a decision that depends only on the first ``k`` neighbours 
 same as with one search to ``k_max`` (up to ties at the ``k``-th place). PL A-kNN
 decides after ~11 neighbours on average but may need ``k_max = 50``.
 
-Approximate search
-------------------
-Not included: pynndescent 0.7.0 installs here (its dependencies are already locked), but
-an approximate backend was not added in this change; every search is exact.
+faiss (exact and approximate)
+-----------------------------
+``"faiss_brute"`` runs faiss's brute force (``faiss.knn``: float32 GEMM with a fused top-k)
+for ``k + 8`` candidates, recomputes their distances in float64 and certifies the result: a
+row whose ``k``-th distance is not below every other point's float32 distance by the float32
+rounding bound is searched again with scikit-learn in float64, so the neighbours are exact.
+Measured (2000 queries, k = 10, one thread, seconds; brute / faiss_brute): d <= 30 at n = 2k,
+10k, 50k: 0.02-0.42 / 0.03-0.70 (scikit-learn faster); d = 100: n = 10k 0.163 / 0.102,
+n = 50k 0.782 / 0.367. The rule takes it from d >= 64 and n >= 10000.
+
+``"hnsw"`` is the **approximate** backend (faiss ``IndexHNSWFlat``, M = 32,
+efConstruction 200, efSearch max(256, 2 k)); never chosen by ``"auto"``. Measured on the same
+mixtures (``benchmarks/neighbors.py``): at n = 50k, d = 15 it builds in ~10 s and reaches
+recall@10 = 0.96 (0.99 with M = 48, efSearch 512), where exact brute force answers 2000
+queries in 0.35 s; with the faster defaults (efConstruction 80, efSearch 64) recall fell to
+0.77 at d = 15 and 0.55 at d = 100. On data of this kind and size exact search is both faster
+and exact, so exact stays the default everywhere; the graph pays off only for far more
+points than plcore's data sets have, at low intrinsic dimension. Its accuracy effect on a
+method (CENDA + PL-KNN) is one row of ``benchmarks/neighbors.py``'s table.
 
 This module imports only numpy at import time (scikit-learn and scipy are imported when
 a search runs), so estimator modules can import it freely.
@@ -82,12 +97,17 @@ import numpy as np
 
 __all__ = ["NeighborIndex", "kneighbors", "choose_algorithm", "staged_search", "ALGORITHMS"]
 
-ALGORITHMS = ("auto", "brute", "kd_tree", "ball_tree")
+ALGORITHMS = ("auto", "brute", "kd_tree", "ball_tree", "faiss_brute", "hnsw")
+#: the exact algorithms (every one but the approximate ``"hnsw"``)
+EXACT_ALGORITHMS = ("brute", "kd_tree", "ball_tree", "faiss_brute")
 
 #: Measured crossovers (benchmarks/neighbors.py): see the module docstring.
 KD_TREE_MAX_DIM = 4
 KD_TREE_MAX_DIM_LARGE = 8
 KD_TREE_LARGE_N = 5000
+#: faiss's float32 brute force (certified exact, see plcore._faiss_search) from this dimension and size
+FAISS_MIN_DIM = 64
+FAISS_MIN_N = 10000
 
 _EUCLIDEAN = ("euclidean", "l2", "minkowski")
 
@@ -99,7 +119,7 @@ def _is_euclidean(metric, p=2) -> bool:
 def choose_algorithm(n_train: int, n_features: int, metric="euclidean") -> str:
     """The algorithm ``algorithm="auto"`` runs for ``n_train`` points in ``n_features`` dimensions.
 
-    Returns ``"kd_tree"`` or ``"brute"`` for the Euclidean metric (the
+    Returns ``"kd_tree"``, ``"brute"`` or ``"faiss_brute"`` for the Euclidean metric (the
     measured rule of the module docstring) and ``"auto"`` (scikit-learn decides) for any
     other metric.
     """
@@ -107,6 +127,8 @@ def choose_algorithm(n_train: int, n_features: int, metric="euclidean") -> str:
         return "auto"
     if n_features <= KD_TREE_MAX_DIM or (n_features <= KD_TREE_MAX_DIM_LARGE and n_train >= KD_TREE_LARGE_N):
         return "kd_tree"
+    if n_features >= FAISS_MIN_DIM and n_train >= FAISS_MIN_N:
+        return "faiss_brute"
     return "brute"
 
 
@@ -120,8 +142,10 @@ class NeighborIndex:
     metric : str or callable, default="euclidean"
         Any metric accepted by :class:`sklearn.neighbors.NearestNeighbors`; the measured
         rule applies to the Euclidean metric (``"euclidean"``, ``"l2"``, ``"minkowski"``).
-    algorithm : {"auto", "brute", "kd_tree", "ball_tree"}, default="auto"
-        ``"auto"`` applies :func:`choose_algorithm`.
+    algorithm : {"auto", "brute", "kd_tree", "ball_tree", "faiss_brute", "hnsw"}, default="auto"
+        ``"auto"`` applies :func:`choose_algorithm`. ``"faiss_brute"``: faiss's float32 brute
+        force, certified exact (:mod:`plcore._faiss_search`); ``"hnsw"``: faiss's HNSW graph,
+        **approximate** (opt-in only; Euclidean only).
     n_jobs : int, optional
         Parallel jobs of scikit-learn's search.
 
@@ -146,7 +170,29 @@ class NeighborIndex:
         self.algorithm_ = algorithm
         from sklearn.neighbors import NearestNeighbors
 
-        self._nn = NearestNeighbors(metric=metric, algorithm=algorithm, n_jobs=n_jobs).fit(X)
+        if algorithm in ("faiss_brute", "hnsw"):
+            if not self._euclidean:
+                raise ValueError(f"algorithm={algorithm!r} searches the Euclidean metric only, got metric={metric!r}")
+            from plcore._faiss_search import FaissSearch
+
+            self._faiss = FaissSearch(X, approximate=algorithm == "hnsw")
+            self._nn = None
+        else:
+            self._faiss = None
+            self._nn = NearestNeighbors(metric=metric, algorithm=algorithm, n_jobs=n_jobs).fit(X)
+
+    def _exact_rows(self, Xq, rows, k, self_query):
+        """scikit-learn's exact float64 brute force for ``rows`` of the queries (the faiss
+        path's fallback where float32 rounding could change the neighbours)."""
+        from sklearn.neighbors import NearestNeighbors
+
+        nn = getattr(self, "_fallback_nn", None)
+        if nn is None:
+            nn = self._fallback_nn = NearestNeighbors(algorithm="brute").fit(self._X)
+        if self_query:
+            dist, ind = nn.kneighbors(self._X[rows], n_neighbors=min(k + 1, self.n_samples_))
+            return _drop_own(dist, ind, rows, k)
+        return nn.kneighbors(Xq[rows], n_neighbors=k)
 
     def kneighbors(self, X=None, n_neighbors=None, return_distance=True):
         """The ``n_neighbors`` nearest training points of each query, nearest first.
@@ -179,7 +225,13 @@ class NeighborIndex:
         if k == 0:
             ind = np.empty((m, 0), dtype=np.intp)
             return (np.empty((m, 0)), ind) if return_distance else ind
-        dist, ind = self._nn.kneighbors(None if self_query else Xq, n_neighbors=k)
+        if self._faiss is not None:
+            dist, ind, uncertain = self._faiss.kneighbors(Xq, k, self_query=self_query)
+            if uncertain.any():
+                rows = np.flatnonzero(uncertain)
+                dist[rows], ind[rows] = self._exact_rows(Xq, rows, k, self_query)
+        else:
+            dist, ind = self._nn.kneighbors(None if self_query else Xq, n_neighbors=k)
         dist, ind = _sort_rows(dist, ind)
         ind = ind.astype(np.intp, copy=False)
         return (dist, ind) if return_distance else ind

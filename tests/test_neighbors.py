@@ -112,3 +112,57 @@ def test_staged_search_equals_full_search(self_query):
     expect = np.where(np.arange(40)[None, :] < need[:, None], full, -1)
     np.testing.assert_array_equal(got, expect)
     assert k_searched.min() == 4 and k_searched.max() == 40
+
+
+# ----------------------------------------------------------------------------- faiss backends
+def _equal_to_float64_up_to_ties(X, Q, D1, D2, I2, tol=1e-6):
+    """The returned points are at the reference distances (so they are *a* correct answer:
+    only which of several equidistant points fills the k-th place may differ)."""
+    Q = X if Q is None else Q
+    assert np.allclose(D1, D2, atol=tol), np.abs(D1 - D2).max()
+    true = np.sqrt(((Q[:, None, :] - X[I2]) ** 2).sum(-1))
+    assert np.allclose(true, D1, atol=tol)
+
+
+@pytest.mark.parametrize("self_query", [False, True])
+@pytest.mark.parametrize("n, d, k", [(300, 3, 5), (2000, 20, 12), (1500, 80, 7)])
+def test_faiss_brute_equals_float64_brute_force(n, d, k, self_query):
+    rng = np.random.default_rng(n + d)
+    X = rng.normal(size=(n, d)) * 3
+    X[:40] = X[40:80]                                   # duplicates: ties at distance 0
+    Q = None if self_query else rng.normal(size=(200, d)) * 3
+    D1, _ = NeighborIndex(X, algorithm="brute").kneighbors(Q, k)
+    D2, I2 = NeighborIndex(X, algorithm="faiss_brute").kneighbors(Q, k)
+    _equal_to_float64_up_to_ties(X, Q, D1, D2, I2)
+    if self_query:
+        assert not (I2 == np.arange(n)[:, None]).any()
+
+
+def test_faiss_brute_falls_back_where_float32_cannot_decide():
+    """More exact duplicates than candidates: the certificate fails and float64 brute force decides."""
+    from plcore._faiss_search import EXTRA, FaissSearch
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([np.repeat(rng.normal(size=(1, 4)), 3 * EXTRA, axis=0), rng.normal(size=(100, 4)) + 5])
+    _, _, uncertain = FaissSearch(X).kneighbors(X[:3], 4)
+    assert uncertain.all()
+    D1, I1 = NeighborIndex(X, algorithm="brute").kneighbors(X[:3], 4)
+    D2, I2 = NeighborIndex(X, algorithm="faiss_brute").kneighbors(X[:3], 4)
+    assert np.allclose(D1, D2, atol=1e-7) and np.allclose(D2, 0)
+
+
+def test_hnsw_is_approximate_but_close_on_separated_data():
+    rng = np.random.default_rng(1)
+    X = np.repeat(rng.normal(size=(20, 10)) * 10, 100, axis=0) + rng.normal(size=(2000, 10))
+    _, I1 = NeighborIndex(X, algorithm="brute").kneighbors(None, 10)
+    D2, I2 = NeighborIndex(X, algorithm="hnsw").kneighbors(None, 10)
+    recall = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(I1, I2)])
+    assert recall > 0.95
+    assert (np.diff(D2, axis=1) >= 0).all() and not (I2 == np.arange(2000)[:, None]).any()
+
+
+def test_rule_takes_faiss_brute_only_for_wide_large_data():
+    assert choose_algorithm(50000, 100) == "faiss_brute"
+    assert choose_algorithm(50000, 30) == "brute" and choose_algorithm(5000, 100) == "brute"
+    with pytest.raises(ValueError, match="Euclidean metric only"):
+        NeighborIndex(np.zeros((5, 2)), metric="manhattan", algorithm="hnsw")

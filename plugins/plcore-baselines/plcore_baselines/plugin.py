@@ -38,7 +38,7 @@ def plcore_components():
     return [
         ComponentSpec(kind="learner", name="ipal", cls="plcore_baselines.ipal:IpalLearner",
                       config={"alpha": 0.95, "k": 10, "max_iter": 100, "n_jobs": None, "osqp_options": None,
-                              "row_normalize": True},
+                              "row_normalize": True, "nnls_solver": "active_set"},
                       description="IPAL: instance-based PLL by iterative label propagation "
                                   "(Zhang & Yu, IJCAI 2015)",
                       test_params={"k": 5, "max_iter": 20},

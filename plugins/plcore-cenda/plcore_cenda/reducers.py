@@ -40,7 +40,7 @@ from plcore_cenda._core import (
     subspace_distance,
 )
 
-_ALGORITHMS = ("auto", "kd_tree", "ball_tree", "brute")
+_ALGORITHMS = ("auto", "kd_tree", "ball_tree", "brute", "faiss_brute", "hnsw")
 
 #: Constraints of the CENDA parameters, shared with :class:`~plcore_cenda.CendaPlKnnLearner`
 #: (which takes them prefixed ``cenda_``). Reals are finite, as before (``np.inf`` is open).
@@ -83,10 +83,12 @@ class CendaReducer(BaseReducer):
     n_components : int or None, default=None
         Fix ``d'`` instead of using ``thr`` (at most ``min(n_features, n_classes)``;
         components beyond the rank of ``A`` have eigenvalue 0).
-    algorithm : {"auto", "kd_tree", "ball_tree", "brute"}, default="auto"
-        Exact neighbour search in the projected space (:mod:`plcore.neighbors`);
+    algorithm : {"auto", "kd_tree", "ball_tree", "brute", "faiss_brute", "hnsw"}, default="auto"
+        Neighbour search in the projected space (:mod:`plcore.neighbors`);
         ``"auto"`` applies its measured rule (brute force at the d' = 13-18 of lost,
-        msrc-v2 and the synthetic benchmarks, where trees were 3-10x slower).
+        msrc-v2 and the synthetic benchmarks, where trees were 3-10x slower). All are exact
+        except ``"hnsw"`` (faiss's HNSW graph, approximate, opt-in; slower than exact at
+        the sizes measured -- see :mod:`plcore.neighbors`).
     n_jobs : int or None, default=None
         Parallel jobs of the neighbour search.
 
