@@ -241,6 +241,43 @@ def part2(n, python_n, max_sweeps):
     print(f"| {t_jit:.4f} | {t_py:.3f} | {t_py / t_jit:.0f}x | {np.abs(F_jit - F_py).max():.1e} |")
 
 
+def table_rows(quick: bool = True) -> list[dict]:
+    """Rows for ``benchmarks/run_all.py``: the default fit against the dense S/D solver
+    (fresh processes, same data), and the compiled Eq. (13) pass against plain Python."""
+    from plcore_plc._simplex import sequential_pass
+
+    n = 2000 if quick else 5000
+    cw, dense = run_child(n, "classwise", 900), run_child(n, "dense", 900)
+    rows = []
+    if isinstance(cw, dict) and isinstance(dense, dict):
+        ratio = dense["wall_s"] / cw["wall_s"]
+        rows.append({
+            "method": "plc",
+            "measure": (f"fit at n={n} (synthetic d=38, q=13): classwise S/D {cw['wall_s']:.2f} s, "
+                        f"{cw['peak_mb']:.0f} MB, ACC {cw['acc']:.3f} vs dense S/D {dense['wall_s']:.2f} s, "
+                        f"{dense['peak_mb']:.0f} MB, ACC {dense['acc']:.3f}"),
+            "ratio": float(ratio), "goal": "> 1x (speed-up over the dense S/D version)", "met": bool(ratio > 1),
+            "note": "benchmarks/plc.py part 1, measured in this run (fresh processes)",
+        })
+    else:
+        rows.append({"method": "plc", "measure": f"fit at n={n}: {cw if isinstance(cw, str) else dense}",
+                     "ratio": float("nan"), "goal": "> 1x", "met": False, "note": "benchmarks/plc.py"})
+    T, Y = eq12_problem(200)
+    F0 = Y / Y.sum(1, keepdims=True)
+    sequential_pass(T, F0, Y)  # compile / load
+    t_jit, F_jit = best_of(lambda: sequential_pass(T, F0, Y))
+    t_py, F_py = best_of(lambda: sequential_pass(T, F0, Y, jit=False), repeats=1)
+    rows.append({
+        "method": "plc (Eq. 13 pass)",
+        "measure": (f"one sequential pass at n=200: compiled {t_jit * 1e3:.2f} ms vs plain Python "
+                    f"{t_py * 1e3:.0f} ms (max diff {np.abs(F_jit - F_py).max():.0e})"),
+        "ratio": float(t_py / t_jit), "goal": "> 1x (speed-up over the plain-Python reference)",
+        "met": bool(t_py > t_jit and np.allclose(F_jit, F_py)),
+        "note": "benchmarks/plc.py part 2, measured in this run",
+    })
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[5000, 20000, 50000])
