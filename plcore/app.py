@@ -296,8 +296,6 @@ def _run_job(cfg) -> float | None:
     registry = get_registry()
     if cfg.tracking.get("enabled", False):  # a dead tracking server fails in seconds, before any work
         tracking.check_reachable(OmegaConf.select(cfg, "tracking.tracking_uri"))
-        tracking.prefetch_imports(log_model=cfg.tracking.get("log_model", True),
-                                  log_plots=cfg.tracking.get("log_plots", True))
     cfg, spec, setup, dataset, params = resolve_run(cfg, registry)
     pname = spec.name
     tcfg = OmegaConf.to_container(cfg.tracking, resolve=True)

@@ -169,35 +169,6 @@ def _limit_http_retries() -> None:
     os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "10")
 
 
-def prefetch_imports(log_model: bool = True, log_plots: bool = True) -> None:
-    """Import what tracking will need (MLflow's client and SQL store, ``mlflow.sklearn``,
-    matplotlib) in a daemon thread while the run loads its data and computes, so that the
-    imports (2-3 s of the run's tracking cost) overlap the work. Imports only: no file, run or
-    connection is made, so a run that fails before tracking starts leaves nothing behind."""
-    import threading
-
-    modules = ["mlflow.tracking", "mlflow.entities", "mlflow.store.tracking.sqlalchemy_store"]
-    if log_model:
-        modules += ["mlflow.sklearn", "mlflow.models"]
-    if log_plots:
-        modules += ["plcore.plots"]
-
-    def _run():
-        import importlib
-
-        for name in modules:
-            try:
-                importlib.import_module(name)
-                if name == "plcore.plots":
-                    from plcore.plots import _plt
-
-                    _plt()
-            except Exception:  # noqa: BLE001 - the run imports it again and reports the error
-                return
-
-    threading.Thread(target=_run, name="plcore-prefetch", daemon=True).start()
-
-
 def prepare_store(tracking_uri: str, experiment_name: str) -> str:
     """Make the store and the experiment exist; return the experiment id.
 
@@ -370,7 +341,6 @@ class MlflowRun:
 
             for path, fig in plots.figures_for(result).items():
                 self._call(self.client.log_figure, self.run_id, fig, path)
-                plots.close(fig)
         model = getattr(result, "model", None)
         if model is not None and self.tcfg.get("log_model", True) and self.fault is None:
             self._call(log_model, self.tcfg["tracking_uri"], self.run_id, model)
