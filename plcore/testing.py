@@ -285,7 +285,9 @@ def check_search_space(name, estimator):
 
 def check_declared_config(name, estimator):
     """The config node the component declares (``ComponentSpec.config``, composed without
-    importing the class) equals the class's defaults and its ``_target_`` names the class."""
+    importing the class) names the class in ``_target_``, has exactly its constructor's
+    parameters, and instantiates to a valid estimator (a value may differ from the class
+    default on purpose, e.g. ``bags=uniform`` composes ``r: 3``)."""
     from hydra.utils import get_class
     from omegaconf import OmegaConf
 
@@ -300,9 +302,14 @@ def check_declared_config(name, estimator):
     assert target is not None and get_class(target) is cls, (
         f"{name}: declared _target_ {target!r} does not name {cls.__module__}.{cls.__qualname__}")
     defaults = OmegaConf.to_container(OmegaConf.create(cls().get_params(deep=False)))
-    assert declared == defaults, (
-        f"{name}: the declared config of {comp.kind} {comp.name!r} differs from the class defaults; "
+    assert sorted(declared) == sorted(defaults), (
+        f"{name}: the declared config of {comp.kind} {comp.name!r} does not have the constructor's parameters; "
         f"declare config={defaults!r}")
+    from hydra.utils import instantiate
+
+    from plcore.validation import validate_params
+
+    validate_params(instantiate(comp.config(), _convert_="all"))
 
 
 def check_pll_tags(name, estimator):

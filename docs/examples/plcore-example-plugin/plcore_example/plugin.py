@@ -11,8 +11,8 @@ from plcore.registry import ComponentSpec
 
 @hookimpl
 def plcore_components():
-    # ``config``: the Hydra node (``_target_`` is added from ``cls``); plcore's common conformance
-    # test checks that it equals the class's defaults.
+    # ``config``: the Hydra node (``_target_`` is added from ``cls``): the constructor's parameters
+    # and defaults; plcore's common conformance test checks the keys and that it makes a valid learner.
     # ``test_params``: the (small, fast) instance plcore's common conformance test checks once
     # the plugin is installed (tests/test_common.py of plcore discovers it through the registry).
     return [ComponentSpec(kind="learner", name="centroid", cls="plcore_example.learners:CandidateCentroidLearner",
