@@ -8,8 +8,16 @@ The public names below are imported on first use, so that ``import plcore`` (and
 
 __version__ = "0.1.0"
 
+from typing import TYPE_CHECKING  # noqa: E402
+
 from plcore._lazy import lazy_exports  # noqa: E402
 from plcore.exceptions import DataValidationError, DatasetNotFoundError, PlcoreError  # noqa: E402
+
+if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are served lazily
+    from plcore.base import BaseBagGenerator, BaseClusterer, BaseLearner, BaseReducer
+    from plcore.data import PLDataset, check_partial_labels
+    from plcore.hookspecs import hookimpl
+    from plcore.learners import PlKnnLearner
 
 __all__ = [
     "__version__",

@@ -1,7 +1,14 @@
 """Data-set loaders and bag generators (imported on first use: see :mod:`plcore._lazy`)."""
 
+from typing import TYPE_CHECKING
+
 from plcore._lazy import lazy_exports
 from plcore.datasets.catalog import PALM_DATASETS, SKLEARN_DATASETS, UCI_DATASETS
+
+if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are served lazily
+    from plcore.datasets.bags import ClusterNoisyBags, DropTrueBags, FixedSizeBags, UniformBags
+    from plcore.datasets.loaders import (find_dataset_file, get_data_home, load_arff, load_csv, load_dataset,
+                                         load_npz, load_palm, load_sklearn, load_splits)
 
 __all__ = [
     "ClusterNoisyBags", "DropTrueBags", "FixedSizeBags", "UniformBags",

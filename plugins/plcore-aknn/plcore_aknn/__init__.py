@@ -6,7 +6,14 @@ paper's Appendix D.2 feature preprocessing (:class:`AknnPreprocessor`, a scikit-
 transformer registered as the preprocessor ``aknn``: ``protocol.preprocessing=aknn``).
 """
 
+from typing import TYPE_CHECKING
+
 from plcore._lazy import lazy_exports
+
+if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are served lazily
+    from plcore_aknn._rules import aknn_rule, multiclass_rule, threshold
+    from plcore_aknn.learners import AknnLearner, AknnMulticlassLearner, KnnOracleLearner
+    from plcore_aknn.preprocessing import AknnPreprocessor
 
 __version__ = "0.1.0"
 

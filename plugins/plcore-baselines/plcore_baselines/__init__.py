@@ -4,7 +4,15 @@ IPAL (Zhang & Yu, IJCAI 2015), PL-SVM (Nguyen & Caruana, KDD 2008), PL-ECOC (Zha
 Tang, TKDE 2017) as learners and DELIN (Wu & Zhang, 2019) as a reducer.
 """
 
+from typing import TYPE_CHECKING
+
 from plcore._lazy import lazy_exports
+
+if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are served lazily
+    from plcore_baselines.delin import DelinReducer
+    from plcore_baselines.ipal import IpalLearner
+    from plcore_baselines.plecoc import PlEcocLearner
+    from plcore_baselines.plsvm import PlSvmLearner
 
 __version__ = "0.1.0"
 __all__ = ["IpalLearner", "PlSvmLearner", "PlEcocLearner", "DelinReducer", "__version__"]

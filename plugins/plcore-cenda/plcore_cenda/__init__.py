@@ -4,7 +4,14 @@ Also ships ``+learner=plknn_cenda``: CENDA followed by PL-KNN voting with CENDA'
 disambiguated training confidences instead of the raw candidate sets.
 """
 
+from typing import TYPE_CHECKING
+
 from plcore._lazy import lazy_exports
+
+if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are served lazily
+    from plcore_cenda._core import CendaConditioningWarning
+    from plcore_cenda.learners import CendaPlKnnLearner
+    from plcore_cenda.reducers import CendaReducer
 
 __all__ = ["CendaReducer", "CendaPlKnnLearner", "CendaConditioningWarning"]
 __version__ = "0.1.0"

@@ -6,7 +6,12 @@ model for tabular features. Importing this package does not import PyTorch (nor 
 module: names are served on first use).
 """
 
+from typing import TYPE_CHECKING
+
 from plcore._lazy import lazy_exports
+
+if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are served lazily
+    from plcore_deep.learners import CavlLearner, CcLearner, LwsLearner, PopLearner, ProdenLearner, RcLearner
 
 __version__ = "0.1.0"
 

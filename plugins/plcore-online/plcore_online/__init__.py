@@ -5,7 +5,13 @@ Labels", PAKDD 2020. Learners ``avg_perceptron``, ``max_perceptron``, ``avg_pega
 ``max_pegasos`` and the exact-label baselines ``perceptron`` and ``pegasos``.
 """
 
+from typing import TYPE_CHECKING
+
 from plcore._lazy import lazy_exports
+
+if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are served lazily
+    from plcore_online.learners import (AvgPegasosLearner, AvgPerceptronLearner, MaxPegasosLearner,
+                                        MaxPerceptronLearner, PegasosLearner, PerceptronLearner)
 
 __version__ = "0.1.0"
 

@@ -1,6 +1,11 @@
 """plcore-plc: partial-label clustering (PLC, Xie, Yang & Jia, IJCAI 2025) and its baselines."""
 
+from typing import TYPE_CHECKING
+
 from plcore._lazy import lazy_exports
+
+if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are served lazily
+    from plcore_plc.clusterers import KMeansClusterer, PlcClusterer, SpectralClusterer
 
 __version__ = "0.1.0"
 __all__ = ["PlcClusterer", "KMeansClusterer", "SpectralClusterer", "__version__"]

@@ -1,6 +1,12 @@
 """plcore-saute: SAUTE partial-label feature selection (KDD 2022) and the RS / MR / MJE baselines."""
 
+from typing import TYPE_CHECKING
+
 from plcore._lazy import lazy_exports
+
+if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are served lazily
+    from plcore_saute.reducers import (MaxJointEntropyReducer, MaxRelevanceReducer, RandomSelectionReducer,
+                                       SauteReducer)
 
 __all__ = ["SauteReducer", "MaxRelevanceReducer", "RandomSelectionReducer", "MaxJointEntropyReducer"]
 __version__ = "0.1.0"
