@@ -27,11 +27,5 @@ LEARNER_CLASSES = {
     "pop": "PopLearner",
 }
 
-_getattr, __dir__ = lazy_exports(globals(), dict.fromkeys(LEARNER_CLASSES.values(), "plcore_deep.learners"))
-
-
-def __getattr__(name):
-    if name == "LEARNERS":  # option name -> class (imports the learners)
-        globals()[name] = learners = {key: _getattr(cls) for key, cls in LEARNER_CLASSES.items()}
-        return learners
-    return _getattr(name)
+__getattr__, __dir__ = lazy_exports(globals(), dict.fromkeys(LEARNER_CLASSES.values(), "plcore_deep.learners"),
+                                    tables={"LEARNERS": LEARNER_CLASSES})   # LEARNERS: option name -> class

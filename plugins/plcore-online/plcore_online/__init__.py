@@ -35,11 +35,5 @@ LEARNER_CLASSES = {
     "max_pegasos": "MaxPegasosLearner",
 }
 
-_getattr, __dir__ = lazy_exports(globals(), dict.fromkeys(LEARNER_CLASSES.values(), "plcore_online.learners"))
-
-
-def __getattr__(name):
-    if name == "LEARNERS":  # option name -> class (imports the learners)
-        globals()[name] = learners = {key: _getattr(cls) for key, cls in LEARNER_CLASSES.items()}
-        return learners
-    return _getattr(name)
+__getattr__, __dir__ = lazy_exports(globals(), dict.fromkeys(LEARNER_CLASSES.values(), "plcore_online.learners"),
+                                    tables={"LEARNERS": LEARNER_CLASSES})   # LEARNERS: option name -> class
