@@ -43,8 +43,8 @@ exponent, at least 1) exceeds the cap or what is left of the method's share of
 ``--budget``; a fit that runs past its share plus the cap is killed. The share is the
 budget left divided by the methods left, so quick methods give their unused time to the
 slow ones. **Exponent** = least-squares slope of log(time) on log(n) over the (up to) four
-largest sizes reached whose fit took at least 0.05 s (below that, fixed costs dominate);
-"-" when fewer than two did.
+largest sizes reached whose fit took at least 0.01 s (below that, fixed costs and timer
+noise dominate); "-" when fewer than two did.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ KINDS = ("learner", "reducer", "clusterer")
 WARMUP_N = 200
 DEEP_DISTRIBUTION = "plcore-deep"
 DEEP_PARAMS = {"n_epochs": 5, "device": "cpu"}
-MIN_TIME = 0.05  # seconds: fits shorter than this are left out of the exponent
+MIN_TIME = 0.01  # seconds: fits shorter than this are left out of the exponent
 SHORT = 1.0  # seconds: fits shorter than this are repeated (best of up to 3)
 
 
@@ -308,7 +308,8 @@ def _cpu_model() -> str:
 
 def _git(*args) -> str:
     try:
-        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, timeout=30).stdout.strip()
+        out = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, timeout=30).stdout
+        return out.rstrip("\n")  # not strip(): a porcelain line starts with a space
     except (OSError, subprocess.SubprocessError):
         return "?"
 
