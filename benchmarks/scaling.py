@@ -217,11 +217,11 @@ def exponent(points: list[tuple[int, float]]) -> float | None:
 
 # ------------------------------------------------------------------------------ parent
 def _env() -> dict:
-    env = dict(os.environ)
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-        env.setdefault(var, "1")
-    env.setdefault("PLCORE_DATA_HOME", str(REPO.parent / "shared" / "datasets"))
-    return env
+    """The children's environment: one thread each, the data home (as ``run_all.py``'s)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from run_all import _env as run_all_env
+
+    return run_all_env()
 
 
 def run_method(kind: str, name: str, sizes, cap: float, allowance: float, log) -> dict:
