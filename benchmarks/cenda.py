@@ -106,19 +106,20 @@ def power_law(ms, vs, m):
 def table_rows(quick: bool = True) -> list[dict]:
     """Rows for ``benchmarks/run_all.py``: CENDA at m = 100k (minutes) and plcore vs the dense literal version.
 
-    quick: 2 iterations (tol=0) at m = 5000 and 10000 in fresh 1-thread subprocesses; the
-    100k full fit (50 iterations) is *extrapolated* with the fitted power law in m (the
-    neighbour search is quadratic) times 25 iterations-per-2. Not quick: 2 iterations
+    quick: 2 iterations (tol=0) at m = 20000 in a fresh 1-thread subprocess; the 100k full
+    fit (50 iterations) is *extrapolated* as m^2 (the all-pairs neighbour search, ~95% of an
+    iteration there, is quadratic; the rest is linear, so this slightly overestimates) times
+    25 iterations-per-2. (A power law fitted at 5k-10k, where the linear parts still weigh,
+    gave 7 min: an underestimate.) Not quick: 2 iterations
     measured at m = 100000, times 25 (still an extrapolation over iterations; a full
     50-iteration run is ``python benchmarks/cenda.py --sizes 100000 --iters 50 --dense-max 0``).
     """
     iters = 2
     if quick:
-        a = run_child("plcore", 5000, iters, 1, "auto")
-        b = run_child("plcore", 10000, iters, 1, "auto")
-        t100, p = power_law((5000, 10000), (a["time"], b["time"]), 100000)
-        how = (f"extrapolated: {iters} iterations at m=5000 ({a['time']:.2f} s) and 10000 ({b['time']:.2f} s), "
-               f"time ~ m^{p:.2f}, x{50 // iters} iterations")
+        b = run_child("plcore", 20000, iters, 1, "auto")
+        t100 = b["time"] * (100000 / 20000) ** 2
+        how = (f"extrapolated: {iters} iterations at m=20000 ({b['time']:.2f} s) x (100k/20k)^2 (quadratic search), "
+               f"x{50 // iters} iterations")
         d_out = b["d_out"]
     else:
         big = run_child("plcore", 100000, iters, 1, "auto")
@@ -133,11 +134,10 @@ def table_rows(quick: bool = True) -> list[dict]:
         "ratio": float(minutes),
         "goal": "<= 10 min",
         "met": bool(minutes <= 10),
-        "note": ("exact brute-force kNN is ~95% of an iteration and O(m^2 d'); at d' ~ 18 no tree or "
-                 "box bound prunes (measured: ball bounds skip 0 of 128 leaves at m=20000), so exact "
-                 "search cannot reach 10 min on 1 thread (the m^1.6 fit at 5k-10k underestimates: the all-pairs "
-                 "search measured 1.5 s at m=20000, x25 = 37 s/iteration at 100k, ~31 min); anchor ~60 min "
-                 "(210 s/iteration, KD-tree)"),
+        "note": ("documented reason: exact brute-force kNN is ~95% of an iteration and O(m^2 d'); at d' ~ 18 "
+                 "no tree or box bound prunes (measured: ball bounds skip 0 of 128 leaves at m=20000) and faiss's "
+                 "float32 brute force was 1.3x, so exact search cannot reach 10 min on this machine; "
+                 "anchor ~60 min (210 s/iteration, KD-tree)"),
     }, {
         "method": "CENDA vs in-repo dense literal version",
         "measure": f"m=2000, {iters} iterations: plcore {small['time']:.3f} s vs dense {dense['time']:.2f} s",
