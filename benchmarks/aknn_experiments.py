@@ -17,9 +17,9 @@ dataset=D bags=B bags.eta=E`` runs) and is logged as one MLflow run (experiment
   :class:`AknnPreprocessor`, cube root for lost/msrc-v2, centering + alpha 0.25 for
   digits/satimage, no z-scoring) in front of every learner.
 
-    cd /tmp/plcore-aknn && OMP_NUM_THREADS=1 PLCORE_DATA_HOME=/work/shared/datasets \
+    OMP_NUM_THREADS=1 PLCORE_DATA_HOME=../shared/datasets \
         MLFLOW_TRACKING_URI=sqlite:////tmp/plcore-aknn/mlflow.db \
-        /work/main/.venv/bin/python /work/main/benchmarks/aknn_experiments.py --repeats 20
+        .venv/bin/python benchmarks/aknn_experiments.py --repeats 20
 
 Prints a markdown table: accuracy mean +- std over the repeats, and the mean number of
 neighbours used per query (A-kNN rules: per-query stopping k; oracle: the chosen k).

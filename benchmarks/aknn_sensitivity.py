@@ -10,7 +10,7 @@ statistics (the protocol default ``standardize``). One neighbour search up to th
 k_max serves every (c, delta, k_max) through the vectorised rules. The score is the
 accuracy on the inner validation rows' true labels.
 
-    OMP_NUM_THREADS=1 PLCORE_DATA_HOME=/work/shared/datasets \
+    OMP_NUM_THREADS=1 PLCORE_DATA_HOME=../shared/datasets \
         .venv/bin/python benchmarks/aknn_sensitivity.py [--seeds 3] [--etas 0,0.2] \
         [--preprocessing standardize|paper] [--datasets semeion:cluster_noisy,ecoli:cluster_noisy]
 

@@ -27,8 +27,8 @@ Implementations (all in this process, same folds)
   Python loop (full run only);
 * ``mathefuchs`` (only with ``--peer-dir DIR``): ``partial_label_learning.relatedwork.ipal_2015.
   Ipal`` from an extracted checkout of github.com/mathefuchs/pll-with-a-reject-option (e.g.
-  ``git --git-dir=/work/.mirror/mathefuchs+pll-with-a-reject-option/repo archive HEAD
-  partial_label_learning | tar -x -C /tmp/peer``). Nothing of it is copied here. Two
+  ``git --git-dir=<snapshot of the repository> archive HEAD partial_label_learning |
+  tar -x -C <dir>``). Nothing of it is copied here. Two
   substitutions, both needed to run it at all: its ``data`` module imports torchvision, which is
   not installed, and the IPAL class uses only ``flatten_if_image`` from it, so the benchmark
   registers a stand-in module with that one function (rows are already flat); and it solves
