@@ -22,6 +22,8 @@ import numpy as np
 #: extra float32 candidates per query, re-ranked in float64
 EXTRA = 8
 _EPS32 = float(np.finfo(np.float32).eps)
+#: queries re-ranked at a time (bounds the float64 re-rank's memory to _CHUNK x (k + EXTRA) x d)
+_CHUNK = 2048
 
 
 class FaissSearch:
@@ -63,8 +65,11 @@ class FaissSearch:
         I = np.where(valid, I, 0)
         if self_query:
             valid &= I != np.arange(m)[:, None]
-        diff = Xq[:, None, :] - self.X[I]                       # (m, kk, d): kk is small
-        d64 = np.einsum("ijk,ijk->ij", diff, diff)
+        d64 = np.empty(I.shape)
+        for start in range(0, m, _CHUNK):                       # (chunk, kk, d) at a time, not (m, kk, d)
+            rows = slice(start, start + _CHUNK)
+            diff = Xq[rows, None, :] - self.X[I[rows]]
+            d64[rows] = np.einsum("ijk,ijk->ij", diff, diff)
         d64[~valid] = np.inf
         order = np.lexsort((I, d64), axis=1)[:, :k]
         dist = np.sqrt(np.take_along_axis(d64, order, 1))

@@ -225,14 +225,13 @@ class NeighborIndex:
         if k == 0:
             ind = np.empty((m, 0), dtype=np.intp)
             return (np.empty((m, 0)), ind) if return_distance else ind
-        if self._faiss is not None:
+        if self._faiss is not None:   # rows come ordered by (distance, index); redone rows are sorted
             dist, ind, uncertain = self._faiss.kneighbors(Xq, k, self_query=self_query)
             if uncertain.any():
                 rows = np.flatnonzero(uncertain)
-                dist[rows], ind[rows] = self._exact_rows(Xq, rows, k, self_query)
+                dist[rows], ind[rows] = _sort_rows(*self._exact_rows(Xq, rows, k, self_query))
         else:
-            dist, ind = self._nn.kneighbors(None if self_query else Xq, n_neighbors=k)
-        dist, ind = _sort_rows(dist, ind)
+            dist, ind = _sort_rows(*self._nn.kneighbors(None if self_query else Xq, n_neighbors=k))
         ind = ind.astype(np.intp, copy=False)
         return (dist, ind) if return_distance else ind
 

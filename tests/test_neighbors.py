@@ -166,3 +166,14 @@ def test_rule_takes_faiss_brute_only_for_wide_large_data():
     assert choose_algorithm(50000, 30) == "brute" and choose_algorithm(5000, 100) == "brute"
     with pytest.raises(ValueError, match="Euclidean metric only"):
         NeighborIndex(np.zeros((5, 2)), metric="manhattan", algorithm="hnsw")
+
+
+def test_faiss_rerank_is_independent_of_its_query_chunks(monkeypatch):
+    import plcore._faiss_search as fs
+
+    rng = np.random.default_rng(3)
+    X, Q = rng.normal(size=(500, 12)), rng.normal(size=(130, 12))
+    whole = NeighborIndex(X, algorithm="faiss_brute").kneighbors(Q, 6)
+    monkeypatch.setattr(fs, "_CHUNK", 7)
+    chunked = NeighborIndex(X, algorithm="faiss_brute").kneighbors(Q, 6)
+    assert np.array_equal(whole[1], chunked[1]) and np.array_equal(whole[0], chunked[0])
