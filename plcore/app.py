@@ -177,7 +177,9 @@ def run_job(cfg) -> float | None:
     except KeyboardInterrupt as err:
         signum = getattr(err, "signum", signal.SIGINT)
         name = signal.Signals(signum).name
-        where = f"; run {_LAST_RUN['id']} ended KILLED with {_LAST_RUN['steps']} step(s) logged" if _LAST_RUN else ""
+        run = _LAST_RUN.get("run")
+        where = (f"; run {run.run_id} ended KILLED with {_LAST_RUN['steps']} step(s) logged"
+                 if run is not None and run.run_id is not None else "")
         print(f"interrupted by {name}{where}", file=sys.stderr, flush=True)
         sys.exit(128 + int(signum))
 
@@ -294,11 +296,12 @@ def _run_job(cfg) -> float | None:
     from plcore import tracking
 
     registry = get_registry()
-    if cfg.tracking.get("enabled", False):  # a dead tracking server fails in seconds, before any work
-        tracking.check_reachable(OmegaConf.select(cfg, "tracking.tracking_uri"))
+    tcfg = OmegaConf.to_container(cfg.tracking, resolve=True)
+    if tcfg.get("enabled", False):  # a dead tracking server fails in seconds, before any work
+        tracking.check_reachable(tcfg["tracking_uri"])
+        tracking.warm_up(tcfg)  # MLflow starts in its writer process while the data load
     cfg, spec, setup, dataset, params = resolve_run(cfg, registry)
     pname = spec.name
-    tcfg = OmegaConf.to_container(cfg.tracking, resolve=True)
     resolved = OmegaConf.to_container(cfg, resolve=True)
     tags = tracking.version_tags(registry)
     tags.update({"seed": str(cfg.seed), "dataset": dataset.name, "protocol": pname,
@@ -327,8 +330,7 @@ def _run_job(cfg) -> float | None:
     with tracking.start_run(tcfg, params=tracking.flatten(resolved), tags=tags,
                             config_yaml=OmegaConf.to_yaml(cfg, resolve=True), run_name=name,
                             step_name=spec.step_name, fallback_dir=tags.get("hydra.output_dir")) as run:
-        if run.run_id is not None:
-            _LAST_RUN.update(id=run.run_id, steps=0)
+        _LAST_RUN.update(run=run, steps=0)
         run.set_tag("dataset.fingerprint", dataset.fingerprint())
         run.log_dataset(dataset)
         reporter = _StepReporter(run, spec, params, f"{pname} {dataset.name}")
@@ -340,6 +342,16 @@ def _run_job(cfg) -> float | None:
         print(f"mlflow run {run.run_id} ({tcfg['tracking_uri']})")
     print(line, flush=True)
     return result.summary.get(spec.summary_keys[0])
+
+
+_NOT_ONE_JOB = {"-m", "--multirun", "-h", "--help", "--hydra-help", "-c", "--cfg", "-i", "--info", "--resolve",
+                "-sc", "--shell-completion", "--version", "-p", "--package"}
+
+
+def _one_tracked_job(argv) -> bool:
+    """Whether the command line runs one job with the process writer (nothing rules it out)."""
+    return not any(a in _NOT_ONE_JOB or a.startswith(("--cfg=", "--info=", "--multirun=", "--shell-completion="))
+                   or a in ("tracking=none", "tracking.enabled=false", "tracking.writer=inline") for a in argv)
 
 
 _OVERRIDE = re.compile(r"^[+~]{0,2}(learner|reducer|clusterer|bags|dataset|protocol|tracking)=(.+)$")
@@ -403,6 +415,10 @@ def main(argv=None) -> int:
 
             return predict_main(argv[1:])
         check_overrides(argv, registry)
+        if _one_tracked_job(argv):
+            from plcore.tracking_writer import prestart
+
+            prestart()
         store_configs(registry)
         conf_dir = find_conf_dir()
     except PlcoreError as err:

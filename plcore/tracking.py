@@ -35,8 +35,8 @@ from plcore.exceptions import TrackingError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["flatten", "MlflowRun", "NullRun", "start_run", "PrepareTrackingCallback", "prepare_store",
-           "check_reachable", "git_provenance", "reap_orphans", "log_model", "pip_requirements"]
+__all__ = ["flatten", "MlflowRun", "NullRun", "start_run", "open_run", "warm_up", "dataset_info",
+           "PrepareTrackingCallback", "prepare_store", "check_reachable", "git_provenance", "reap_orphans", "log_model", "pip_requirements"]
 
 _PARAM_MAX = 6000
 
@@ -229,7 +229,8 @@ def _pid_alive(pid: int) -> bool:
 
 
 def reap_orphans(client, experiment_id: str) -> int:
-    """End as KILLED the RUNNING runs of this host whose process is gone (e.g. SIGKILL, power loss).
+    """End as KILLED the RUNNING runs of this host whose process is gone (e.g. SIGKILL, power loss)
+    and whose tracking writer, if it had one, is gone too.
 
     Returns how many were ended. Runs of other hosts are left alone (their process cannot be seen).
     """
@@ -238,9 +239,11 @@ def reap_orphans(client, experiment_id: str) -> int:
     for run in client.search_runs([experiment_id], filter_string="attributes.status = 'RUNNING'",
                                   max_results=200):
         tags = run.data.tags
-        pid = tags.get("pid", "")
+        pid, writer_pid = tags.get("pid", ""), tags.get("plcore.writer_pid", "")
         if tags.get("host") != host or not pid.isdigit() or _pid_alive(int(pid)):
             continue
+        if writer_pid.isdigit() and _pid_alive(int(writer_pid)):
+            continue  # its tracking writer is ending it
         client.set_tag(run.info.run_id, "plcore.ended_by", "reaped: its process was gone")
         client.set_terminated(run.info.run_id, status="KILLED")
         n += 1
@@ -294,7 +297,8 @@ class MlflowRun:
         self._call(self.client.set_tag, self.run_id, key, str(value))
 
     def log_dataset(self, dataset):
-        """The data set as an MLflow input (name, digest = our fingerprint, source).
+        """The data set as an MLflow input (name, digest = our fingerprint, source); ``dataset``
+        is a :class:`~plcore.data.PLDataset` or its :func:`dataset_info`.
 
         Not essential to the run: a failure after retries is a warning, not a tracking fault.
         """
@@ -302,13 +306,8 @@ class MlflowRun:
             return
         from mlflow.entities import Dataset, DatasetInput, InputTag
 
-        source = dataset.meta.get("source") or dataset.name
-        kind = "code" if str(source).startswith("sklearn.") else "local"
-        ds = Dataset(name=dataset.name, digest=dataset.fingerprint(), source_type=kind,
-                     source=json.dumps({"uri": str(source)} if kind == "local" else {"tags": {"loader": source}}),
-                     schema=None, profile=json.dumps({"num_rows": dataset.n_samples, "num_features": dataset.n_features,
-                                                      "num_classes": dataset.n_classes}))
-        inputs = [DatasetInput(ds, tags=[InputTag("mlflow.data.context", "training")])]
+        info = dataset if isinstance(dataset, dict) else dataset_info(dataset)
+        inputs = [DatasetInput(Dataset(schema=None, **info), tags=[InputTag("mlflow.data.context", "training")])]
         for attempt in range(3):  # concurrent runs registering the same data set race on MLflow's unique key
             try:
                 self.client.log_inputs(self.run_id, datasets=inputs)
@@ -317,6 +316,23 @@ class MlflowRun:
                 if attempt == 2:
                     log.warning("could not log the data set as an MLflow input: %s", err)
                 time.sleep(0.2 * (attempt + 1))
+
+    def mark_killed(self, reason: str):
+        """SIGINT / SIGTERM: say so, and how many steps were done."""
+        self.set_tag("plcore.ended_by", reason)
+        self.set_tag(f"plcore.{self.step_name}s_done", str(len(self.steps)))
+
+    def mark_failed(self, traceback_text: str):
+        """An exception in the run: the traceback as an artifact, its last line as a tag."""
+        self.log_text(traceback_text, "error/traceback.txt")
+        self.set_tag("error", traceback_text.strip().splitlines()[-1][:5000])
+
+    def end(self, status: str):
+        """End the run with ``status``; tried even after a fault (the store may be back)."""
+        try:
+            self.client.set_terminated(self.run_id, status=status)
+        except Exception as err:  # noqa: BLE001 - kept; the fallback file holds the results
+            self.fault = self.fault or err
 
     def log_result(self, result):
         from mlflow.entities import Metric
@@ -344,6 +360,16 @@ class MlflowRun:
         model = getattr(result, "model", None)
         if model is not None and self.tcfg.get("log_model", True) and self.fault is None:
             self._call(log_model, self.tcfg["tracking_uri"], self.run_id, model)
+
+
+def dataset_info(dataset) -> dict:
+    """The fields of MLflow's ``Dataset`` entity for a data set (no MLflow import)."""
+    source = dataset.meta.get("source") or dataset.name
+    kind = "code" if str(source).startswith("sklearn.") else "local"
+    return {"name": dataset.name, "digest": dataset.fingerprint(), "source_type": kind,
+            "source": json.dumps({"uri": str(source)} if kind == "local" else {"tags": {"loader": source}}),
+            "profile": json.dumps({"num_rows": dataset.n_samples, "num_features": dataset.n_features,
+                                   "num_classes": dataset.n_classes})}
 
 
 def log_model(tracking_uri: str, run_id: str, model) -> None:
@@ -417,7 +443,7 @@ def _fallback_file(handle: MlflowRun, params: dict, tags: dict, directory: Path)
     """Everything the run produced, as JSON, when the tracking store failed mid-run."""
     result = handle.result
     record = {
-        "error": f"{type(handle.fault).__name__}: {handle.fault}",
+        "error": _describe(handle.fault),
         "run_id": handle.run_id, "tracking_uri": handle.tcfg.get("tracking_uri"),
         "params": {k: str(v) for k, v in params.items()}, "tags": tags, "steps": handle.steps,
         "summary": {} if result is None else _numeric(result.summary),
@@ -430,19 +456,11 @@ def _fallback_file(handle: MlflowRun, params: dict, tags: dict, directory: Path)
     return path
 
 
-@contextmanager
-def start_run(tcfg: dict, *, params: dict, tags: dict, config_yaml: str, run_name: str | None = None,
-              step_name: str = "step", fallback_dir: str | Path | None = None):
-    """Open an MLflow run (or a :class:`NullRun`) and end it in every case.
-
-    Ends ``FINISHED``; ``FAILED`` with ``error/traceback.txt`` on an exception; ``KILLED``
-    on SIGINT / SIGTERM (``KeyboardInterrupt`` / :class:`~plcore.exceptions.RunInterrupted`)
-    with the steps done so far. If the store fails mid-run, the results go to a JSON file in
-    ``fallback_dir`` and :class:`~plcore.exceptions.TrackingError` names it.
-    """
-    if not tcfg.get("enabled", False):
-        yield NullRun()
-        return
+def open_run(tcfg: dict, *, params: dict, tags: dict, config_yaml: str, run_name: str | None = None,
+             step_name: str = "step") -> MlflowRun:
+    """Create the MLflow run in this process (store prepared, orphans reaped, params and
+    ``config.yaml`` logged) and return its handle."""
+    from mlflow.entities import Param
     from mlflow.tracking import MlflowClient
 
     uri = tcfg["tracking_uri"]
@@ -453,33 +471,71 @@ def start_run(tcfg: dict, *, params: dict, tags: dict, config_yaml: str, run_nam
     except Exception as err:  # noqa: BLE001 - housekeeping must not stop a run
         log.warning("could not check for orphaned runs: %s", err)
     run = client.create_run(exp_id, run_name=tcfg.get("run_name") or run_name, tags=tags)
-    rid = run.info.run_id
-    handle = MlflowRun(client, rid, tcfg, step_name=step_name)
+    handle = MlflowRun(client, run.info.run_id, tcfg, step_name=step_name)
+    items = [Param(k, str(v)[:_PARAM_MAX]) for k, v in params.items()]
+    for i in range(0, len(items), 100):
+        handle._call(client.log_batch, handle.run_id, params=items[i:i + 100])
+    handle.log_text(config_yaml, "config.yaml")
+    return handle
+
+
+def warm_up(tcfg: dict) -> None:
+    """Start this process's tracking writer now (``tracking.writer=process``), so that MLflow
+    is imported and the store opened while the job loads its data; nothing otherwise."""
+    if tcfg.get("enabled", False) and tcfg.get("writer", "process") == "process":
+        from plcore.tracking_writer import writer
+
+        writer(tcfg)
+
+
+@contextmanager
+def start_run(tcfg: dict, *, params: dict, tags: dict, config_yaml: str, run_name: str | None = None,
+              step_name: str = "step", fallback_dir: str | Path | None = None):
+    """Open an MLflow run (or a :class:`NullRun`) and end it in every case.
+
+    ``tracking.writer``: ``process`` (default) writes through :mod:`plcore.tracking_writer`,
+    a separate process that overlaps the run; ``inline`` writes from this process. Either
+    way the run ends ``FINISHED``; ``FAILED`` with ``error/traceback.txt`` on an exception;
+    ``KILLED`` on SIGINT / SIGTERM (``KeyboardInterrupt`` /
+    :class:`~plcore.exceptions.RunInterrupted`) with the steps done so far; and nothing is
+    left to write when this block exits. If the store fails mid-run, the results go to a
+    JSON file in ``fallback_dir`` and :class:`~plcore.exceptions.TrackingError` names it.
+    """
+    if not tcfg.get("enabled", False):
+        yield NullRun()
+        return
+    mode = tcfg.get("writer", "process")
+    if mode not in ("process", "inline"):
+        raise TrackingError(f"tracking.writer must be 'process' or 'inline', got {mode!r}")
+    kwargs = dict(params=params, tags=tags, config_yaml=config_yaml, run_name=run_name, step_name=step_name)
+    if mode == "process":
+        from plcore.tracking_writer import WriterRun
+
+        handle = WriterRun(tcfg, **kwargs)
+    else:
+        handle = open_run(tcfg, **kwargs)
     status = "FAILED"
     try:
-        from mlflow.entities import Param
-
-        items = [Param(k, str(v)[:_PARAM_MAX]) for k, v in params.items()]
-        for i in range(0, len(items), 100):
-            handle._call(client.log_batch, rid, params=items[i:i + 100])
-        handle.log_text(config_yaml, "config.yaml")
         yield handle
         status = "FINISHED"
     except KeyboardInterrupt as err:  # SIGINT, or SIGTERM through plcore's handler (RunInterrupted)
         status = "KILLED"
-        handle.set_tag("plcore.ended_by", str(err) or "SIGINT")
-        handle.set_tag(f"plcore.{step_name}s_done", str(len(handle.steps)))
+        handle.mark_killed(str(err) or "SIGINT")
         raise
     except BaseException:
-        handle.log_text(traceback.format_exc(), "error/traceback.txt")
-        handle.set_tag("error", traceback.format_exc(limit=1).strip().splitlines()[-1][:5000])
+        handle.mark_failed(traceback.format_exc())
         raise
     finally:
-        handle._call(client.set_terminated, rid, status=status)
+        handle.end(status)
         if handle.fault is not None:
             path = _fallback_file(handle, params, tags, Path(fallback_dir or Path.cwd()))
-            raise TrackingError(f"tracking store {uri} failed during run {rid} ({type(handle.fault).__name__}: "
-                                f"{handle.fault}); its results were written to {path}")
+            what = "could not be opened" if handle.run_id is None else f"failed during run {handle.run_id}"
+            raise TrackingError(f"tracking store {tcfg['tracking_uri']} {what} ({_describe(handle.fault)}); "
+                                f"its results were written to {path}")
+
+
+def _describe(fault) -> str:
+    return fault if isinstance(fault, str) else f"{type(fault).__name__}: {fault}"
 
 
 try:

@@ -85,6 +85,7 @@ def test_independent_processes_on_a_fresh_sqlite_store(tmp_path, trial):
 @pytest.mark.slow
 @pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_signal_mid_run_ends_killed_with_the_folds_done(tmp_path, signum, code):
+    _create_store(tmp_path)
     proc = _start(SLOW + ["+learner.delay=1.0", "protocol.n_splits=10"], tmp_path)
     _wait_for_folds(tmp_path / "mlflow.db", 2, proc)
     proc.send_signal(signum)
@@ -100,14 +101,63 @@ def test_signal_mid_run_ends_killed_with_the_folds_done(tmp_path, signum, code):
     assert "accuracy_mean" not in run.data.metrics  # no summary of an incomplete run
 
 
-def test_a_run_whose_process_died_is_reaped(tmp_path):
-    """SIGKILL cannot be caught: the next run on the same store ends the orphan as KILLED."""
+def _wait_for_status(client, run_id, status):
+    deadline = time.monotonic() + WAIT
+    while client.get_run(run_id).info.status != status:
+        assert time.monotonic() < deadline, f"run {run_id} is {client.get_run(run_id).info.status}, not {status}"
+        time.sleep(0.2)
+    return client.get_run(run_id)
+
+
+def _create_store(cwd: Path) -> None:
+    """Create ``mlflow.db`` first (in another experiment), so that the tracking writer keeps up
+    with the run under test instead of spending its first seconds creating the store."""
+    setup = ["dataset=iris", "bags.r=1", "protocol=holdout", "protocol.refit=false", "progress=false",
+             "tracking.experiment_name=setup"]  # logs no fold/accuracy (_wait_for_folds counts those)
+    assert _start(setup, cwd).wait(timeout=WAIT) == 0
+
+
+def _pid_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:  # a zombie (exited, not yet reaped by its new parent) is gone too
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.slow
+def test_a_run_whose_process_died_is_ended_killed_by_its_writer(tmp_path):
+    """SIGKILL cannot be caught, but the tracking writer sees its pipe close and ends the run."""
+    _create_store(tmp_path)
     proc = _start(SLOW + ["+learner.delay=1.0", "protocol.n_splits=10"], tmp_path)
     _wait_for_folds(tmp_path / "mlflow.db", 1, proc)
     proc.kill()
     proc.communicate(timeout=WAIT)
+    client, (run,) = _runs(tmp_path / "mlflow.db")
+    run = _wait_for_status(client, run.info.run_id, "KILLED")  # no other plcore process ran
+    assert run.data.tags["plcore.ended_by"] == "its run process vanished before ending the run"
+    folds = client.get_metric_history(run.info.run_id, "fold/accuracy")
+    assert run.data.tags["plcore.folds_done"] == str(len(folds)) and 1 <= len(folds) < 10
+    deadline = time.monotonic() + WAIT
+    while not _pid_gone(int(run.data.tags["plcore.writer_pid"])):  # and the writer exits
+        assert time.monotonic() < deadline, "the writer outlived its run"
+        time.sleep(0.2)
+
+
+def test_a_run_whose_process_and_writer_died_is_reaped(tmp_path):
+    """Both processes killed (power loss, OOM of the group): the next run on the store ends it."""
+    _create_store(tmp_path)
+    proc = _start(SLOW + ["+learner.delay=1.0", "protocol.n_splits=10"], tmp_path)
+    _wait_for_folds(tmp_path / "mlflow.db", 1, proc)
     client, (orphan,) = _runs(tmp_path / "mlflow.db")
-    assert orphan.info.status == "RUNNING"
+    writer_pid = int(orphan.data.tags["plcore.writer_pid"])
+    os.kill(writer_pid, signal.SIGKILL)
+    proc.kill()
+    proc.communicate(timeout=WAIT)
+    assert client.get_run(orphan.info.run_id).info.status == "RUNNING"
     done = _start(CHEAP, tmp_path)
     assert done.wait(timeout=WAIT) == 0
     run = client.get_run(orphan.info.run_id)
@@ -152,6 +202,81 @@ def test_tracking_server_vanishing_mid_run_leaves_a_local_fallback(tmp_path, mlf
     assert record["params"]["learner.delay"] == "0.7"
 
 
+@pytest.mark.slow
+def test_tracking_writer_dying_mid_run_leaves_a_local_fallback(tmp_path):
+    _create_store(tmp_path)
+    proc = _start(SLOW + ["+learner.delay=1.0", "protocol.n_splits=10", "protocol.refit=false"], tmp_path)
+    _wait_for_folds(tmp_path / "mlflow.db", 1, proc)
+    client, (run,) = _runs(tmp_path / "mlflow.db")
+    assert run.info.status == "RUNNING"  # killed while it writes the run
+    os.kill(int(run.data.tags["plcore.writer_pid"]), signal.SIGKILL)
+    out, err = proc.communicate(timeout=WAIT)
+    assert proc.returncode == 2, err
+    line = err.strip().splitlines()[-1]
+    assert line.startswith("error: tracking store sqlite:///") and "tracking writer" in line, err
+    record = json.loads(Path(line.rsplit("written to ", 1)[1]).read_text())
+    assert len(record["steps"]) == 10 and record["summary"]["accuracy_mean"] > 0.5  # nothing was lost
+    assert record["run_id"] == run.info.run_id
+
+
+def test_a_store_that_cannot_be_opened_leaves_a_local_fallback(tmp_path):
+    (tmp_path / "blocked").write_text("a file where the store's folder should be")
+    uri = f"sqlite:///{tmp_path / 'blocked' / 'mlflow.db'}"
+    proc = _start(CHEAP, tmp_path, MLFLOW_TRACKING_URI=uri)
+    out, err = proc.communicate(timeout=WAIT)
+    assert proc.returncode == 2, err
+    line = err.strip().splitlines()[-1]
+    assert line.startswith(f"error: tracking store {uri} could not be opened (") and "written to" in line, err
+    record = json.loads(Path(line.rsplit("written to ", 1)[1]).read_text())
+    assert len(record["steps"]) == 2 and record["run_id"] is None
+
+
+@pytest.mark.slow
+def test_inline_and_process_writers_log_the_same_run(tmp_path):
+    for writer in ("inline", "process"):
+        proc = _start(CHEAP + [f"tracking.writer={writer}", "protocol.refit=true"], tmp_path)
+        out, err = proc.communicate(timeout=WAIT)
+        assert proc.returncode == 0, err
+    client, runs = _runs(tmp_path / "mlflow.db")
+    inline, process = sorted(runs, key=lambda r: r.data.params["tracking.writer"])
+    assert inline.info.status == process.info.status == "FINISHED"
+    assert "plcore.writer_pid" in process.data.tags and "plcore.writer_pid" not in inline.data.tags
+    skip = {"pid", "plcore.writer_pid", "hydra.output_dir", "overrides", "mlflow.runName"}
+    assert ({k: v for k, v in inline.data.tags.items() if k not in skip}
+            == {k: v for k, v in process.data.tags.items() if k not in skip})
+    assert inline.data.metrics.keys() == process.data.metrics.keys()
+    assert {k: v for k, v in inline.data.metrics.items() if "time" not in k} == \
+        {k: v for k, v in process.data.metrics.items() if "time" not in k}
+    assert {k: v for k, v in inline.data.params.items() if k != "tracking.writer"} == \
+        {k: v for k, v in process.data.params.items() if k != "tracking.writer"}
+
+    def artifacts(run_id, path=None):
+        out = []
+        for a in client.list_artifacts(run_id, path):
+            out += artifacts(run_id, a.path) if a.is_dir else [a.path]
+        return sorted(out)
+
+    assert artifacts(inline.info.run_id) == artifacts(process.info.run_id)
+    outputs = []
+    for run in (inline, process):  # each model loads and predicts the same
+        proc = subprocess.run([sys.executable, "-m", "plcore", "predict", f"run={run.info.run_id}", "data=iris",
+                               f"out={run.info.run_id}.csv"], cwd=tmp_path, env=_env(), capture_output=True,
+                              text=True, timeout=WAIT)
+        assert proc.returncode == 0, proc.stderr
+        outputs.append((tmp_path / f"{run.info.run_id}.csv").read_text())
+    assert outputs[0] == outputs[1] and len(outputs[0].splitlines()) == 151
+
+
+@pytest.mark.slow
+def test_a_sequential_sweep_shares_one_writer(tmp_path):
+    proc = _start(["-m"] + CHEAP + ["seed=0,1,2"], tmp_path)
+    out, err = proc.communicate(timeout=WAIT)
+    assert proc.returncode == 0, err
+    client, runs = _runs(tmp_path / "mlflow.db")
+    assert len(runs) == 3 and all(r.info.status == "FINISHED" for r in runs)
+    assert len({r.data.tags["plcore.writer_pid"] for r in runs}) == 1
+
+
 # ----------------------------------------------------------------------------- a failing component
 @pytest.mark.slow
 def test_component_raising_in_fit_fails_its_run_and_the_sweep_goes_on(tmp_path):
@@ -166,3 +291,50 @@ def test_component_raising_in_fit_fails_its_run_and_the_sweep_goes_on(tmp_path):
     trace = Path(client.download_artifacts(failed.info.run_id, "error/traceback.txt", str(tmp_path)))
     assert "deliberate failure inside fit" in trace.read_text()
     assert proc.returncode != 0  # the sweep reports the failed job
+
+
+# ----------------------------------------------------------------------------- the writer's pipe
+def test_a_writer_that_does_not_answer_is_killed_and_named(monkeypatch, caplog):
+    """The run waits at most END_TIMEOUT_S for its writer, says so after SLOW_NOTICE_S, then
+    kills it; the fault names it (start_run then writes the fallback file)."""
+    import queue
+
+    from plcore import tracking_writer
+
+    class Hung:  # a writer process that never answers
+        pid, killed = 4242, False
+
+        def poll(self):
+            return None if not self.killed else -9
+
+        def kill(self):
+            self.killed = True
+
+        def wait(self):
+            return -9
+
+    w = tracking_writer.WriterProcess.__new__(tracking_writer.WriterProcess)
+    w.replies, w.broken, w.proc = queue.Queue(), None, Hung()
+    monkeypatch.setattr(tracking_writer, "SLOW_NOTICE_S", 0.1)
+    with caplog.at_level("WARNING", logger="plcore.tracking_writer"):
+        assert w.reply(0.3) is None
+    assert w.proc.killed and w.broken == "the tracking writer (pid 4242) did not answer within 0.3 s"
+    assert "waiting for the tracking writer (pid 4242)" in caplog.text
+    w.replies.put(("ended", None))
+    assert w.reply(0.3) == ("ended", None)
+
+
+def test_frames_round_trip_and_a_cut_frame_reads_as_end_of_file():
+    import io
+
+    from plcore.tracking_writer import _read_frame, _write_frame
+
+    buf = io.BytesIO()
+    messages = [("log_step", {"step": 0, "accuracy": 0.5}), ("end", "FINISHED")]
+    for msg in messages:
+        _write_frame(buf, msg)
+    data = buf.getvalue()
+    stream = io.BytesIO(data)
+    assert [_read_frame(stream), _read_frame(stream), _read_frame(stream)] == messages + [None]
+    cut = io.BytesIO(data[: len(data) - 3])
+    assert _read_frame(cut) == messages[0] and _read_frame(cut) is None  # a sender that died mid-write
