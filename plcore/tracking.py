@@ -277,14 +277,15 @@ class MlflowRun:
             log.warning("tracking failed (%s); the run continues and is saved locally at the end", err)
             return None
 
-    def log_step(self, step: dict):
+    def log_step(self, step: dict, ts: int | None = None):
         """Per-step metrics, named ``<step name>/<metric>`` (``fold/accuracy``) so that no one
         reads one fold's value as the run's figure; nested selection's choices keep their
-        name ``selected.<component>.<parameter>`` (step = the fold)."""
+        name ``selected.<component>.<parameter>`` (step = the fold). ``ts``: when the step was
+        done (ms since the epoch; default now)."""
         from mlflow.entities import Metric
 
         self.steps.append(dict(step))
-        ts = int(time.time() * 1000)
+        ts = _now_ms() if ts is None else ts
         metrics = [Metric(k if k.startswith("selected.") else f"{self.step_name}/{k}", v, ts, int(step.get("step", 0)))
                    for k, v in _numeric(step).items()]
         if metrics:
@@ -327,18 +328,19 @@ class MlflowRun:
         self.log_text(traceback_text, "error/traceback.txt")
         self.set_tag("error", traceback_text.strip().splitlines()[-1][:5000])
 
-    def end(self, status: str):
-        """End the run with ``status``; tried even after a fault (the store may be back)."""
+    def end(self, status: str, end_time: int | None = None):
+        """End the run with ``status`` (at ``end_time``, ms; default now); tried even after a
+        fault (the store may be back)."""
         try:
-            self.client.set_terminated(self.run_id, status=status)
+            self.client.set_terminated(self.run_id, status=status, end_time=end_time)
         except Exception as err:  # noqa: BLE001 - kept; the fallback file holds the results
             self.fault = self.fault or err
 
-    def log_result(self, result):
+    def log_result(self, result, ts: int | None = None):
         from mlflow.entities import Metric
 
         self.result = result
-        ts = int(time.time() * 1000)
+        ts = _now_ms() if ts is None else ts
         for key, value in getattr(result, "tags", {}).items():
             self.set_tag(key, value)
         summary = _numeric(result.summary)
@@ -360,6 +362,10 @@ class MlflowRun:
         model = getattr(result, "model", None)
         if model is not None and self.tcfg.get("log_model", True) and self.fault is None:
             self._call(log_model, self.tcfg["tracking_uri"], self.run_id, model)
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
 
 
 def dataset_info(dataset) -> dict:
@@ -439,11 +445,11 @@ def pip_requirements() -> list[str]:
     return out
 
 
-def _fallback_file(handle: MlflowRun, params: dict, tags: dict, directory: Path) -> Path:
+def _fallback_file(handle: MlflowRun, params: dict, tags: dict, directory: Path, error: str | None = None) -> Path:
     """Everything the run produced, as JSON, when the tracking store failed mid-run."""
     result = handle.result
     record = {
-        "error": _describe(handle.fault),
+        "error": error or _describe(handle.fault),
         "run_id": handle.run_id, "tracking_uri": handle.tcfg.get("tracking_uri"),
         "params": {k: str(v) for k, v in params.items()}, "tags": tags, "steps": handle.steps,
         "summary": {} if result is None else _numeric(result.summary),
@@ -457,9 +463,10 @@ def _fallback_file(handle: MlflowRun, params: dict, tags: dict, directory: Path)
 
 
 def open_run(tcfg: dict, *, params: dict, tags: dict, config_yaml: str, run_name: str | None = None,
-             step_name: str = "step") -> MlflowRun:
+             step_name: str = "step", start_time: int | None = None) -> MlflowRun:
     """Create the MLflow run in this process (store prepared, orphans reaped, params and
-    ``config.yaml`` logged) and return its handle."""
+    ``config.yaml`` logged) and return its handle. ``start_time``: ms since the epoch
+    (default now)."""
     from mlflow.entities import Param
     from mlflow.tracking import MlflowClient
 
@@ -470,7 +477,7 @@ def open_run(tcfg: dict, *, params: dict, tags: dict, config_yaml: str, run_name
         reap_orphans(client, exp_id)
     except Exception as err:  # noqa: BLE001 - housekeeping must not stop a run
         log.warning("could not check for orphaned runs: %s", err)
-    run = client.create_run(exp_id, run_name=tcfg.get("run_name") or run_name, tags=tags)
+    run = client.create_run(exp_id, start_time=start_time, run_name=tcfg.get("run_name") or run_name, tags=tags)
     handle = MlflowRun(client, run.info.run_id, tcfg, step_name=step_name)
     items = [Param(k, str(v)[:_PARAM_MAX]) for k, v in params.items()]
     for i in range(0, len(items), 100):
@@ -526,7 +533,13 @@ def start_run(tcfg: dict, *, params: dict, tags: dict, config_yaml: str, run_nam
         handle.mark_failed(traceback.format_exc())
         raise
     finally:
-        handle.end(status)
+        try:
+            handle.end(status)
+        except KeyboardInterrupt:  # a second Ctrl-C while the writer still writes: keep a copy
+            path = _fallback_file(handle, params, tags, Path(fallback_dir or Path.cwd()),
+                                  error="interrupted while the tracking writer was still writing the run")
+            log.warning("the run's results were also written to %s", path)
+            raise
         if handle.fault is not None:
             path = _fallback_file(handle, params, tags, Path(fallback_dir or Path.cwd()))
             what = "could not be opened" if handle.run_id is None else f"failed during run {handle.run_id}"

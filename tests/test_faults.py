@@ -19,6 +19,7 @@ HERE = Path(__file__).resolve().parent
 SLOW = ["+learner=plknn", "learner._target_=faulty.SlowKnn", "dataset=iris", "bags.r=1", "progress=false"]
 CHEAP = ["dataset=iris", "bags.r=1", "protocol.n_splits=2", "protocol.refit=false", "progress=false"]
 WAIT = 180
+LEAK_S = 317.5  # longer than WAIT, and a command line no other process has
 
 
 def _env(**extra):
@@ -145,6 +146,42 @@ def test_a_run_whose_process_died_is_ended_killed_by_its_writer(tmp_path):
     while not _pid_gone(int(run.data.tags["plcore.writer_pid"])):  # and the writer exits
         assert time.monotonic() < deadline, "the writer outlived its run"
         time.sleep(0.2)
+
+
+@pytest.mark.slow
+def test_sigterm_to_the_run_and_its_writer_ends_the_run_killed(tmp_path):
+    """A scheduler (Slurm, systemd) signals every process: the writer ignores it, the run ends it."""
+    _create_store(tmp_path)
+    proc = _start(SLOW + ["+learner.delay=1.0", "protocol.n_splits=10"], tmp_path)
+    _wait_for_folds(tmp_path / "mlflow.db", 2, proc)
+    client, (run,) = _runs(tmp_path / "mlflow.db")
+    os.kill(int(run.data.tags["plcore.writer_pid"]), signal.SIGTERM)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=WAIT)
+    assert proc.returncode == 143, err
+    run = client.get_run(run.info.run_id)
+    assert run.info.status == "KILLED" and run.data.tags["plcore.ended_by"] == "SIGTERM"
+
+
+@pytest.mark.slow
+def test_a_killed_run_is_ended_even_while_a_child_holds_the_writers_pipe(tmp_path):
+    """A helper process that inherited every descriptor keeps the pipe open: the writer sees its
+    parent change instead, and ends the run."""
+    _create_store(tmp_path)
+    try:  # the child outlives the wait below: only the writer's watch on its parent can end the run
+        proc = _start(SLOW + ["+learner.delay=1.0", f"+learner.leak_fds={LEAK_S}", "protocol.n_splits=10"],
+                      tmp_path)
+        _wait_for_folds(tmp_path / "mlflow.db", 1, proc)
+        proc.kill()
+        proc.communicate(timeout=WAIT)
+        client, (run,) = _runs(tmp_path / "mlflow.db")
+        run = _wait_for_status(client, run.info.run_id, "KILLED")
+        assert run.data.tags["plcore.ended_by"] == "its run process vanished before ending the run"
+    finally:
+        try:
+            subprocess.run(["pkill", "-f", f"sleep {LEAK_S}"], check=False)
+        except FileNotFoundError:  # no pkill: the child ends by itself
+            pass
 
 
 def test_a_run_whose_process_and_writer_died_is_reaped(tmp_path):
@@ -294,40 +331,79 @@ def test_component_raising_in_fit_fails_its_run_and_the_sweep_goes_on(tmp_path):
 
 
 # ----------------------------------------------------------------------------- the writer's pipe
-def test_a_writer_that_does_not_answer_is_killed_and_named(monkeypatch, caplog):
-    """The run waits at most END_TIMEOUT_S for its writer, says so after SLOW_NOTICE_S, then
-    kills it; the fault names it (start_run then writes the fallback file)."""
+def test_a_slow_writer_is_waited_for_with_a_notice(monkeypatch, caplog):
+    """No deadline (a slow upload is not cut in half): the run says that it waits, and goes on."""
     import queue
 
     from plcore import tracking_writer
 
-    class Hung:  # a writer process that never answers
-        pid, killed = 4242, False
-
-        def poll(self):
-            return None if not self.killed else -9
-
-        def kill(self):
-            self.killed = True
-
-        def wait(self):
-            return -9
-
     w = tracking_writer.WriterProcess.__new__(tracking_writer.WriterProcess)
-    w.replies, w.broken, w.proc = queue.Queue(), None, Hung()
+    w.replies, w.broken, w.proc = queue.Queue(), None, type("P", (), {"pid": 4242})()
     monkeypatch.setattr(tracking_writer, "SLOW_NOTICE_S", 0.1)
+    threading_timer = __import__("threading").Timer(0.35, w.replies.put, args=[("ended", "t", None)])
+    threading_timer.start()
     with caplog.at_level("WARNING", logger="plcore.tracking_writer"):
-        assert w.reply(0.3) is None
-    assert w.proc.killed and w.broken == "the tracking writer (pid 4242) did not answer within 0.3 s"
-    assert "waiting for the tracking writer (pid 4242)" in caplog.text
-    w.replies.put(("ended", None))
-    assert w.reply(0.3) == ("ended", None)
+        assert w.reply() == ("ended", "t", None)
+    assert "waiting for the tracking writer (pid 4242) to finish writing the run" in caplog.text
+    assert w.broken is None
+
+
+def _fake_writer_run():
+    """A WriterRun whose writer records the frames it is sent."""
+    import queue
+
+    from plcore.tracking_writer import WriterRun
+
+    class Recorder:
+        broken = None
+
+        def __init__(self):
+            self.frames, self.replies = [], queue.Queue()
+
+        def send_frame(self, frame):
+            self.frames.append(frame)
+
+    run = WriterRun.__new__(WriterRun)
+    run.tcfg, run.steps, run.result, run.run_id, run.token = {}, [], None, None, "mine"
+    run._fault, run._warned, run._writer = None, False, Recorder()
+    return run
+
+
+def test_replies_of_an_earlier_run_are_never_taken():
+    run = _fake_writer_run()
+    for reply in [("started", "earlier", "r0"), ("ended", "earlier", None), ("started", "mine", "r1"),
+                  ("ended", "mine", None)]:
+        run._writer.replies.put(reply)
+    run._writer.reply = lambda: run._writer.replies.get_nowait()
+    run.end("FINISHED")
+    assert run.run_id == "r1" and run.fault is None
+
+
+def test_steps_go_to_the_writer_as_plain_numbers_and_the_run_keeps_them_whole():
+    import io
+
+    from plcore.tracking_writer import _read_frame
+
+    class Score(float):  # a value type the writer process could not import
+        pass
+
+    run = _fake_writer_run()
+    run.log_step({"step": 2, "accuracy": Score(0.75), "label": "fold 2", "ok": True})
+    op, step, ts = _read_frame(io.BytesIO(run._writer.frames[0]))
+    assert op == "log_step" and step == {"accuracy": 0.75, "step": 2} and type(step["accuracy"]) is float
+    assert run.steps == [{"step": 2, "accuracy": Score(0.75), "label": "fold 2", "ok": True}]
+
+
+def test_an_unpicklable_message_is_a_fault_not_a_crash():
+    run = _fake_writer_run()
+    run.log_text(lambda: None, "x.txt")  # not picklable: nothing is written, the fault is kept
+    assert run._writer.frames == [] and "could not send log_text" in run.fault
 
 
 def test_frames_round_trip_and_a_cut_frame_reads_as_end_of_file():
     import io
 
-    from plcore.tracking_writer import _read_frame, _write_frame
+    from plcore.tracking_writer import _HEADER, BadFrame, _read_frame, _write_frame
 
     buf = io.BytesIO()
     messages = [("log_step", {"step": 0, "accuracy": 0.5}), ("end", "FINISHED")]
@@ -338,3 +414,8 @@ def test_frames_round_trip_and_a_cut_frame_reads_as_end_of_file():
     assert [_read_frame(stream), _read_frame(stream), _read_frame(stream)] == messages + [None]
     cut = io.BytesIO(data[: len(data) - 3])
     assert _read_frame(cut) == messages[0] and _read_frame(cut) is None  # a sender that died mid-write
+    payload = b"cno_such_module_xyz\nThing\n."  # a whole frame naming a class this process lacks
+    stream = io.BytesIO(_HEADER.pack(len(payload)) + payload + data)
+    with pytest.raises(BadFrame, match="ModuleNotFoundError"):
+        _read_frame(stream)
+    assert _read_frame(stream) == messages[0]  # still in step
