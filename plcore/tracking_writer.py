@@ -45,6 +45,8 @@ import threading
 import time
 from contextlib import contextmanager
 
+from plcore.tracking import _now_ms
+
 log = logging.getLogger(__name__)
 
 #: seconds after which the run says that it waits for its writer (and then every minute)
@@ -235,10 +237,6 @@ def _close_writer():
 
 def _store_key(tcfg: dict) -> tuple[str, str]:
     return tcfg["tracking_uri"], tcfg.get("experiment_name") or "plcore"
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class WriterRun:
