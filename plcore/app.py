@@ -418,7 +418,7 @@ def main(argv=None) -> int:
         if _one_tracked_job(argv):
             from plcore.tracking_writer import prestart
 
-            prestart()
+            prestart(argv)
         store_configs(registry)
         conf_dir = find_conf_dir()
     except PlcoreError as err:

@@ -166,7 +166,7 @@ class ProtocolResult:
     artifact; ``curves`` named 1-D arrays (e.g. the online mistake-rate curve);
     ``extra`` anything else (e.g. a confusion matrix); ``tags`` strings that describe what
     ran (e.g. ``training_labels``), logged as run tags; ``model`` the refitted pipeline
-    (``{"pipeline", "X_example", "classes"}``) where the protocol refits.
+    (``{"pipeline", "X_example", "classes", "requirements"}``) where the protocol refits.
     """
 
     protocol: str
@@ -378,7 +378,9 @@ def _refit(setup, X, S, preprocessing, reduced_preprocessing, classes, S_learner
         pipe = make_search(pipe, select, random_state, n_jobs=n_jobs).fit(X, S).best_estimator_
     else:
         _fit_pipeline(pipe, X, S, np.arange(X.shape[0]), has_reducer=setup.reducer is not None, S_learner=S_learner)
-    return {"pipeline": pipe, "X_example": X[:5], "classes": list(classes)}
+    from plcore.tracking import pip_requirements
+
+    return {"pipeline": pipe, "X_example": X[:5], "classes": list(classes), "requirements": pip_requirements()}
 
 
 def _check_selection(setup, select, feed_truth, fit_reducer_on="train"):

@@ -386,12 +386,13 @@ def log_model(tracking_uri: str, run_id: str, model) -> None:
     from mlflow.models import infer_signature
 
     pipe, X_example, classes = model["pipeline"], model["X_example"], model["classes"]
+    requirements = model.get("requirements") or pip_requirements()  # pinned where the model was fitted
     mlflow.set_tracking_uri(tracking_uri)
     noisy = logging.getLogger("mlflow.sklearn")  # its pickle warning: our docs say it (docs/runs.md)
     level = noisy.level
     noisy.setLevel(logging.ERROR)
     try:
-        _log_model(mlflow, infer_signature, run_id, pipe, X_example, classes)
+        _log_model(mlflow, infer_signature, run_id, pipe, X_example, classes, requirements)
     finally:
         noisy.setLevel(level)
 
@@ -418,13 +419,13 @@ def _pinned_requirements_unchecked():
         environment.warn_dependency_requirement_mismatches = original
 
 
-def _log_model(mlflow, infer_signature, run_id, pipe, X_example, classes):
+def _log_model(mlflow, infer_signature, run_id, pipe, X_example, classes, requirements):
     with warnings.catch_warnings(), _pinned_requirements_unchecked():
         warnings.simplefilter("ignore")  # MLflow's notes on integer columns and pickles
         signature = infer_signature(X_example, pipe.predict(X_example))
         with mlflow.start_run(run_id=run_id, log_system_metrics=False):
             mlflow.sklearn.log_model(pipe, name="model", signature=signature,
-                                     pip_requirements=pip_requirements(), serialization_format="cloudpickle")
+                                     pip_requirements=requirements, serialization_format="cloudpickle")
             mlflow.log_text(json.dumps([str(c) for c in classes]), "classes.json")
 
 

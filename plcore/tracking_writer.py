@@ -1,30 +1,41 @@
 """MLflow's writes in a separate process that overlaps the run (``tracking.writer=process``).
 
-A fresh process pays 2-3 s to import MLflow and its SQL store, and another 2 s at the run's
+A fresh process pays 2-4 s to import MLflow and its SQL store, and another 2 s at the run's
 end for scikit-learn (to unpickle the model), matplotlib (plots) and MLflow's model logging
-(docs/runs.md, "What tracking costs"). With the default ``tracking.writer=process``,
-``python -m plcore`` starts ``python -m plcore.tracking_writer`` first thing when its command
-line runs one job that is not untracked (:func:`prestart`; otherwise the job starts it), and
-the writer does those imports on the machine's other core while Hydra composes, the data
-load and the protocol computes. The run sends it the run's params and tags, each step, and
-the result through a pipe, and at the end waits until the writer has ended the MLflow run, so
-a finished command has written everything. One writer serves every job of its process (a
-sequential sweep pays MLflow's import once). Times (run start and end, metric timestamps),
-the job's environment and its working directory are the run process's, so both writers log
-the same run.
+(docs/runs.md, "What tracking costs"). With the default ``tracking.writer=process`` the run
+hands its writes to a **tracking writer** (:mod:`plcore._writer_process`) over a Unix socket:
+the run's params and tags, each step, and the result; at the end it waits until the writer
+has ended the MLflow run, so a finished command has written everything. One connection
+serves every job of its process (a sequential sweep). Times (run start and end, metric
+timestamps), the job's environment, working directory and ``sys.path`` are the run
+process's, so both writers log the same run.
+
+**The resident writer.** A writer stays after its command for ``tracking.writer_idle_s``
+seconds (default :data:`DEFAULT_IDLE_S`; ``$PLCORE_WRITER_IDLE_S`` sets the default), with
+MLflow imported, listening on a socket in ``$PLCORE_WRITER_DIR`` (default
+``$XDG_RUNTIME_DIR/plcore-<uid>``, else ``<tmp>/plcore-<uid>``, mode 0700). The next command
+connects and gets a ``fork`` of it, which imports nothing: tracking then costs it a fraction
+of a second. The socket's name is a digest of this interpreter, plcore's source files and
+the installed packages (:func:`resident_path`), so an edited plcore or a new package starts
+a new writer. ``tracking.writer_idle_s=0`` starts a writer for the command only;
+``python -m plcore.tracking_writer stop`` stops the resident writers of this user.
+:func:`prestart` connects (or starts the writer) first thing, when ``python -m plcore``'s
+command line runs one tracked job, so that its imports overlap Hydra's composition.
 
 Faults, none of which loses a result:
 
-* the run process dies (SIGKILL, out of memory): the writer reads end-of-file (or sees its
-  parent change, should a forked child still hold the pipe), ends the open run ``KILLED``
-  (``plcore.ended_by``) and exits;
+* the run process dies (SIGKILL, out of memory): the writer reads end-of-file (or sees the
+  process gone, should a forked child still hold the connection), ends the open run
+  ``KILLED`` (``plcore.ended_by``) and exits;
 * the writer dies, or its store fails, or a message cannot be read: the run goes on, keeps
   everything it logged, and at the end writes the local fallback file and raises
   :class:`~plcore.exceptions.TrackingError`, as ``tracking.writer=inline`` does;
 * a writer that takes long is waited for (a notice after :data:`SLOW_NOTICE_S`); a Ctrl-C
-  while waiting writes the fallback file too.
+  while waiting writes the fallback file too;
+* a resident writer that was killed leaves its socket behind: the next command cannot
+  connect, starts a new writer, which takes the lock and the path over.
 
-The writer runs in its own session and ignores SIGINT, SIGTERM and SIGHUP: a Ctrl-C at the
+Writers run in their own session and ignore SIGINT, SIGTERM and SIGHUP: a Ctrl-C at the
 terminal, or a scheduler's SIGTERM to every process, reaches the run, which ends its run
 ``KILLED`` through the writer. Messages are length-prefixed pickles (cloudpickle for the
 result, which holds the model), written with those signals blocked so that none is cut.
@@ -32,18 +43,19 @@ result, which holds the model), written with those signals blocked so that none 
 
 from __future__ import annotations
 
-import importlib
+import hashlib
 import logging
 import os
 import pickle
 import queue
 import signal
+import socket
 import struct
 import subprocess
 import sys
 import threading
-import time
 from contextlib import contextmanager
+from pathlib import Path
 
 from plcore.tracking import _now_ms
 
@@ -51,6 +63,8 @@ log = logging.getLogger(__name__)
 
 #: seconds after which the run says that it waits for its writer (and then every minute)
 SLOW_NOTICE_S = 10.0
+#: seconds a resident writer waits for the next command (``tracking.writer_idle_s``)
+DEFAULT_IDLE_S = 300.0
 _HEADER = struct.Struct("<Q")
 _SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -98,61 +112,182 @@ def _signals_blocked():
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
-# ----------------------------------------------------------------------------- the run's side
-class WriterProcess:
-    """The run process's end of one writer process (see the module docstring)."""
+# ----------------------------------------------------------------------------- the resident writer
+def _writer_dir() -> Path | None:
+    """This user's folder of writer sockets (created 0700); None if it is not safely ours."""
+    base = os.environ.get("PLCORE_WRITER_DIR") or os.path.join(
+        os.environ.get("XDG_RUNTIME_DIR") or "/tmp", f"plcore-{os.getuid()}")
+    try:
+        os.makedirs(base, mode=0o700, exist_ok=True)
+        st = os.stat(base)
+    except OSError:
+        return None
+    if st.st_uid != os.getuid() or st.st_mode & 0o022:
+        log.debug("not keeping a resident writer in %s: not this user's, or others can write to it", base)
+        return None
+    return Path(base)
 
-    def __init__(self):
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p] +
-                                            ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-        self.proc = subprocess.Popen([sys.executable, "-m", "plcore.tracking_writer", str(os.getpid())],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
-                                     start_new_session=True)
+
+def _code_digest() -> str:
+    """A digest of what a resident writer has imported: this interpreter, plcore's source files
+    and the package folders on ``sys.path`` (installing or upgrading a package changes them)."""
+    h = hashlib.sha256(f"{os.path.realpath(sys.executable)}\0{sys.version}".encode())
+    package = Path(__file__).resolve().parent
+    for folder, dirs, files in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                st = os.stat(os.path.join(folder, name))
+                h.update(f"{folder}/{name}\0{st.st_mtime_ns}\0{st.st_size}\0".encode())
+    for entry in sys.path:
+        if os.path.basename(entry) in ("site-packages", "dist-packages") and os.path.isdir(entry):
+            h.update(f"{entry}\0{os.stat(entry).st_mtime_ns}\0".encode())
+    return h.hexdigest()[:16]
+
+
+def resident_path() -> Path | None:
+    """The socket of this interpreter's resident writer (None where none can be kept)."""
+    if not hasattr(socket, "AF_UNIX") or not hasattr(socket, "send_fds"):
+        return None
+    folder = _writer_dir()
+    return None if folder is None else folder / f"writer-{_code_digest()}.sock"
+
+
+def idle_seconds(value=None) -> float:
+    """``tracking.writer_idle_s`` (``value``; default ``$PLCORE_WRITER_IDLE_S``, else
+    :data:`DEFAULT_IDLE_S`) as seconds >= 0."""
+    raw = os.environ.get("PLCORE_WRITER_IDLE_S", DEFAULT_IDLE_S) if value is None else value
+    try:
+        seconds = float(raw)
+    except (TypeError, ValueError):
+        seconds = -1.0
+    if not seconds >= 0:
+        from plcore.exceptions import ConfigError
+
+        raise ConfigError(f"tracking.writer_idle_s must be a number of seconds >= 0, got {raw!r}")
+    return seconds
+
+
+def stop_resident(folder: Path | None = None) -> int:
+    """Ask the resident writers in ``folder`` (default: this user's) to stop; they finish what
+    they serve. Returns how many were asked."""
+    folder = _writer_dir() if folder is None else Path(folder)
+    asked = 0
+    for lock in sorted(folder.glob("writer-*.sock.lock")) if folder is not None else []:
+        try:
+            pid = int(lock.read_text().split()[0])
+            os.kill(pid, signal.SIGUSR1)
+            asked += 1
+        except (OSError, ValueError, IndexError):
+            continue
+    return asked
+
+
+# ----------------------------------------------------------------------------- the run's side
+class WriterConnection:
+    """The run process's connection to a writer (see the module docstring): to the resident
+    writer when one listens, else to a writer started now (resident for ``idle_s`` seconds)."""
+
+    def __init__(self, idle_s: float = 0.0):
         self.owner = os.getpid()
+        self.pid: int | None = None  # the writer serving us, once it said so
+        self.process = None  # a writer this process started
         self.replies: queue.Queue = queue.Queue()
         self.broken: str | None = None
+        self.closed = threading.Event()
+        path = resident_path() if idle_s > 0 else None
+        self.sock = self._connect(path) if path is not None else None
+        if self.sock is None:
+            self.sock = self._start_writer(path, idle_s)
+        self._replies_in = self.sock.makefile("rb")
+        self.send(("hello", os.getpid()))
         threading.Thread(target=self._read_replies, name="plcore-tracking-replies", daemon=True).start()
+
+    @staticmethod
+    def _connect(path: Path) -> socket.socket | None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(str(path))
+        except OSError:  # none there, or one that was killed: start one
+            sock.close()
+            return None
+        return sock
+
+    def _start_writer(self, path: Path | None, idle_s: float) -> socket.socket:
+        ours, theirs = socket.socketpair()
+        env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+        env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p] +
+                                            ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        args = [sys.executable, "-m", "plcore._writer_process", "--fd", str(theirs.fileno())]
+        if path is not None:
+            args += ["--listen", str(path), "--idle", repr(idle_s)]
+        try:
+            self.process = subprocess.Popen(args, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                                            start_new_session=True)
+        except OSError:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        return ours
 
     def _read_replies(self):
         while True:
             try:
-                msg = _read_frame(self.proc.stdout)
+                msg = _read_frame(self._replies_in)
             except Exception:  # noqa: BLE001 - a garbled reply: treat the writer as gone
                 msg = None
+            if msg is not None and msg[0] == "hello":
+                self.pid = msg[2]
+                continue
+            if msg is None:
+                self.closed.set()
             self.replies.put(msg)
             if msg is None:
                 return
 
     def _after_fork_in_child(self):
-        """A forked child must not keep the writer's stdin open (the writer would not see
-        the run process die)."""
+        """A forked child must not keep the connection open (the writer would not see the run
+        process die)."""
         try:
-            self.proc.stdin.close()
+            self._replies_in.close()
+            self.sock.close()
         except OSError:
             pass
         self.broken = "a forked child does not write to its parent's tracking writer"
 
     @property
-    def usable(self) -> bool:
-        return self.owner == os.getpid() and self.broken is None and self.proc.poll() is None
+    def name(self) -> str:
+        return "the tracking writer" + (f" (pid {self.pid})" if self.pid else "")
 
-    def send_frame(self, frame: bytes) -> None:
+    @property
+    def usable(self) -> bool:
+        return self.owner == os.getpid() and self.broken is None and not self.closed.is_set()
+
+    def send_frame(self, frame: bytes, fds=()) -> None:
+        """Send one frame (with ``fds`` passed along); a writer that is gone marks us broken."""
         if self.broken is not None:
             return
         try:
             with _signals_blocked():  # a signal must not cut a frame in half
-                self.proc.stdin.write(frame)
-                self.proc.stdin.flush()
+                sent = 0
+                if fds:
+                    try:
+                        sent = socket.send_fds(self.sock, [frame], list(fds))
+                    except OSError as err:
+                        if err.errno != 9:  # EBADF: no such descriptor (a closed stderr): send without
+                            raise
+                self.sock.sendall(memoryview(frame)[sent:])
         except (OSError, ValueError) as err:  # BrokenPipeError: the writer died
-            self.broken = f"the tracking writer (pid {self.proc.pid}) exited ({err})"
+            self.broken = f"{self.name} exited ({err})"
 
-    def send(self, msg) -> None:
-        self.send_frame(_frame(msg))
+    def send(self, msg, fds=()) -> None:
+        self.send_frame(_frame(msg), fds)
 
     def reply(self):
         """The next reply, waiting as long as the writer lives (a notice on stderr after
-        :data:`SLOW_NOTICE_S`, then every minute); None once it has died."""
+        :data:`SLOW_NOTICE_S`, then every minute); None once it has gone."""
         wait, waited = SLOW_NOTICE_S, 0.0
         while True:
             try:
@@ -160,37 +295,35 @@ class WriterProcess:
                 break
             except queue.Empty:
                 waited += wait
-                log.warning("waiting for the tracking writer (pid %d) to finish writing the run (%.0f s)",
-                            self.proc.pid, waited)
+                log.warning("waiting for %s to finish writing the run (%.0f s)", self.name, waited)
                 wait = 60.0
         if msg is None:
-            code = self.proc.wait()
-            self.broken = self.broken or f"the tracking writer (pid {self.proc.pid}) exited with status {code}"
+            self.broken = self.broken or f"{self.name} exited before it had written the run"
         return msg
 
     def close(self):
-        """No more runs: the writer exits after what it was sent. Not waited for: every run it
-        served has been ended, and its interpreter's shut-down is no one's business."""
+        """No more runs: the writer's server ends after what it was sent. Not waited for:
+        every run it served has been ended."""
         if self.owner != os.getpid():
             return
         try:
-            self.proc.stdin.close()
+            self.sock.shutdown(socket.SHUT_WR)
         except OSError:
             pass
 
 
-_WRITER: WriterProcess | None = None
+_WRITER: WriterConnection | None = None
 _LOCK = threading.Lock()
 
 
-def _spawn() -> WriterProcess:
+def _connect_writer(idle_s: float) -> WriterConnection:
     global _WRITER
     if _WRITER is None:
         import atexit
 
         atexit.register(_close_writer)
         os.register_at_fork(after_in_child=_forget_in_child)
-    _WRITER = WriterProcess()
+    _WRITER = WriterConnection(idle_s)
     return _WRITER
 
 
@@ -201,13 +334,14 @@ def _forget_in_child():
         _WRITER = None
 
 
-def writer(tcfg: dict) -> WriterProcess:
-    """This process's writer (started now if there is none alive), asked to connect to
-    ``tcfg``'s store (read only: nothing is created before the job's input is checked)."""
+def writer(tcfg: dict) -> WriterConnection:
+    """This process's connection to a writer (made now if there is none usable), asked to
+    connect to ``tcfg``'s store (read only: nothing is created before the job's input is checked)."""
+    idle_s = idle_seconds(tcfg.get("writer_idle_s"))
     with _LOCK:
         if _WRITER is None or not _WRITER.usable:
             try:
-                _spawn()
+                _connect_writer(idle_s)
             except OSError as err:
                 from plcore.exceptions import TrackingError
 
@@ -217,16 +351,17 @@ def writer(tcfg: dict) -> WriterProcess:
         return _WRITER
 
 
-def prestart() -> None:
-    """Start this process's writer before the job's config is even composed (``python -m
-    plcore`` with one job and tracking not turned off on the command line): it imports MLflow
-    and its SQL store while the job starts. If the job turns out untracked, the writer exits
-    when this process does, having written nothing."""
+def prestart(argv=()) -> None:
+    """Connect to (or start) this process's writer before the job's config is even composed
+    (``python -m plcore`` with one job and tracking not turned off on the command line), so
+    that MLflow is imported while the job starts. ``tracking.writer_idle_s=S`` on the command
+    line is honoured. If the job turns out untracked, the connection closes unused."""
+    idle = [a.split("=", 1)[1] for a in argv if a.startswith("tracking.writer_idle_s=")]
     with _LOCK:
         if _WRITER is None:
             try:
-                _spawn()
-            except OSError:  # the job starts its writer itself, and reports it
+                _connect_writer(idle_seconds(idle[-1] if idle else None))
+            except Exception:  # noqa: BLE001 - the job connects itself, and reports it
                 pass
 
 
@@ -240,7 +375,7 @@ def _store_key(tcfg: dict) -> tuple[str, str]:
 
 
 class WriterRun:
-    """The run's handle when its writes go to a :class:`WriterProcess` (same methods as
+    """The run's handle when its writes go to a :class:`WriterConnection` (same methods as
     :class:`plcore.tracking.MlflowRun`). Keeps the steps and the result for the fallback file.
     Replies carry this run's token, so a reply left from an earlier run is never taken."""
 
@@ -256,7 +391,8 @@ class WriterRun:
         self._writer = writer(tcfg)
         self._send("start", self.token, dict(
             tcfg=tcfg, params=params, tags=tags, config_yaml=config_yaml, run_name=run_name,
-            step_name=step_name, start_time=_now_ms()), dict(os.environ), os.getcwd())
+            step_name=step_name, start_time=_now_ms()), dict(os.environ), os.getcwd(), list(sys.path),
+            fds=(2,))  # the run's stderr, for what MLflow says while writing it
 
     @property
     def fault(self) -> str | None:
@@ -266,7 +402,7 @@ class WriterRun:
             log.warning("tracking failed (%s); the run continues and is saved locally at the end", fault)
         return fault
 
-    def _send(self, *msg, dumps=pickle.dumps):
+    def _send(self, *msg, dumps=pickle.dumps, fds=()):
         if self.fault is not None:
             return
         try:
@@ -274,7 +410,7 @@ class WriterRun:
         except Exception as err:  # noqa: BLE001 - nothing was written; the run keeps it for the fallback
             self._fault = f"could not send {msg[0]} to the tracking writer ({type(err).__name__}: {err})"
             return
-        self._writer.send_frame(frame)
+        self._writer.send_frame(frame, fds)
 
     def log_step(self, step: dict):
         from plcore.tracking import _numeric
@@ -343,185 +479,15 @@ class WriterRun:
         return True
 
 
-# ----------------------------------------------------------------------------- the writer's side
-class _Session:
-    """The writer's state: the open run (one at a time) and what it was asked."""
-
-    def __init__(self, reply):
-        from plcore import tracking
-
-        self.tracking = tracking
-        self.reply = reply
-        self.handle = None
-        self.token = None
-
-    def open(self, key):
-        """Connect to an existing store, read only (the job's input is not checked yet)."""
-        path = self.tracking._sqlite_file(key[0])
-        if path is not None and path.is_file() and path.stat().st_size > 0:
-            from mlflow.tracking import MlflowClient
-
-            MlflowClient(tracking_uri=key[0]).get_experiment_by_name(key[1])
-
-    def start(self, token, kw, environ, cwd):
-        """Open the run in the run process's environment and working directory."""
-        if self.handle is not None:  # cannot happen in order; never leave a run open
-            self.handle.mark_killed("a new run started before it ended")
-            self.end("KILLED")
-        self.token = token
-        for name in set(os.environ) - set(environ):
-            del os.environ[name]
-        os.environ.update(environ)
-        os.chdir(cwd)
-        kw["tags"] = {**kw["tags"], "plcore.writer_pid": str(os.getpid())}
-        try:
-            self.handle = self.tracking.open_run(**kw)
-        except Exception as err:  # noqa: BLE001 - reported to the run, which keeps its results
-            self.reply(("failed", token, f"{type(err).__name__}: {err}"))
-            return
-        self.reply(("started", token, self.handle.run_id))
-        try:
-            _warm_up(kw["tcfg"], kw["params"])
-        except Exception as err:  # noqa: BLE001 - only a head start: the real use reports it
-            log.debug("warm-up import failed: %s", err)
-
-    def end(self, status, end_time=None):
-        handle, self.handle = self.handle, None
-        handle.end(status, end_time)
-        fault = handle.fault
-        self.reply(("ended", self.token, None if fault is None else f"{type(fault).__name__}: {fault}"))
-
-    def vanished(self):
-        """The run process is gone: end its open run KILLED."""
-        if self.handle is not None:
-            self.handle.mark_killed("its run process vanished before ending the run")
-            self.end("KILLED")
-
-    def handle_message(self, msg):
-        op, *args = msg
-        if op == "open":
-            try:
-                self.open(*args)
-            except Exception as err:  # noqa: BLE001 - "start" connects again and reports it
-                log.debug("could not connect early: %s", err)
-        elif op == "start":
-            self.start(*args)
-        elif self.handle is None:  # the run could not be opened: nothing to write to
-            return
-        elif op == "end":
-            self.end(*args)
-        elif op == "bad_frame":
-            self.handle.fault = self.handle.fault or RuntimeError(f"a message could not be read: {args[0]}")
-        else:
-            try:
-                if op == "log_result":
-                    self.handle.log_result(pickle.loads(args[0]), *args[1:])
-                else:
-                    getattr(self.handle, op)(*args)
-            except Exception as err:  # noqa: BLE001 - e.g. a result this process cannot unpickle
-                self.handle.fault = self.handle.fault or err
-
-
-def _serve(inbox: queue.Queue, reply) -> int:
-    session = _Session(reply)
-    while True:
-        msg = inbox.get()
-        if msg is None:  # the run process closed the pipe, died, or is no longer our parent
-            session.vanished()
-            return 0
-        session.handle_message(msg)
-
-
-def _prime() -> None:
-    """Import MLflow's client and SQL store first thing (2-3 s, most of a run's tracking cost;
-    not the SQL store when ``$MLFLOW_TRACKING_URI`` names a server), then scikit-learn (to
-    unpickle the result). Should the run process exit meanwhile without having asked for a
-    run (an untracked job, bad input), the inbox reader ends this process at once."""
-    modules = ["mlflow.tracking"]
-    if not os.environ.get("MLFLOW_TRACKING_URI", "sqlite:").startswith(("http:", "https:", "databricks")):
-        modules.append("mlflow.store.tracking.sqlalchemy_store")  # the default store: SQLite
-    modules.append("plcore.protocols")  # scikit-learn
-    for module in modules:
-        importlib.import_module(module)
-
-
-def _warm_up(tcfg: dict, params: dict) -> None:
-    """Import now, while the run computes, what its end needs: the plots' matplotlib, MLflow's
-    model logging, and the modules of the run's components (to unpickle the model)."""
-    if tcfg.get("log_plots", True):
-        import matplotlib.backends.backend_agg  # noqa: F401
-        import matplotlib.figure  # noqa: F401
-    if tcfg.get("log_model", True):
-        import mlflow.models  # noqa: F401
-        import mlflow.sklearn  # noqa: F401
-        for key, target in params.items():
-            if key.endswith("._target_") and isinstance(target, str) and "." in target:
-                try:
-                    importlib.import_module(target.rsplit(".", 1)[0])
-                except Exception:  # noqa: BLE001 - only a head start; unpickling reports real problems
-                    pass
-
 
 def main(argv=None) -> int:
+    """``python -m plcore.tracking_writer stop``: stop this user's resident writers."""
     argv = sys.argv[1:] if argv is None else argv
-    parent = int(argv[0]) if argv else os.getppid()
-    replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
-    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # whatever MLflow prints goes to stderr
-    for signum in _SIGNALS:  # the run ends its run; signals meant for it must not end this one
-        signal.signal(signum, signal.SIG_IGN)
-    inbox: queue.Queue = queue.Queue()
-    priming = threading.Event()
-    priming.set()
-    gone = threading.Lock()
-    stdin = sys.stdin.buffer
-
-    def run_process_gone():
-        """End-of-file, or a new parent: the run process is gone (once)."""
-        if not gone.acquire(blocking=False):
-            return
-        with inbox.mutex:
-            pending = any(m[0] == "start" for m in inbox.queue)
-        if priming.is_set() and not pending:
-            os._exit(0)  # no run opened nor asked for: nothing to write; don't hold stderr
-        inbox.put(None)
-
-    def read():
-        while True:
-            try:
-                msg = _read_frame(stdin)
-            except BadFrame as err:
-                inbox.put(("bad_frame", str(err)))
-                continue
-            except Exception:  # noqa: BLE001 - a broken pipe reads as end-of-file
-                msg = None
-            if msg is None:
-                run_process_gone()
-                return
-            inbox.put(msg)
-
-    def watch_parent():  # a forked child of the run may still hold the pipe open after it died
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        time.sleep(2.0)  # end-of-file, if it comes, comes first, after the last messages
-        run_process_gone()
-
-    threading.Thread(target=read, name="plcore-tracking-inbox", daemon=True).start()
-    threading.Thread(target=watch_parent, name="plcore-tracking-parent", daemon=True).start()
-
-    def reply(msg):
-        try:
-            _write_frame(replies, msg)
-        except OSError:
-            pass
-
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    _prime()
-    priming.clear()
-    code = _serve(inbox, reply)
-    # Every run it served has ended and its writes are committed: skip the interpreter's
-    # shut-down (about 1 s with MLflow loaded), which would keep the run's stderr open that long.
-    sys.stderr.flush()
-    os._exit(code)
+    if argv != ["stop"]:
+        print("usage: python -m plcore.tracking_writer stop", file=sys.stderr)
+        return 2
+    print(f"asked {stop_resident()} resident tracking writer(s) to stop")
+    return 0
 
 
 if __name__ == "__main__":

@@ -337,8 +337,8 @@ def test_a_slow_writer_is_waited_for_with_a_notice(monkeypatch, caplog):
 
     from plcore import tracking_writer
 
-    w = tracking_writer.WriterProcess.__new__(tracking_writer.WriterProcess)
-    w.replies, w.broken, w.proc = queue.Queue(), None, type("P", (), {"pid": 4242})()
+    w = tracking_writer.WriterConnection.__new__(tracking_writer.WriterConnection)
+    w.replies, w.broken, w.pid = queue.Queue(), None, 4242
     monkeypatch.setattr(tracking_writer, "SLOW_NOTICE_S", 0.1)
     threading_timer = __import__("threading").Timer(0.35, w.replies.put, args=[("ended", "t", None)])
     threading_timer.start()
@@ -360,7 +360,7 @@ def _fake_writer_run():
         def __init__(self):
             self.frames, self.replies = [], queue.Queue()
 
-        def send_frame(self, frame):
+        def send_frame(self, frame, fds=()):
             self.frames.append(frame)
 
     run = WriterRun.__new__(WriterRun)
