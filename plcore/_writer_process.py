@@ -10,9 +10,10 @@ connected for ``--idle`` seconds (or it gets SIGUSR1); then it removes ``PATH``,
 lock, serves what was already queued, and exits. Without ``--listen`` it serves the one
 connection it was started with, in-process, and exits.
 
-The process ignores SIGINT, SIGTERM and SIGHUP (a run ends its run through it), closes the
-standard streams it was started with, and writes to a run's stderr only once the run has
-sent it (with the ``start`` message).
+The process ignores SIGINT, SIGTERM and SIGHUP (a run ends its run through it), is started
+with its standard streams on /dev/null, and writes to a run's stderr only once the run has
+sent it (with the ``start`` message). It serves only its own user (``SO_PEERCRED``), and its
+socket is created under umask 077.
 """
 
 from __future__ import annotations
@@ -26,10 +27,12 @@ import pickle
 import queue
 import signal
 import socket
+import struct
 import sys
 import threading
 import time
 
+from plcore.tracking import _pid_alive
 from plcore.tracking_writer import _SIGNALS, BadFrame, _frame, _read_frame
 
 log = logging.getLogger("plcore.tracking_writer")
@@ -38,12 +41,13 @@ log = logging.getLogger("plcore.tracking_writer")
 WATCH_INTERVAL_S = 1.0
 
 
-class _Stop(Exception):
-    """SIGUSR1: a resident writer stops taking commands."""
+#: set by SIGUSR1 (``python -m plcore.tracking_writer stop``): a resident writer stops taking
+#: commands within a second
+_STOPPING = threading.Event()
 
 
-def _raise_stop(signum, frame):
-    raise _Stop
+def _on_stop(signum, frame):
+    _STOPPING.set()
 
 
 # ----------------------------------------------------------------------------- one run process
@@ -58,6 +62,7 @@ class _Session:
         self.prime_error = prime_error
         self.handle = None
         self.token = None
+        self.unread: str | None = None  # why a message could not be read while no run was open
 
     def open(self, key):
         """Connect to an existing store, read only (the job's input is not checked yet)."""
@@ -121,9 +126,13 @@ class _Session:
         elif op == "start":
             self.start(*args)
         elif self.handle is None:  # the run could not be opened: nothing to write to
-            return
+            if op == "bad_frame":
+                self.unread = self.unread or args[0]
+            elif op == "end":  # say so, or the run would wait for its end forever
+                why = f"a message could not be read: {self.unread}" if self.unread else "no run was opened"
+                self.reply(("failed", args[0], why))
         elif op == "end":
-            self.end(*args)
+            self.end(*args[1:])
         elif op == "bad_frame":
             self.handle.fault = self.handle.fault or RuntimeError(f"a message could not be read: {args[0]}")
         else:
@@ -166,19 +175,14 @@ class _SocketReader:
         return fds
 
 
-def _process_alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie, exited but not yet waited for, does not)."""
+def _peer(conn: socket.socket) -> tuple[int | None, int | None]:
+    """The connected process's pid and uid (``SO_PEERCRED``; Nones where the system lacks it)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except (AttributeError, OSError):
+        return None, None
+    pid, uid, _ = struct.unpack("3i", creds)
+    return pid, uid
 
 
 def serve_connection(conn: socket.socket, prime_error: str | None = None) -> int:
@@ -195,7 +199,7 @@ def serve_connection(conn: socket.socket, prime_error: str | None = None) -> int
             inbox.put(None)
 
     def watch(pid: int):
-        while _process_alive(pid):
+        while _pid_alive(pid):
             time.sleep(WATCH_INTERVAL_S)
         time.sleep(2.0)  # end-of-file, if it comes, comes first, after the last messages
         run_process_gone()
@@ -213,8 +217,10 @@ def serve_connection(conn: socket.socket, prime_error: str | None = None) -> int
             if msg is None:
                 run_process_gone()
                 return
-            if msg[0] == "hello":
-                threading.Thread(target=watch, args=(msg[1],), name="plcore-tracking-watch", daemon=True).start()
+            if msg[0] == "hello":  # the run process's pid, where the kernel does not say it
+                if peer_pid is None:  # (0: a process of another pid namespace: not watched)
+                    threading.Thread(target=watch, args=(msg[1],), name="plcore-tracking-watch",
+                                     daemon=True).start()
             else:
                 inbox.put(msg)
 
@@ -225,6 +231,12 @@ def serve_connection(conn: socket.socket, prime_error: str | None = None) -> int
             except OSError:
                 pass
 
+    peer_pid, peer_uid = _peer(conn)
+    if peer_uid is not None and peer_uid != os.getuid():
+        conn.close()  # not our user: serve nothing
+        return 0
+    if peer_pid:  # the kernel's word, in this process's pid namespace
+        threading.Thread(target=watch, args=(peer_pid,), name="plcore-tracking-watch", daemon=True).start()
     threading.Thread(target=read, name="plcore-tracking-inbox", daemon=True).start()
     reply(("hello", None, os.getpid()))
     session = _Session(reply, prime_error)
@@ -321,33 +333,37 @@ class _Listener:
     def serve(self, first: socket.socket, idle_s: float, fork_serve) -> None:
         """Fork a server for ``first``, then one per connection until ``idle_s`` pass without
         one, or SIGUSR1."""
-        self.sock.settimeout(idle_s)
-        try:
-            fork_serve(first)
-            while True:
-                try:
-                    conn, _ = self.sock.accept()
-                except TimeoutError:
-                    break
-                fork_serve(conn)
-        except _Stop:
-            pass
+        fork_serve(first)
+        deadline = time.monotonic() + idle_s
+        while not _STOPPING.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            self.sock.settimeout(min(left, 1.0))  # SIGUSR1 is seen within a second
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            fork_serve(conn)
+            deadline = time.monotonic() + idle_s
         self.close(fork_serve)
 
     def close(self, fork_serve=None) -> None:
         """Stop taking commands: the path goes first (a new command starts a new writer), then
-        the lock; connections already queued are still served."""
-        signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+        the lock (emptied: its pid is no one's to signal); connections already queued are still
+        served. One that comes in the last instant is closed unserved: its command sends what it
+        sent to a writer it starts itself."""
         try:
             os.unlink(self.path)
         except OSError:
             pass
+        self.lock.truncate(0)
         self.lock.close()
         self.sock.setblocking(False)
         while fork_serve is not None:
             try:
                 conn, _ = self.sock.accept()
-            except (BlockingIOError, InterruptedError, _Stop):
+            except (BlockingIOError, InterruptedError):
                 break
             fork_serve(conn)
         self.sock.close()
@@ -356,7 +372,6 @@ class _Listener:
 def _fork_serve(listener: _Listener):
     def fork_serve(conn: socket.socket) -> None:
         conn.setblocking(True)
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})  # a stop waits for the fork
         try:
             pid = os.fork()
         except OSError as err:  # the run sees its connection close and keeps its results
@@ -367,13 +382,11 @@ def _fork_serve(listener: _Listener):
             try:
                 signal.signal(signal.SIGUSR1, signal.SIG_IGN)
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
                 listener.forget()
                 code = serve_connection(conn)
             finally:
                 os._exit(code)
         conn.close()
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
     return fork_serve
 
@@ -384,10 +397,11 @@ def main(argv=None) -> int:
     opts = dict(zip(argv[::2], argv[1::2]))
     for signum in _SIGNALS:  # the run ends its run; signals meant for it must not end this one
         signal.signal(signum, signal.SIG_IGN)
+    signal.signal(signal.SIGUSR1, _on_stop)  # before its pid is in the lock file
+    os.umask(0o077)  # its socket: this user's only
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     first = socket.socket(fileno=int(opts["--fd"]))
     listener = _Listener.open(opts["--listen"]) if opts.get("--listen") else None
-    os.chdir("/")  # hold no run's directory while resident
     prime_error = None
     try:
         _prime(resident=listener is not None)
@@ -402,7 +416,6 @@ def main(argv=None) -> int:
         # shut-down (about 1 s with MLflow loaded), which would keep the run's stderr open that long.
         os._exit(code)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # forked servers are reaped by the kernel
-    signal.signal(signal.SIGUSR1, _raise_stop)
     listener.serve(first, float(opts.get("--idle", "0")), _fork_serve(listener))
     os._exit(0)
 

@@ -13,12 +13,12 @@ process's, so both writers log the same run.
 **The resident writer.** A writer stays after its command for ``tracking.writer_idle_s``
 seconds (default :data:`DEFAULT_IDLE_S`; ``$PLCORE_WRITER_IDLE_S`` sets the default), with
 MLflow imported, listening on a socket in ``$PLCORE_WRITER_DIR`` (default
-``$XDG_RUNTIME_DIR/plcore-<uid>``, else ``<tmp>/plcore-<uid>``, mode 0700). The next command
+``$XDG_RUNTIME_DIR/plcore-<uid>``, else ``/tmp/plcore-<uid>``, mode 0700). The next command
 connects and gets a ``fork`` of it, which imports nothing: tracking then costs it a fraction
 of a second. The socket's name is a digest of this interpreter, plcore's source files and
 the installed packages (:func:`resident_path`), so an edited plcore or a new package starts
 a new writer. ``tracking.writer_idle_s=0`` starts a writer for the command only;
-``python -m plcore.tracking_writer stop`` stops the resident writers of this user.
+``python -m plcore.tracking_writer stop`` stops the resident writers in that folder.
 :func:`prestart` connects (or starts the writer) first thing, when ``python -m plcore``'s
 command line runs one tracked job, so that its imports overlap Hydra's composition.
 
@@ -43,8 +43,10 @@ result, which holds the model), written with those signals blocked so that none 
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
+import math
 import os
 import pickle
 import queue
@@ -122,15 +124,23 @@ def _writer_dir() -> Path | None:
         st = os.stat(base)
     except OSError:
         return None
-    if st.st_uid != os.getuid() or st.st_mode & 0o022:
-        log.debug("not keeping a resident writer in %s: not this user's, or others can write to it", base)
+    if st.st_uid != os.getuid() or st.st_mode & 0o077:
+        log.debug("not keeping a resident writer in %s: not this user's alone (mode 0700)", base)
         return None
     return Path(base)
 
 
+def _stable_path() -> list[str]:
+    """``sys.path`` without the working directory (``python -m`` puts it first): what the
+    writer's imports depend on, and the same for commands started anywhere."""
+    cwd = os.path.realpath(os.getcwd())
+    return [p for p in sys.path if p and os.path.realpath(p) != cwd]
+
+
 def _code_digest() -> str:
     """A digest of what a resident writer has imported: this interpreter, plcore's source files
-    and the package folders on ``sys.path`` (installing or upgrading a package changes them)."""
+    and ``sys.path`` with the times of its package folders (installing or upgrading a package
+    changes them)."""
     h = hashlib.sha256(f"{os.path.realpath(sys.executable)}\0{sys.version}".encode())
     package = Path(__file__).resolve().parent
     for folder, dirs, files in os.walk(package):
@@ -139,9 +149,10 @@ def _code_digest() -> str:
             if name.endswith(".py"):
                 st = os.stat(os.path.join(folder, name))
                 h.update(f"{folder}/{name}\0{st.st_mtime_ns}\0{st.st_size}\0".encode())
-    for entry in sys.path:
+    for entry in _stable_path():
+        h.update(f"{entry}\0".encode())
         if os.path.basename(entry) in ("site-packages", "dist-packages") and os.path.isdir(entry):
-            h.update(f"{entry}\0{os.stat(entry).st_mtime_ns}\0".encode())
+            h.update(f"{os.stat(entry).st_mtime_ns}\0".encode())
     return h.hexdigest()[:16]
 
 
@@ -161,21 +172,28 @@ def idle_seconds(value=None) -> float:
         seconds = float(raw)
     except (TypeError, ValueError):
         seconds = -1.0
-    if not seconds >= 0:
+    if not 0 <= seconds < math.inf:
         from plcore.exceptions import ConfigError
 
-        raise ConfigError(f"tracking.writer_idle_s must be a number of seconds >= 0, got {raw!r}")
+        raise ConfigError(f"tracking.writer_idle_s must be a finite number of seconds >= 0, got {raw!r}")
     return seconds
 
 
 def stop_resident(folder: Path | None = None) -> int:
     """Ask the resident writers in ``folder`` (default: this user's) to stop; they finish what
     they serve. Returns how many were asked."""
+    import fcntl
+
     folder = _writer_dir() if folder is None else Path(folder)
     asked = 0
-    for lock in sorted(folder.glob("writer-*.sock.lock")) if folder is not None else []:
+    for path in sorted(folder.glob("writer-*.sock.lock")) if folder is not None else []:
         try:
-            pid = int(lock.read_text().split()[0])
+            with open(path) as lock:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                    continue  # nobody holds it: no writer, and its pid may be anyone's now
+                except BlockingIOError:
+                    pid = int(lock.read().split()[0])
             os.kill(pid, signal.SIGUSR1)
             asked += 1
         except (OSError, ValueError, IndexError):
@@ -186,22 +204,29 @@ def stop_resident(folder: Path | None = None) -> int:
 # ----------------------------------------------------------------------------- the run's side
 class WriterConnection:
     """The run process's connection to a writer (see the module docstring): to the resident
-    writer when one listens, else to a writer started now (resident for ``idle_s`` seconds)."""
+    writer when one listens, else to a writer started now (resident for ``idle_s`` seconds).
+
+    A resident writer may close a connection before serving it (it was stopping, or was
+    killed with connections queued): until it says ``hello``, what was sent is kept, and
+    should the connection close first, a writer is started for this command and sent it all.
+    """
 
     def __init__(self, idle_s: float = 0.0):
         self.owner = os.getpid()
         self.pid: int | None = None  # the writer serving us, once it said so
-        self.process = None  # a writer this process started
-        self.replies: queue.Queue = queue.Queue()
+        self.process = None  # the last writer this process started
         self.broken: str | None = None
-        self.closed = threading.Event()
+        self._lock = threading.Lock()
+        self._pending: list | None = None  # (frame, fds) sent to a resident writer before its hello
+        self._dropped = False
         path = resident_path() if idle_s > 0 else None
-        self.sock = self._connect(path) if path is not None else None
-        if self.sock is None:
-            self.sock = self._start_writer(path, idle_s)
-        self._replies_in = self.sock.makefile("rb")
+        sock = self._connect(path) if path is not None else None
+        if sock is not None:
+            self._pending = []
+        else:
+            sock = self._start_writer(path, idle_s)
+        self._attach(sock)
         self.send(("hello", os.getpid()))
-        threading.Thread(target=self._read_replies, name="plcore-tracking-replies", daemon=True).start()
 
     @staticmethod
     def _connect(path: Path) -> socket.socket | None:
@@ -216,15 +241,14 @@ class WriterConnection:
     def _start_writer(self, path: Path | None, idle_s: float) -> socket.socket:
         ours, theirs = socket.socketpair()
         env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-        env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p] +
-                                            ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        env["PYTHONPATH"] = os.pathsep.join(_stable_path() + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         args = [sys.executable, "-m", "plcore._writer_process", "--fd", str(theirs.fileno())]
         if path is not None:
             args += ["--listen", str(path), "--idle", repr(idle_s)]
         try:
             self.process = subprocess.Popen(args, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-                                            start_new_session=True)
+                                            cwd="/", start_new_session=True)
         except OSError:
             ours.close()
             raise
@@ -232,28 +256,55 @@ class WriterConnection:
             theirs.close()
         return ours
 
-    def _read_replies(self):
+    def _attach(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.replies: queue.Queue = queue.Queue()
+        self.closed = threading.Event()
+        threading.Thread(target=self._read_replies, args=(sock.makefile("rb"), self.replies, self.closed),
+                         name="plcore-tracking-replies", daemon=True).start()
+
+    def _read_replies(self, stream, replies: queue.Queue, closed: threading.Event):
         while True:
             try:
-                msg = _read_frame(self._replies_in)
+                msg = _read_frame(stream)
             except Exception:  # noqa: BLE001 - a garbled reply: treat the writer as gone
                 msg = None
             if msg is not None and msg[0] == "hello":
-                self.pid = msg[2]
+                with self._lock:
+                    self.pid, self._pending = msg[2], None
                 continue
             if msg is None:
-                self.closed.set()
-            self.replies.put(msg)
-            if msg is None:
+                with self._lock:
+                    unserved = self._pending is not None
+                    self._dropped = self._dropped or unserved
+                closed.set()
+                replies.put(_DROPPED if unserved else None)
                 return
+            replies.put(msg)
+
+    def _fall_back(self) -> None:
+        """The resident writer closed the connection unserved: start a writer for this command
+        and send it everything sent so far."""
+        with self._lock:
+            pending, self._pending, self._dropped = self._pending or [], None, False
+        log.debug("the resident tracking writer closed the connection unserved; starting one for this command")
+        try:
+            self.sock.close()
+            self._attach(self._start_writer(None, 0.0))
+            for frame, fds in pending:
+                self._send_raw(frame, fds)
+        except (OSError, ValueError) as err:
+            self.broken = f"could not start a tracking writer after the resident one closed the connection ({err})"
 
     def _after_fork_in_child(self):
         """A forked child must not keep the connection open (the writer would not see the run
-        process die)."""
+        process die). Its descriptor is pointed at /dev/null: closing the socket could wait for
+        a lock that the parent's reply thread held at the fork."""
         try:
-            self._replies_in.close()
-            self.sock.close()
-        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            os.dup2(null, self.sock.fileno())
+            os.close(null)
+        except (OSError, ValueError):
             pass
         self.broken = "a forked child does not write to its parent's tracking writer"
 
@@ -263,24 +314,36 @@ class WriterConnection:
 
     @property
     def usable(self) -> bool:
-        return self.owner == os.getpid() and self.broken is None and not self.closed.is_set()
+        return self.owner == os.getpid() and self.broken is None and (self._dropped or not self.closed.is_set())
+
+    def _send_raw(self, frame: bytes, fds=()) -> None:
+        with _signals_blocked():  # a signal must not cut a frame in half
+            sent = 0
+            if fds:
+                try:
+                    sent = socket.send_fds(self.sock, [frame], list(fds))
+                except OSError as err:
+                    if err.errno != errno.EBADF:  # no such descriptor (a closed stderr): send without
+                        raise
+            self.sock.sendall(memoryview(frame)[sent:])
 
     def send_frame(self, frame: bytes, fds=()) -> None:
         """Send one frame (with ``fds`` passed along); a writer that is gone marks us broken."""
         if self.broken is not None:
             return
+        if self._dropped:
+            self._fall_back()
+        with self._lock:
+            unserved = self._pending is not None
+            if unserved:
+                self._pending.append((frame, fds))
         try:
-            with _signals_blocked():  # a signal must not cut a frame in half
-                sent = 0
-                if fds:
-                    try:
-                        sent = socket.send_fds(self.sock, [frame], list(fds))
-                    except OSError as err:
-                        if err.errno != 9:  # EBADF: no such descriptor (a closed stderr): send without
-                            raise
-                self.sock.sendall(memoryview(frame)[sent:])
+            self._send_raw(frame, fds)
         except (OSError, ValueError) as err:  # BrokenPipeError: the writer died
-            self.broken = f"{self.name} exited ({err})"
+            if unserved:
+                self._fall_back()  # sends this frame again, to the new writer
+            else:
+                self.broken = f"{self.name} exited ({err})"
 
     def send(self, msg, fds=()) -> None:
         self.send_frame(_frame(msg), fds)
@@ -292,11 +355,17 @@ class WriterConnection:
         while True:
             try:
                 msg = self.replies.get(timeout=wait)
-                break
             except queue.Empty:
                 waited += wait
                 log.warning("waiting for %s to finish writing the run (%.0f s)", self.name, waited)
                 wait = 60.0
+                continue
+            if msg is _DROPPED:
+                self._fall_back()
+                if self.broken is None:
+                    continue
+                msg = None
+            break
         if msg is None:
             self.broken = self.broken or f"{self.name} exited before it had written the run"
         return msg
@@ -310,6 +379,10 @@ class WriterConnection:
             self.sock.shutdown(socket.SHUT_WR)
         except OSError:
             pass
+
+
+#: the reply that says a resident writer closed the connection without serving it
+_DROPPED = ("dropped", None, None)
 
 
 _WRITER: WriterConnection | None = None
@@ -454,7 +527,7 @@ class WriterRun:
 
     def end(self, status: str):
         """Ask the writer to end the run with ``status`` and wait until it has (or failed)."""
-        self._send("end", status, _now_ms())
+        self._send("end", self.token, status, _now_ms())
         while self.fault is None:
             msg = self._writer.reply()
             if msg is None or self._take(msg):

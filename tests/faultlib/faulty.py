@@ -1,5 +1,6 @@
 """Learners for the fault tests, named by ``learner._target_=faulty.<Class>`` (PYTHONPATH=tests/faultlib)."""
 
+import os
 import subprocess
 import time
 
@@ -29,6 +30,11 @@ class SlowKnn(PlKnnLearner):
             raise RuntimeError("deliberate failure inside fit")
         if self.leak_fds and not getattr(SlowKnn, "_leaked", False):
             SlowKnn._leaked = True
+            for fd in map(int, os.listdir("/proc/self/fd")):  # as a C library's fork/exec would
+                try:
+                    os.set_inheritable(fd, True)
+                except OSError:
+                    pass
             subprocess.Popen(["sleep", str(self.leak_fds)], close_fds=False, start_new_session=True,
                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(self.delay)
