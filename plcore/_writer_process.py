@@ -42,12 +42,13 @@ WATCH_INTERVAL_S = 1.0
 
 
 #: set by SIGUSR1 (``python -m plcore.tracking_writer stop``): a resident writer stops taking
-#: commands within a second
-_STOPPING = threading.Event()
+#: commands within a second (a plain flag: a handler must take no lock)
+_STOPPING = False
 
 
 def _on_stop(signum, frame):
-    _STOPPING.set()
+    global _STOPPING
+    _STOPPING = True
 
 
 # ----------------------------------------------------------------------------- one run process
@@ -178,10 +179,10 @@ class _SocketReader:
 def _peer(conn: socket.socket) -> tuple[int | None, int | None]:
     """The connected process's pid and uid (``SO_PEERCRED``; Nones where the system lacks it)."""
     try:
-        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("iII"))
     except (AttributeError, OSError):
         return None, None
-    pid, uid, _ = struct.unpack("3i", creds)
+    pid, uid, _ = struct.unpack("iII", creds)
     return pid, uid
 
 
@@ -335,7 +336,7 @@ class _Listener:
         one, or SIGUSR1."""
         fork_serve(first)
         deadline = time.monotonic() + idle_s
-        while not _STOPPING.is_set():
+        while not _STOPPING:
             left = deadline - time.monotonic()
             if left <= 0:
                 break

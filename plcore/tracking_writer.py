@@ -56,6 +56,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -65,6 +66,11 @@ log = logging.getLogger(__name__)
 
 #: seconds after which the run says that it waits for its writer (and then every minute)
 SLOW_NOTICE_S = 10.0
+#: seconds a command waits for a resident writer to take its connection (a fork of it says
+#: ``hello``; a writer still priming takes a few seconds) before it starts a writer of its own
+HELLO_TIMEOUT_S = 60.0
+#: frames larger than this wait for that ``hello`` first (smaller ones fit the socket's buffer)
+_BUFFERED = 1 << 16
 #: seconds a resident writer waits for the next command (``tracking.writer_idle_s``)
 DEFAULT_IDLE_S = 300.0
 _HEADER = struct.Struct("<Q")
@@ -131,10 +137,9 @@ def _writer_dir() -> Path | None:
 
 
 def _stable_path() -> list[str]:
-    """``sys.path`` without the working directory (``python -m`` puts it first): what the
-    writer's imports depend on, and the same for commands started anywhere."""
-    cwd = os.path.realpath(os.getcwd())
-    return [p for p in sys.path if p and os.path.realpath(p) != cwd]
+    """``sys.path`` without its first entry (the working directory for ``python -m``, a
+    script's folder): what the writer's imports depend on, the same from any folder."""
+    return [p for p in sys.path[1:] if p]
 
 
 def _code_digest() -> str:
@@ -193,9 +198,8 @@ def stop_resident(folder: Path | None = None) -> int:
                     fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
                     continue  # nobody holds it: no writer, and its pid may be anyone's now
                 except BlockingIOError:
-                    pid = int(lock.read().split()[0])
-            os.kill(pid, signal.SIGUSR1)
-            asked += 1
+                    os.kill(int(lock.read().split()[0]), signal.SIGUSR1)  # its holder, still holding it
+                    asked += 1
         except (OSError, ValueError, IndexError):
             continue
     return asked
@@ -219,6 +223,8 @@ class WriterConnection:
         self._lock = threading.Lock()
         self._pending: list | None = None  # (frame, fds) sent to a resident writer before its hello
         self._dropped = False
+        self._served = threading.Event()  # the writer said hello
+        self._since = time.monotonic()
         path = resident_path() if idle_s > 0 else None
         sock = self._connect(path) if path is not None else None
         if sock is not None:
@@ -241,7 +247,9 @@ class WriterConnection:
     def _start_writer(self, path: Path | None, idle_s: float) -> socket.socket:
         ours, theirs = socket.socketpair()
         env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-        env["PYTHONPATH"] = os.pathsep.join(_stable_path() + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        here = str(Path(__file__).resolve().parent.parent)  # plcore, installed or not
+        env["PYTHONPATH"] = os.pathsep.join([here] + _stable_path() +
+                                            ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         args = [sys.executable, "-m", "plcore._writer_process", "--fd", str(theirs.fileno())]
         if path is not None:
             args += ["--listen", str(path), "--idle", repr(idle_s)]
@@ -260,37 +268,52 @@ class WriterConnection:
         self.sock = sock
         self.replies: queue.Queue = queue.Queue()
         self.closed = threading.Event()
-        threading.Thread(target=self._read_replies, args=(sock.makefile("rb"), self.replies, self.closed),
+        threading.Thread(target=self._read_replies, args=(sock, self.replies, self.closed),
                          name="plcore-tracking-replies", daemon=True).start()
 
-    def _read_replies(self, stream, replies: queue.Queue, closed: threading.Event):
+    def _read_replies(self, sock: socket.socket, replies: queue.Queue, closed: threading.Event):
+        stream = sock.makefile("rb")
         while True:
             try:
                 msg = _read_frame(stream)
             except Exception:  # noqa: BLE001 - a garbled reply: treat the writer as gone
                 msg = None
-            if msg is not None and msg[0] == "hello":
-                with self._lock:
+            with self._lock:
+                if sock is not self.sock:  # a connection given up on: nothing it says counts
+                    return
+                if msg is not None and msg[0] == "hello":
                     self.pid, self._pending = msg[2], None
-                continue
+                    self._served.set()
+                    continue
+                unserved = msg is None and self._pending is not None
+                self._dropped = self._dropped or unserved
             if msg is None:
-                with self._lock:
-                    unserved = self._pending is not None
-                    self._dropped = self._dropped or unserved
                 closed.set()
                 replies.put(_DROPPED if unserved else None)
                 return
             replies.put(msg)
+
+    def _unserved_for(self) -> float | None:
+        """Seconds this connection has waited for a resident writer's hello (None: served)."""
+        with self._lock:
+            return None if self._pending is None else time.monotonic() - self._since
 
     def _fall_back(self) -> None:
         """The resident writer closed the connection unserved: start a writer for this command
         and send it everything sent so far."""
         with self._lock:
             pending, self._pending, self._dropped = self._pending or [], None, False
-        log.debug("the resident tracking writer closed the connection unserved; starting one for this command")
+        log.debug("the resident tracking writer did not serve the connection; starting one for this command")
         try:
-            self.sock.close()
-            self._attach(self._start_writer(None, 0.0))
+            old = self.sock
+            try:
+                old.shutdown(socket.SHUT_RDWR)  # a writer that took it after all reads end-of-file
+            except OSError:
+                pass
+            with self._lock:
+                self.sock = self._start_writer(None, 0.0)
+            old.close()
+            self._attach(self.sock)
             for frame, fds in pending:
                 self._send_raw(frame, fds)
         except (OSError, ValueError) as err:
@@ -331,8 +354,11 @@ class WriterConnection:
         """Send one frame (with ``fds`` passed along); a writer that is gone marks us broken."""
         if self.broken is not None:
             return
-        if self._dropped:
-            self._fall_back()
+        waited = self._unserved_for()
+        if self._dropped or (waited is not None and len(frame) > _BUFFERED and not self._await_hello(waited)):
+            self._fall_back()  # a large frame would block on a connection nobody reads
+            if self.broken is not None:
+                return
         with self._lock:
             unserved = self._pending is not None
             if unserved:
@@ -348,18 +374,28 @@ class WriterConnection:
     def send(self, msg, fds=()) -> None:
         self.send_frame(_frame(msg), fds)
 
+    def _await_hello(self, waited: float) -> bool:
+        """Whether the resident writer says hello within :data:`HELLO_TIMEOUT_S` of connecting."""
+        return self._served.wait(max(0.0, HELLO_TIMEOUT_S - waited)) or self._unserved_for() is None
+
     def reply(self):
         """The next reply, waiting as long as the writer lives (a notice on stderr after
         :data:`SLOW_NOTICE_S`, then every minute); None once it has gone."""
         wait, waited = SLOW_NOTICE_S, 0.0
         while True:
+            unserved = self._unserved_for()
             try:
-                msg = self.replies.get(timeout=wait)
+                msg = self.replies.get(timeout=wait if unserved is None else
+                                       max(0.01, min(wait, HELLO_TIMEOUT_S - unserved)))
             except queue.Empty:
-                waited += wait
-                log.warning("waiting for %s to finish writing the run (%.0f s)", self.name, waited)
-                wait = 60.0
-                continue
+                unserved = self._unserved_for()
+                if unserved is not None and unserved >= HELLO_TIMEOUT_S:  # a resident writer not serving
+                    msg = _DROPPED
+                else:
+                    waited += wait
+                    log.warning("waiting for %s to finish writing the run (%.0f s)", self.name, waited)
+                    wait = 60.0
+                    continue
             if msg is _DROPPED:
                 self._fall_back()
                 if self.broken is None:
@@ -552,9 +588,8 @@ class WriterRun:
         return True
 
 
-
 def main(argv=None) -> int:
-    """``python -m plcore.tracking_writer stop``: stop this user's resident writers."""
+    """``python -m plcore.tracking_writer stop``: stop the resident writers of the writers' folder."""
     argv = sys.argv[1:] if argv is None else argv
     if argv != ["stop"]:
         print("usage: python -m plcore.tracking_writer stop", file=sys.stderr)

@@ -338,7 +338,7 @@ def test_a_slow_writer_is_waited_for_with_a_notice(monkeypatch, caplog):
     from plcore import tracking_writer
 
     w = tracking_writer.WriterConnection.__new__(tracking_writer.WriterConnection)
-    w.replies, w.broken, w.pid = queue.Queue(), None, 4242
+    w.replies, w.broken, w.pid, w._lock, w._pending = queue.Queue(), None, 4242, __import__("threading").Lock(), None
     monkeypatch.setattr(tracking_writer, "SLOW_NOTICE_S", 0.1)
     threading_timer = __import__("threading").Timer(0.35, w.replies.put, args=[("ended", "t", None)])
     threading_timer.start()

@@ -103,10 +103,12 @@ def test_writer_idle_0_leaves_no_resident_writer(tmp_path, writers):
 
 
 def test_a_bad_idle_time_fails_in_one_line(tmp_path, writers):
-    proc = _run(CHEAP + ["tracking.writer_idle_s=soon"], tmp_path, writers)
-    assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines()[-1] == \
-        "error: tracking.writer_idle_s must be a finite number of seconds >= 0, got 'soon'"
+    for bad in ("soon", "inf", "-1"):
+        proc = _run(CHEAP + [f"tracking.writer_idle_s={bad}"], tmp_path, writers)
+        assert proc.returncode == 2
+        line = proc.stderr.strip().splitlines()[-1]
+        assert line in (f"error: tracking.writer_idle_s must be a finite number of seconds >= 0, got {v}"
+                        for v in (bad, repr(bad), float(bad) if bad != "soon" else None)), line
 
 
 def test_a_killed_resident_writer_is_replaced(tmp_path, writers):
@@ -154,11 +156,14 @@ def test_the_writer_socket_name_follows_the_installed_packages(monkeypatch, tmp_
     site.mkdir()
     before = _code_digest()
     assert _code_digest() == before  # stable
-    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setattr(sys, "path", sys.path[:1] + [str(site)] + sys.path[1:])  # [0]: the invocation's
     with_site = _code_digest()
     assert with_site != before
     os.utime(site, ns=(0, 10**18))  # a package installed there
-    assert _code_digest() != with_site
+    installed = _code_digest()
+    assert installed != with_site
+    monkeypatch.setattr(sys, "path", [str(tmp_path)] + sys.path[1:])  # started from another folder
+    assert _code_digest() == installed  # sys.path[0] (the working directory) does not count
 
 
 def test_a_fork_of_the_run_process_neither_hangs_nor_holds_the_connection(tmp_path):
@@ -178,9 +183,19 @@ def test_a_fork_of_the_run_process_neither_hangs_nor_holds_the_connection(tmp_pa
     assert proc.returncode == 0 and proc.stdout.strip() == "child 0", proc.stderr
 
 
-def test_a_connection_closed_unserved_is_sent_again_to_a_writer_of_its_own(monkeypatch, writers):
-    """A resident writer that stops (or is killed) with a command's connection still queued:
-    the command starts its own writer and sends it everything again."""
+def _bounded(fn, timeout=WAIT):
+    """``fn()`` in a thread, failing the test if it has not returned within ``timeout`` s."""
+    out = []
+    t = threading.Thread(target=lambda: out.append(fn()), daemon=True)
+    t.start()
+    t.join(timeout)
+    assert not t.is_alive(), f"{fn} did not return within {timeout} s"
+    return out[0]
+
+
+@pytest.fixture
+def fake_resident(monkeypatch, writers):
+    """A socket where the resident writer's would be, whose listener never serves anyone."""
     import socket
 
     from plcore import tracking_writer
@@ -188,17 +203,50 @@ def test_a_connection_closed_unserved_is_sent_again_to_a_writer_of_its_own(monke
     path = writers / "w.sock"
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
-    listener.listen(1)
+    listener.listen(4)
     monkeypatch.setattr(tracking_writer, "resident_path", lambda: path)
-    conn = tracking_writer.WriterConnection(idle_s=300)
-    assert conn.process is None  # it connected to the "resident writer"
-    queued, _ = listener.accept()
-    queued.close()  # ... which closes the connection without serving it
+    yield listener
     listener.close()
-    conn.send(("end", "token", "FINISHED", 0))
+
+
+def _unreadable_frame() -> bytes:
+    from plcore.tracking_writer import _HEADER
+
+    payload = b"cno_such_module_xyz\nThing\n."  # a whole frame naming a class no process has
+    return _HEADER.pack(len(payload)) + payload
+
+
+def test_a_connection_closed_unserved_is_sent_again_to_a_writer_of_its_own(fake_resident):
+    """A resident writer that stops (or is killed) with a command's connection still queued:
+    the command starts its own writer and sends it everything again, in order."""
+    from plcore.tracking_writer import WriterConnection
+
+    conn = WriterConnection(idle_s=300)
     try:
-        assert conn.reply() == ("failed", "token", "no run was opened")  # answered by a writer of its own
+        assert conn.process is None  # it connected to the "resident writer"
+        conn.send_frame(_unreadable_frame())  # both wait in the queued connection's buffer
+        conn.send(("end", "token", "FINISHED", 0))
+        queued, _ = fake_resident.accept()
+        queued.close()  # ... which the writer closes unread
+        reply = _bounded(conn.reply)  # answered by a writer of its own, which got both frames
+        assert reply[:2] == ("failed", "token") and "could not be read: ModuleNotFoundError" in reply[2], reply
         assert conn.process is not None and conn.pid == conn.process.pid and conn.broken is None
+    finally:
+        conn.close()
+        if conn.process is not None:
+            conn.process.wait(timeout=WAIT)
+
+
+def test_a_resident_writer_that_never_serves_is_given_up_after_a_while(monkeypatch, fake_resident):
+    """Alive but not serving (stopped, stuck): after HELLO_TIMEOUT_S the command starts its own."""
+    from plcore import tracking_writer
+
+    monkeypatch.setattr(tracking_writer, "HELLO_TIMEOUT_S", 1.0)
+    conn = tracking_writer.WriterConnection(idle_s=300)
+    try:
+        conn.send(("end", "token", "FINISHED", 0))
+        assert _bounded(conn.reply) == ("failed", "token", "no run was opened")
+        assert conn.process is not None and conn.broken is None
     finally:
         conn.close()
         if conn.process is not None:
