@@ -3,8 +3,9 @@
 Both decide from the same neighbour lists (one ``kneighbors`` call up to ``k_max`` for
 all queries, as the authors' code also does); the loop is the natural port of their
 per-query algorithm (numpy over the labels, Python over queries and k, stopping early).
-"incremental" is what ``AknnLearner.predict`` runs (counts grown one neighbour at a time
-for the undecided queries, vectorised over them); "tensor" builds the full
+"incremental" grows the counts one neighbour at a time for the undecided queries,
+vectorised over them (``AknnLearner.predict`` runs the same rule compiled per query,
+``aknn_rule_compiled``, inside its "predict" column); "tensor" builds the full
 ``(m, k_max, q)`` cumulative-count tensor first. "predict" columns include the shared
 neighbour search. Outputs are checked to be equal.
 

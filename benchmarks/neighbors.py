@@ -7,7 +7,8 @@ Run from the repository root (one thread; the machine is shared)::
 Data: a mixture of 20 Gaussian classes in ``d`` dimensions (class means 3 N(0, 1), unit
 noise), the shape of what the methods search after z-scoring or projection. For every
 ``(n, d)`` it times ``--queries`` queries against ``n`` training points (build + query,
-best of 2) with scikit-learn's ``brute``, ``kd_tree`` and ``ball_tree`` and reports
+best of 2) with scikit-learn's ``brute``, ``kd_tree`` and ``ball_tree``, plcore's ``brute32``
+(certified float32 brute force) and faiss's ``faiss_brute``, and reports
 seconds per 1000 queries, the fastest algorithm, what ``plcore.neighbors.choose_algorithm``
 picks and what scikit-learn's ``"auto"`` picks (brute when ``d > 15``, else a KD-tree).
 The quick grid is n in {1k, 10k, 100k} x d in {2, 3, 5, 8, 15, 50}; ``--full`` adds
@@ -35,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from plcore.neighbors import NeighborIndex, choose_algorithm  # noqa: E402
 
-ALGS = ("brute", "kd_tree", "ball_tree", "faiss_brute")
+ALGS = ("brute", "brute32", "kd_tree", "ball_tree", "faiss_brute")
 
 
 def make_data(n, d, q=20, seed=0):
@@ -68,7 +69,15 @@ def time_self(Z, k, alg, repeats=3):
     return best_time(lambda: NeighborIndex(Z, algorithm=alg).kneighbors(None, k, return_distance=False), repeats)
 
 
+def warm_up():
+    """Imports, thread pools and numba's cached kernels loaded before any clock starts."""
+    for alg in ALGS:
+        time_self(make_data(500, 5), 8, alg, repeats=1)
+        time_alg(make_data(500, 5), make_data(50, 5, seed=1), 8, alg, repeats=1)
+
+
 def crossover(ns, ds, k, n_queries):
+    warm_up()
     rows = []
     for n in ns:
         for d in ds:
@@ -84,12 +93,12 @@ def crossover(ns, ds, k, n_queries):
 def print_crossover(rows, k, n_queries):
     print(f"\nSeconds per 1000 queries (k={k}, {n_queries} queries, build included, best of 2, "
           f"{os.environ.get('OMP_NUM_THREADS', 'default')} thread(s))\n")
-    print("| n | d | brute | kd_tree | ball_tree | faiss_brute | fastest | rule picks | rule / fastest "
+    print("| n | d | brute | brute32 | kd_tree | ball_tree | faiss_brute | fastest | rule picks | rule / fastest "
           "| scikit-learn auto picks | sklearn auto / rule |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         rule_t, sk_t, best = r[r["rule"]], r[r["sklearn"]], r[r["fastest"]]
-        print(f"| {r['n']} | {r['d']} | {r['brute']:.3f} | {r['kd_tree']:.3f} | {r['ball_tree']:.3f} "
+        print(f"| {r['n']} | {r['d']} | {r['brute']:.3f} | {r['brute32']:.3f} | {r['kd_tree']:.3f} | {r['ball_tree']:.3f} "
               f"| {r['faiss_brute']:.3f} "
               f"| {r['fastest']} | {r['rule']} | {rule_t / best:.2f} | {r['sklearn']} | {sk_t / rule_t:.2f}x |")
 
@@ -116,8 +125,7 @@ def method_search_rows(quick=True):
 
     m = 20000    # the rule's choice matters from here (at 5000 both searches take ~0.3 s)
     out = []
-    for alg in ALGS:                     # warm-up: imports, thread pools
-        time_self(make_data(500, 5), 8, alg, repeats=1)
+    warm_up()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         points = method_points(m)

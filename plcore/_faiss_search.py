@@ -19,11 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-#: extra float32 candidates per query, re-ranked in float64
-EXTRA = 8
-_EPS32 = float(np.finfo(np.float32).eps)
-#: queries re-ranked at a time (bounds the float64 re-rank's memory to _CHUNK x (k + EXTRA) x d)
-_CHUNK = 2048
+from plcore._float32_search import EXTRA, rerank_certified, rounding_bound
 
 
 class FaissSearch:
@@ -62,26 +58,9 @@ class FaissSearch:
         Q32 = self.X32 if self_query else np.ascontiguousarray(Xq, dtype=np.float32)
         D32, I = self._search(Q32, kk)
         valid = I >= 0                                          # HNSW may return fewer than kk
-        I = np.where(valid, I, 0)
         if self_query:
             valid &= I != np.arange(m)[:, None]
-        d64 = np.empty(I.shape)
-        for start in range(0, m, _CHUNK):                       # (chunk, kk, d) at a time, not (m, kk, d)
-            rows = slice(start, start + _CHUNK)
-            diff = Xq[rows, None, :] - self.X[I[rows]]
-            d64[rows] = np.einsum("ijk,ijk->ij", diff, diff)
-        d64[~valid] = np.inf
-        order = np.lexsort((I, d64), axis=1)[:, :k]
-        dist = np.sqrt(np.take_along_axis(d64, order, 1))
-        ind = np.take_along_axis(I, order, 1).astype(np.intp)
-        uncertain = np.zeros(m, dtype=bool)
-        if not self.approximate:
-            qnorm = self.sqnorm if self_query else np.einsum("ij,ij->i", Xq, Xq)
-            # |float32 GEMM squared distance - exact| <= err (inputs rounded to float32, a
-            # d-term dot product and the norms accumulated in float32), generously bounded
-            err = 8.0 * (Xq.shape[1] + 2) * _EPS32 * (qnorm + self.sqnorm.max())
-            outside = D32[:, -1] - err                          # a lower bound for every point not returned
-            kth = np.take_along_axis(d64, order[:, -1:], 1)[:, 0] if k else np.full(m, -np.inf)
-            uncertain = (kk < n) & ~(kth < outside)
-            uncertain |= ~np.isfinite(dist).all(axis=1)
-        return dist, ind, uncertain
+        outside = None
+        if not self.approximate and kk < n:                     # a lower bound for every point not returned
+            outside = D32[:, -1] - rounding_bound(Xq, self.sqnorm.max(), Xq.shape[1])
+        return rerank_certified(self.X, Xq, I, valid, outside, k)

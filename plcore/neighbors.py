@@ -10,43 +10,63 @@ rules that usually stop after a few neighbours.
 
 Algorithms
 ----------
-All exact paths are scikit-learn's (any metric it accepts): ``"brute"`` (its chunked GEMM
-``ArgKmin`` reduction: O(chunk x n) memory, never an ``n x n`` matrix), ``"kd_tree"`` and
-``"ball_tree"``. plcore adds the choice, the ordering, self-exclusion and staging.
+``"brute"``, ``"kd_tree"`` and ``"ball_tree"`` are scikit-learn's (any metric it accepts;
+brute force is its chunked GEMM ``ArgKmin`` reduction: O(chunk x n) memory, never an
+``n x n`` matrix). ``"brute32"`` is plcore's certified float32 brute force
+(:mod:`plcore._float32_search`: a float32 GEMM per tile of ~1 MB, a compiled blocked top-k
+selection, the candidates re-ranked in float64 and certified, uncertain rows redone by
+scikit-learn in float64), ``"faiss_brute"`` the same certificate around faiss's float32 brute
+force. plcore adds the choice, the ordering, self-exclusion and staging.
 
 The rule (``algorithm="auto"``)
 -------------------------------
-Measured by ``benchmarks/neighbors.py`` (one thread, k = 10, 2000 queries against n
+Measured by ``benchmarks/neighbors.py --full`` (one thread, k = 10, 2000 queries against n
 training points from a mixture of 20 Gaussian classes, the shape of the data the methods
-search after z-scoring or projection; seconds per 1000 queries, build included, on a
-shared 2-core machine, so single cells are noisy):
+search after z-scoring or projection; seconds per 1000 queries, build included, best of 2,
+on a shared 2-core machine, so single cells are noisy; a selection of its 48 rows):
 
-======  ===  =====  =======  =========  ===========================
-n       d    brute  kd_tree  ball_tree  fastest
-======  ===  =====  =======  =========  ===========================
-1000    4    0.006  0.005    0.007      kd_tree
-1000    8    0.007  0.009    0.010      brute (and above: brute)
-10000   8    0.034  0.026    0.038      kd_tree
-10000   10   0.036  0.034    0.051      tie
-10000   15   0.044  0.073    0.154      brute (scikit-learn: kd_tree)
-30000   8    0.52   0.36     0.71       kd_tree
-30000   12   0.46   0.65     1.40       brute (scikit-learn: kd_tree)
-30000   15   0.86   1.31     2.22       brute (scikit-learn: kd_tree)
-100000  8    2.91   1.09     5.20       kd_tree
-100000  15   0.41   3.68     5.92       brute (scikit-learn: kd_tree)
-10000   200  0.29   2.61     5.60       brute
-======  ===  =====  =======  =========  ===========================
+======  ===  =====  =======  =======  =========  ===========  ===========
+n       d    brute  brute32  kd_tree  ball_tree  faiss_brute  fastest
+======  ===  =====  =======  =======  =========  ===========  ===========
+1000    2    0.006  0.004    0.003    0.005      0.009        kd_tree
+1000    3    0.006  0.004    0.004    0.007      0.009        brute32
+1000    20   0.010  0.006    0.029    0.026      0.017        brute32
+10000   4    0.054  0.018    0.016    0.027      0.061        kd_tree
+10000   5    0.038  0.014    0.017    0.036      0.053        brute32
+10000   15   0.041  0.018    0.060    0.091      0.092        brute32
+10000   100  0.089  0.057    0.574    1.113      0.056        tie
+30000   5    0.109  0.037    0.027    0.085      0.226        kd_tree
+30000   8    0.114  0.044    0.054    0.111      0.312        brute32
+30000   20   0.172  0.086    0.315    0.370      0.321        brute32
+30000   100  0.371  0.236    1.455    4.597      0.136        faiss_brute
+100000  5    0.402  0.171    0.150    0.486      0.631        kd_tree
+100000  8    0.421  0.133    0.364    0.753      0.554        brute32
+100000  15   0.396  0.208    0.874    1.720      0.736        brute32
+100000  50   0.571  0.524    2.424    6.879      1.732        brute32
+100000  200  1.410  2.513    7.241    20.16      0.621        faiss_brute
+======  ===  =====  =======  =======  =========  ===========  ===========
 
-* Euclidean metric: ``"kd_tree"`` when ``d <= 4``, or ``d <= 8`` and ``n >= 5000``;
-  otherwise ``"brute"``. scikit-learn's ``"auto"`` keeps a KD-tree up to ``d = 15``,
-  which at d = 12-15 (CENDA's d' on lost and msrc-v2, SAUTE's selected features) was
-  1.4-9x slower than brute force; ball trees never won clearly.
+* Euclidean metric, ``n >= 2000`` (numba installed): ``"faiss_brute"`` when ``d >= 64`` and
+  ``n >= 10000``; a KD-tree when ``d <= 2``, ``d <= 4`` with ``n >= 5000`` or ``d <= 5`` with
+  ``n >= 30000``; otherwise ``"brute32"`` (1.1-3x scikit-learn's brute force in the table; the
+  gain shrinks at large n and d, where the GEMM dominates).
+* ``n < 2000`` (or no numba): a KD-tree when ``d <= 4``, scikit-learn's brute force otherwise
+  (loading numba costs ~0.5 s once per process, more than such searches take).
+  scikit-learn's ``"auto"`` keeps a KD-tree up to ``d = 15``, which at d = 12-15 (CENDA's
+  d' on lost and msrc-v2, SAUTE's selected features) was 1.4-9x slower than brute force;
+  ball trees never won clearly.
 * other metrics: scikit-learn's own ``"auto"`` choice (delegated unchanged).
+
+``"brute32"`` was written after the A-kNN predict figure of docs/performance.md had been
+seen (that figure's goal was not met with scikit-learn's search); its one tuned constant,
+the blocks per candidate of the selection (4; 2 and 8 were slower), was measured on that
+benchmark's data (3000 x 5000, d = 20). The rule's crossovers come from the mixtures above.
 
 Ties and self-exclusion
 -----------------------
 Rows are ordered by distance, ties by training index (scikit-learn's heaps leave tied
-neighbours in no defined order). Distances are scikit-learn's: brute force computes them
+neighbours in no defined order). ``"brute32"`` and ``"faiss_brute"`` return
+``sqrt(sum((q - x)^2))`` computed directly in float64; scikit-learn's brute force computes them
 in the GEMM form ``|x|^2 - 2 x.y + |y|^2`` (rounding ~1e-8 of the norms; a duplicate
 may come back at 6e-8 instead of 0), the trees directly. *Which* of several points at
 (numerically) the same distance ends up at the ``k``-th place can therefore differ
@@ -97,11 +117,17 @@ import numpy as np
 
 __all__ = ["NeighborIndex", "kneighbors", "choose_algorithm", "staged_search", "ALGORITHMS"]
 
-ALGORITHMS = ("auto", "brute", "kd_tree", "ball_tree", "faiss_brute", "hnsw")
+ALGORITHMS = ("auto", "brute", "brute32", "kd_tree", "ball_tree", "faiss_brute", "hnsw")
 #: the exact algorithms (every one but the approximate ``"hnsw"``)
-EXACT_ALGORITHMS = ("brute", "kd_tree", "ball_tree", "faiss_brute")
+EXACT_ALGORITHMS = ("brute", "brute32", "kd_tree", "ball_tree", "faiss_brute")
 
 #: Measured crossovers (benchmarks/neighbors.py): see the module docstring.
+#: plcore's certified float32 brute force (numba) from this size; below it scikit-learn's
+#: brute force or a KD-tree (loading numba costs ~0.5 s once per process)
+BRUTE32_MIN_N = 2000
+#: where a KD-tree beats ``"brute32"``: ``(d_max, n_min)`` pairs, any one suffices
+KD_TREE_OVER_BRUTE32 = ((2, 0), (4, 5000), (5, 30000))
+#: where a KD-tree beats scikit-learn's brute force (without ``"brute32"``)
 KD_TREE_MAX_DIM = 4
 KD_TREE_MAX_DIM_LARGE = 8
 KD_TREE_LARGE_N = 5000
@@ -116,19 +142,29 @@ def _is_euclidean(metric, p=2) -> bool:
     return isinstance(metric, str) and metric in _EUCLIDEAN and (metric != "minkowski" or p == 2)
 
 
+def _has_numba() -> bool:
+    from importlib.util import find_spec
+
+    return find_spec("numba") is not None
+
+
 def choose_algorithm(n_train: int, n_features: int, metric="euclidean") -> str:
     """The algorithm ``algorithm="auto"`` runs for ``n_train`` points in ``n_features`` dimensions.
 
-    Returns ``"kd_tree"``, ``"brute"`` or ``"faiss_brute"`` for the Euclidean metric (the
-    measured rule of the module docstring) and ``"auto"`` (scikit-learn decides) for any
-    other metric.
+    Returns ``"kd_tree"``, ``"brute32"``, ``"brute"`` or ``"faiss_brute"`` for the Euclidean
+    metric (the measured rule of the module docstring) and ``"auto"`` (scikit-learn decides)
+    for any other metric.
     """
     if not _is_euclidean(metric):
         return "auto"
-    if n_features <= KD_TREE_MAX_DIM or (n_features <= KD_TREE_MAX_DIM_LARGE and n_train >= KD_TREE_LARGE_N):
-        return "kd_tree"
     if n_features >= FAISS_MIN_DIM and n_train >= FAISS_MIN_N:
         return "faiss_brute"
+    if n_train >= BRUTE32_MIN_N and _has_numba():
+        if any(n_features <= d_max and n_train >= n_min for d_max, n_min in KD_TREE_OVER_BRUTE32):
+            return "kd_tree"
+        return "brute32"
+    if n_features <= KD_TREE_MAX_DIM or (n_features <= KD_TREE_MAX_DIM_LARGE and n_train >= KD_TREE_LARGE_N):
+        return "kd_tree"
     return "brute"
 
 
@@ -142,10 +178,11 @@ class NeighborIndex:
     metric : str or callable, default="euclidean"
         Any metric accepted by :class:`sklearn.neighbors.NearestNeighbors`; the measured
         rule applies to the Euclidean metric (``"euclidean"``, ``"l2"``, ``"minkowski"``).
-    algorithm : {"auto", "brute", "kd_tree", "ball_tree", "faiss_brute", "hnsw"}, default="auto"
-        ``"auto"`` applies :func:`choose_algorithm`. ``"faiss_brute"``: faiss's float32 brute
-        force, certified exact (:mod:`plcore._faiss_search`); ``"hnsw"``: faiss's HNSW graph,
-        **approximate** (opt-in only; Euclidean only).
+    algorithm : {"auto", "brute", "brute32", "kd_tree", "ball_tree", "faiss_brute", "hnsw"}, default="auto"
+        ``"auto"`` applies :func:`choose_algorithm`. ``"brute32"``: plcore's float32 brute force,
+        certified exact (:mod:`plcore._float32_search`; Euclidean only); ``"faiss_brute"``:
+        faiss's float32 brute force, certified exact (:mod:`plcore._faiss_search`); ``"hnsw"``:
+        faiss's HNSW graph, **approximate** (opt-in only; Euclidean only).
     n_jobs : int, optional
         Parallel jobs of scikit-learn's search.
 
@@ -170,12 +207,17 @@ class NeighborIndex:
         self.algorithm_ = algorithm
         from sklearn.neighbors import NearestNeighbors
 
-        if algorithm in ("faiss_brute", "hnsw"):
+        if algorithm in ("brute32", "faiss_brute", "hnsw"):
             if not self._euclidean:
                 raise ValueError(f"algorithm={algorithm!r} searches the Euclidean metric only, got metric={metric!r}")
-            from plcore._faiss_search import FaissSearch
+            if algorithm == "brute32":
+                from plcore._float32_search import Float32Search
 
-            self._faiss = FaissSearch(X, approximate=algorithm == "hnsw")
+                self._faiss = Float32Search(X)
+            else:
+                from plcore._faiss_search import FaissSearch
+
+                self._faiss = FaissSearch(X, approximate=algorithm == "hnsw")
             self._nn = None
         else:
             self._faiss = None

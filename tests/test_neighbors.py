@@ -25,7 +25,7 @@ def _same_up_to_ties(dist, ind, ref_dist, ref_ind):
         assert set(ind[r, dist[r] < kth - 1e-6]) == set(ref_ind[r, strict]), r
 
 
-@pytest.mark.parametrize("algorithm", ["auto", "brute", "kd_tree", "ball_tree"])
+@pytest.mark.parametrize("algorithm", ["auto", "brute", "brute32", "kd_tree", "ball_tree"])
 @pytest.mark.parametrize("duplicates", [False, True])
 def test_queries_equal_sklearn_brute(algorithm, duplicates):
     X = _data(duplicates=duplicates)
@@ -36,7 +36,7 @@ def test_queries_equal_sklearn_brute(algorithm, duplicates):
     assert np.all(np.diff(dist, axis=1) >= 0)
 
 
-@pytest.mark.parametrize("algorithm", ["brute", "kd_tree", "ball_tree"])
+@pytest.mark.parametrize("algorithm", ["brute", "brute32", "kd_tree", "ball_tree"])
 @pytest.mark.parametrize("duplicates", [False, True])
 def test_self_query_excludes_self(algorithm, duplicates):
     X = _data(duplicates=duplicates)
@@ -76,9 +76,19 @@ def test_chunk_boundaries_many_queries():
 def test_rule():
     assert choose_algorithm(1000, 2) == "kd_tree"
     assert choose_algorithm(1000, 8) == "brute"
-    assert choose_algorithm(50000, 8) == "kd_tree"
-    assert choose_algorithm(50000, 15) == "brute"      # scikit-learn would pick a KD-tree
+    assert choose_algorithm(2000, 2) == choose_algorithm(5000, 4) == choose_algorithm(30000, 5) == "kd_tree"
+    assert choose_algorithm(2000, 3) == choose_algorithm(10000, 5) == choose_algorithm(50000, 8) == "brute32"
+    assert choose_algorithm(50000, 15) == "brute32"    # scikit-learn would pick a KD-tree
     assert NeighborIndex(_data(100, 20)).algorithm_ == "brute"
+    assert NeighborIndex(_data(2000, 20)).algorithm_ == "brute32"
+
+
+def test_rule_without_numba(monkeypatch):
+    """Without numba the rule keeps scikit-learn's brute force and the KD-tree."""
+    import plcore.neighbors as nb
+
+    monkeypatch.setattr(nb, "_has_numba", lambda: False)
+    assert nb.choose_algorithm(50000, 15) == "brute" and nb.choose_algorithm(50000, 8) == "kd_tree"
 
 
 def test_bad_arguments():
@@ -163,17 +173,100 @@ def test_hnsw_is_approximate_but_close_on_separated_data():
 
 def test_rule_takes_faiss_brute_only_for_wide_large_data():
     assert choose_algorithm(50000, 100) == "faiss_brute"
-    assert choose_algorithm(50000, 30) == "brute" and choose_algorithm(5000, 100) == "brute"
+    assert choose_algorithm(50000, 30) == "brute32" and choose_algorithm(5000, 100) == "brute32"
     with pytest.raises(ValueError, match="Euclidean metric only"):
         NeighborIndex(np.zeros((5, 2)), metric="manhattan", algorithm="hnsw")
 
 
-def test_faiss_rerank_is_independent_of_its_query_chunks(monkeypatch):
-    import plcore._faiss_search as fs
+# ----------------------------------------------------------------------------- brute32
+@pytest.mark.parametrize("self_query", [False, True])
+@pytest.mark.parametrize("n, d, k, offset", [(300, 3, 5, 0.0), (2000, 20, 12, 0.0), (1500, 80, 7, 0.0),
+                                             (800, 6, 9, 1e4), (40, 4, 30, 0.0)])
+def test_brute32_equals_float64_brute_force(n, d, k, offset, self_query):
+    """Far from the origin (offset 1e4) float32 keeps ~3 digits of a squared distance without
+    the centring; k + EXTRA >= n (n = 40) needs no certificate."""
+    rng = np.random.default_rng(n + d)
+    X = rng.normal(size=(n, d)) * 3 + offset
+    X[:10] = X[10:20]                                   # duplicates: ties at distance 0
+    Q = None if self_query else rng.normal(size=(200, d)) * 3 + offset
+    D1, _ = NeighborIndex(X, algorithm="brute").kneighbors(Q, k)
+    D2, I2 = NeighborIndex(X, algorithm="brute32").kneighbors(Q, k)
+    _equal_to_float64_up_to_ties(X, Q, D1, D2, I2, tol=1e-6 * max(1.0, offset))
+    assert (np.diff(D2, axis=1) >= 0).all()
+    if self_query:
+        assert not (I2 == np.arange(n)[:, None]).any()
+
+
+def test_brute32_falls_back_where_float32_cannot_decide():
+    """More exact duplicates than candidates: the certificate fails and float64 brute force decides."""
+    from plcore._float32_search import EXTRA, Float32Search
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([np.repeat(rng.normal(size=(1, 4)), 3 * EXTRA, axis=0), rng.normal(size=(100, 4)) + 5])
+    _, _, uncertain = Float32Search(X).kneighbors(X[:3], 4)
+    assert uncertain.all()
+    _, _, uncertain = Float32Search(X).kneighbors(X[-3:], 4)      # well-separated points: certified
+    assert not uncertain.any()
+    D1, I1 = NeighborIndex(X, algorithm="brute").kneighbors(X[:3], 4)
+    D2, I2 = NeighborIndex(X, algorithm="brute32").kneighbors(X[:3], 4)
+    assert np.allclose(D1, D2, atol=1e-7) and np.allclose(D2, 0)
+
+
+def test_brute32_is_independent_of_its_tiles(monkeypatch):
+    import plcore._float32_search as fs
 
     rng = np.random.default_rng(3)
     X, Q = rng.normal(size=(500, 12)), rng.normal(size=(130, 12))
-    whole = NeighborIndex(X, algorithm="faiss_brute").kneighbors(Q, 6)
-    monkeypatch.setattr(fs, "_CHUNK", 7)
-    chunked = NeighborIndex(X, algorithm="faiss_brute").kneighbors(Q, 6)
-    assert np.array_equal(whole[1], chunked[1]) and np.array_equal(whole[0], chunked[0])
+    whole = NeighborIndex(X, algorithm="brute32").kneighbors(Q, 6)
+    monkeypatch.setattr(fs, "_TILE_CELLS", 7 * 500)               # 8-row tiles (the minimum)
+    tiled = NeighborIndex(X, algorithm="brute32").kneighbors(Q, 6)
+    assert np.array_equal(whole[1], tiled[1]) and np.array_equal(whole[0], tiled[0])
+
+
+@pytest.mark.parametrize("jit", [True, False])
+def test_select_smallest_equals_a_full_sort(jit):
+    """The blocked selection kernel (compiled, and as plain Python: the same code) against
+    ``np.sort``: the kk smallest values of each row, ascending, and columns holding them."""
+    from plcore._float32_search import _BLOCKS_PER_CANDIDATE, _select_smallest
+    from plcore.utils import compiled
+
+    rng = np.random.default_rng(5)
+    select = compiled(_select_smallest, jit=jit, fastmath=True)
+    for n, kk in ((1, 1), (7, 7), (50, 3), (301, 17), (1000, 40)):
+        V = rng.integers(0, 40, size=(6, n)).astype(np.float32)  # many ties
+        V[0] = rng.normal(size=n)
+        ind = np.empty((6, kk), dtype=np.int64)
+        val = np.empty((6, kk), dtype=np.float32)
+        select(V, kk, ind, val)
+        np.testing.assert_array_equal(val, np.sort(V, axis=1)[:, :kk])
+        np.testing.assert_array_equal(np.take_along_axis(V, ind, 1), val)
+        assert all(len(set(r)) == kk for r in ind)
+    assert _BLOCKS_PER_CANDIDATE >= 2
+
+
+def test_kth_smallest_equals_sort():
+    from plcore._float32_search import _kth_smallest
+    from plcore.utils import compiled
+
+    rng = np.random.default_rng(6)
+    kth = compiled(_kth_smallest)
+    for _ in range(300):
+        n = int(rng.integers(1, 60))
+        a = rng.integers(0, 6, size=n).astype(np.float32) if rng.random() < 0.5 else rng.normal(size=n)
+        i = int(rng.integers(0, n))
+        assert kth(a.copy(), i) == _kth_smallest(a.copy(), i) == np.sort(a)[i]
+
+
+def test_rerank_orders_by_distance_then_index():
+    from plcore._float32_search import rerank_certified
+
+    X = np.array([[0.0], [1.0], [-1.0], [1.0], [2.0], [5.0]])
+    Q = np.array([[0.0], [0.9]])
+    I = np.array([[4, 3, 2, 1, 0], [0, 5, 1, 3, 2]])
+    valid = np.array([[True] * 5, [True, True, False, True, True]])   # index 1 hidden from query 1
+    dist, ind, uncertain = rerank_certified(X, Q, I, valid, None, 4)
+    assert ind.tolist() == [[0, 1, 2, 3], [3, 0, 2, 5]]
+    np.testing.assert_allclose(dist, [[0, 1, 1, 1], [0.1, 0.9, 1.9, 4.1]])
+    assert not uncertain.any()
+    _, _, uncertain = rerank_certified(X, Q, I, valid, np.array([1.5, 1.0]), 4)
+    assert uncertain.tolist() == [False, True]          # 4th squared distance 1 < 1.5; 16.81 >= 1

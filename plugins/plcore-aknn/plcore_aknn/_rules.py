@@ -14,6 +14,9 @@ Rules (DESIGN.md "PL A-kNN"; Errandonea et al., Algorithm 1 and Appendix D.3):
 * :func:`multiclass_rule` -- the multiclass extension of A-kNN (Balsubramani et al.
   2019) the paper compares with: grow ``k`` until the top label's lead over the second
   exceeds ``Delta``.
+* :func:`aknn_rule_compiled`, :func:`multiclass_rule_compiled` -- the same two rules
+  from neighbour indices, one query at a time with early stopping, compiled (numba); what
+  the learners run. The numpy versions above are their references in the tests.
 * :func:`fixed_k_votes` -- distance-weighted PL-kNN votes for every ``k`` at once (used
   by the inner cross-validation of the kNN oracle).
 """
@@ -22,10 +25,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from plcore.utils import dense_candidates  # noqa: F401 - re-exported (benchmarks/aknn_experiments.py)
+from plcore.utils import compiled, dense_candidates  # noqa: F401 - re-exported (benchmarks/aknn_experiments.py)
 
 __all__ = ["threshold", "dense_candidates", "neighbour_counts", "aknn_rule", "aknn_rule_neighbours",
-           "multiclass_rule", "multiclass_rule_neighbours",
+           "aknn_rule_compiled", "multiclass_rule", "multiclass_rule_neighbours", "multiclass_rule_compiled",
            "fixed_k_votes", "chunk_rows", "CHUNK_ELEMENTS"]
 
 #: Upper bound on the number of ``(query, k, label)`` cells held at once; queries are
@@ -196,7 +199,7 @@ def multiclass_rule(counts, n_train, c, delta):
         top2 = np.partition(counts, q - 2, axis=2)[:, :, q - 2:]
         lead = (top2[:, :, 1] - top2[:, :, 0]) / ks[None, :]
     else:
-        lead = np.ones((m, K))
+        lead = np.full((m, K), np.inf)         # one label: decided at k = 1 (as the incremental version)
     stop = lead > deltas[None, :]
     any_stop = stop.any(axis=1)
     j = np.where(any_stop, np.argmax(stop, axis=1), K - 1)
@@ -259,3 +262,119 @@ def multiclass_rule_neighbours(S, indices, n_train, c, delta):
     if act.size:
         pred[act] = np.argmax(run, axis=1)
     return pred, k_used
+
+
+def _aknn_kernel(S, indices, deltas, pred, k_used):
+    """Per query: Algorithm 1 + Appendix D.3 exactly as :func:`aknn_rule` (same arithmetic,
+    same ties), stopping at the first ``k`` where one label remains."""
+    m, K = indices.shape
+    q = S.shape[1]
+    run = np.zeros(q, np.int64)
+    alive = np.zeros(q, np.bool_)
+    best = np.empty(q)
+    f = np.empty(q)
+    for i in range(m):
+        run[:] = 0
+        alive[:] = True
+        best[:] = -np.inf
+        pred[i] = -1
+        for j in range(K):
+            k = j + 1
+            row = S[indices[i, j]]
+            m1 = -np.inf
+            m2 = -np.inf
+            for lab in range(q):
+                run[lab] += row[lab]
+                f[lab] = run[lab] / k
+                if alive[lab]:
+                    if f[lab] > m1:
+                        m2 = m1
+                        m1 = f[lab]
+                    elif f[lab] > m2:
+                        m2 = f[lab]
+            if q == 1:
+                m2 = m1
+            root = np.sqrt(k)
+            n_alive = 0
+            last = -1
+            for lab in range(q):
+                if alive[lab]:
+                    gap = root * (f[lab] - m2)
+                    if gap > best[lab]:
+                        best[lab] = gap
+                    if m1 - f[lab] > deltas[j]:
+                        alive[lab] = False
+                    else:
+                        n_alive += 1
+                        if last < 0:
+                            last = lab
+            if n_alive == 1:
+                pred[i] = last
+                k_used[i] = k
+                break
+        if pred[i] < 0:
+            top = -np.inf
+            arg = 0
+            for lab in range(q):
+                if alive[lab] and best[lab] > top:
+                    top = best[lab]
+                    arg = lab
+            pred[i] = arg
+            k_used[i] = K
+
+
+def _multiclass_kernel(S, indices, deltas, pred, k_used):
+    """Per query: the multiclass extension exactly as :func:`multiclass_rule`, stopping at
+    the first ``k`` where the lead exceeds ``Delta``."""
+    m, K = indices.shape
+    q = S.shape[1]
+    run = np.zeros(q, np.int64)
+    for i in range(m):
+        run[:] = 0
+        k_used[i] = K
+        for j in range(K):
+            k = j + 1
+            row = S[indices[i, j]]
+            for lab in range(q):
+                run[lab] += row[lab]
+            if q == 1:
+                k_used[i] = k
+                break
+            t1 = run[0]
+            t2 = run[1]
+            if t2 > t1:
+                t1, t2 = t2, t1
+            for lab in range(2, q):
+                if run[lab] > t1:
+                    t2 = t1
+                    t1 = run[lab]
+                elif run[lab] > t2:
+                    t2 = run[lab]
+            if (t1 - t2) / k > deltas[j]:
+                k_used[i] = k
+                break
+        arg = 0
+        for lab in range(1, q):
+            if run[lab] > run[arg]:
+                arg = lab
+        pred[i] = arg
+
+
+def _compiled_rule(kernel, S, indices, n_train, c, delta):
+    m, K = indices.shape
+    deltas = threshold(n_train, np.arange(1, K + 1), c, delta)
+    pred = np.empty(m, dtype=np.int64)
+    k_used = np.empty(m, dtype=np.int64)
+    if m:
+        compiled(kernel)(np.ascontiguousarray(S), np.ascontiguousarray(indices), deltas, pred, k_used)
+    return pred, k_used
+
+
+def aknn_rule_compiled(S, indices, n_train, c, delta):
+    """:func:`aknn_rule_neighbours`, one query at a time, compiled: same ``(pred, k_used)``."""
+    return _compiled_rule(_aknn_kernel, S, indices, n_train, c, delta)
+
+
+def multiclass_rule_compiled(S, indices, n_train, c, delta):
+    """:func:`multiclass_rule_neighbours`, one query at a time, compiled: same ``(pred, k_used)``."""
+    return _compiled_rule(_multiclass_kernel, S, indices, n_train, c, delta)

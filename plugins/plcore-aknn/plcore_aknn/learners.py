@@ -24,8 +24,7 @@ from plcore.neighbors import NeighborIndex, staged_search
 from plcore.utils import uniform_confidences, vote_confidences
 from plcore.validation import Integral, Interval, Real, StrOptions
 
-from plcore_aknn._rules import (aknn_rule_neighbours, chunk_rows, fixed_k_votes,
-                                multiclass_rule_neighbours)
+from plcore_aknn._rules import aknn_rule_compiled, chunk_rows, fixed_k_votes, multiclass_rule_compiled
 
 __all__ = ["AknnLearner", "AknnMulticlassLearner", "KnnOracleLearner"]
 
@@ -40,9 +39,9 @@ class _AdaptiveKnnBase(BaseLearner):
     _rule = None  # staticmethod(S, indices, n_train, c, delta) -> (pred, k_used)
     #: neighbours searched for every query before the staged search extends to ``k_max``: above
     #: the ~13-15 the rules use on average, so that few queries need the second search
-    #: (benchmarks/aknn.py data, 3000 queries, best of 5: predict 0.114 / 0.104 / 0.101 / 0.109 /
-    #: 0.129 s for 16 / 20 / 24 / 32 / 50, multiclass 0.129 / 0.099 / 0.090 / 0.095 / 0.117 s;
-    #: the predictions do not depend on it)
+    #: (benchmarks/aknn.py data, 3000 queries, "brute32" search and compiled rules, best of 5:
+    #: predict 70 / 52 / 46 / 44 / 46 ms for 12 / 16 / 20 / 24 / 32, multiclass 74 / 59 / 48 /
+    #: 43 / 43 ms; the predictions do not depend on it)
     STAGE_K = 24
 
     _parameter_constraints = {
@@ -160,7 +159,7 @@ class AknnLearner(_AdaptiveKnnBase):
     query was decided.
     """
 
-    _rule = staticmethod(aknn_rule_neighbours)
+    _rule = staticmethod(aknn_rule_compiled)
 
     def __init__(self, c=0.5, delta=0.5, k_max=50, metric="euclidean", n_jobs=None):
         self.c = c
@@ -184,7 +183,7 @@ class AknnMulticlassLearner(_AdaptiveKnnBase):
     on (semeion, ecoli, wine; see the README): ``c=0.5, delta=0.1, k_max=20``.
     """
 
-    _rule = staticmethod(multiclass_rule_neighbours)
+    _rule = staticmethod(multiclass_rule_compiled)
 
     def __init__(self, c=0.5, delta=0.1, k_max=20, metric="euclidean", n_jobs=None):
         self.c = c

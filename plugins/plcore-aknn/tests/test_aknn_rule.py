@@ -206,7 +206,44 @@ def test_incremental_rules_equal_tensor_rules(seed, q, K, c):
     S[:80, 0] = True                                     # a favoured label: early decisions
     ind = np.array([rng.permutation(200)[:K] for _ in range(150)])
     counts = neighbour_counts(S, ind)
-    for tensor_rule, nb_rule in ((aknn_rule, _rules.aknn_rule_neighbours),
-                                 (multiclass_rule, _rules.multiclass_rule_neighbours)):
+    for tensor_rule, nb_rule, compiled_rule in (
+            (aknn_rule, _rules.aknn_rule_neighbours, _rules.aknn_rule_compiled),
+            (multiclass_rule, _rules.multiclass_rule_neighbours, _rules.multiclass_rule_compiled)):
         a, b = tensor_rule(counts, 200, c, 0.1), nb_rule(S, ind, 200, c, 0.1)
         assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+        got = compiled_rule(S, ind, 200, c, 0.1)       # what the learners run
+        assert np.array_equal(a[0], got[0]) and np.array_equal(a[1], got[1])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_compiled_rules_equal_literal_loops(seed):
+    """The compiled per-query rules against the literal set-based loops, ties included
+    (few neighbours and labels, so equal frequencies are common)."""
+    rng = np.random.RandomState(seed)
+    q, K, n = 3 + seed, 6 + 3 * seed, 30
+    S = rng.random_sample((n, q)) < 0.5
+    S[np.arange(n), rng.randint(q, size=n)] = True
+    ind = np.array([rng.permutation(n)[:K] for _ in range(100)])
+    stopped_early = []
+    for c in (0.05, 0.3, 1.0):
+        for compiled_rule, loop in ((_rules.aknn_rule_compiled, aknn_loop),
+                                    (_rules.multiclass_rule_compiled, multiclass_loop)):
+            pred, k_used = compiled_rule(S, ind, n, c, DELTA)
+            ref = [loop([set(np.flatnonzero(S[j])) for j in ind[i]], q, n, c, DELTA) for i in range(100)]
+            assert pred.tolist() == [r[0] for r in ref] and k_used.tolist() == [r[1] for r in ref]
+            stopped_early.append(k_used < K)
+    assert 0 < np.mean(stopped_early) < 1              # both the early stop and the disambiguation ran
+
+
+def test_rules_with_one_label_or_no_query():
+    """One label: decided at k = 1 by every version; no query: empty outputs."""
+    S = np.ones((10, 1), dtype=bool)
+    ind = np.tile(np.arange(5), (4, 1))
+    for rule, nb_rule, compiled_rule in ((aknn_rule, _rules.aknn_rule_neighbours, _rules.aknn_rule_compiled),
+                                         (multiclass_rule, _rules.multiclass_rule_neighbours,
+                                          _rules.multiclass_rule_compiled)):
+        for pred, k_used in (rule(neighbour_counts(S, ind), 10, 0.5, 0.1), nb_rule(S, ind, 10, 0.5, 0.1),
+                             compiled_rule(S, ind, 10, 0.5, 0.1)):
+            assert pred.tolist() == [0] * 4 and k_used.tolist() == [1] * 4
+        pred, k_used = compiled_rule(S, np.empty((0, 5), dtype=np.intp), 10, 0.5, 0.1)
+        assert pred.shape == k_used.shape == (0,)
