@@ -148,16 +148,21 @@ def test_faiss_brute_equals_float64_brute_force(n, d, k, self_query):
         assert not (I2 == np.arange(n)[:, None]).any()
 
 
-def test_faiss_brute_falls_back_where_float32_cannot_decide():
+@pytest.mark.parametrize("algorithm", ["faiss_brute", "brute32"])
+def test_float32_paths_fall_back_where_float32_cannot_decide(algorithm):
     """More exact duplicates than candidates: the certificate fails and float64 brute force decides."""
-    from plcore._faiss_search import EXTRA, FaissSearch
+    from plcore._faiss_search import FaissSearch
+    from plcore._float32_search import EXTRA, Float32Search
 
+    search = {"faiss_brute": FaissSearch, "brute32": Float32Search}[algorithm]
     rng = np.random.default_rng(0)
     X = np.vstack([np.repeat(rng.normal(size=(1, 4)), 3 * EXTRA, axis=0), rng.normal(size=(100, 4)) + 5])
-    _, _, uncertain = FaissSearch(X).kneighbors(X[:3], 4)
+    _, _, uncertain = search(X).kneighbors(X[:3], 4)
     assert uncertain.all()
+    _, _, uncertain = search(X).kneighbors(X[-3:], 4)             # well-separated points: certified
+    assert not uncertain.any()
     D1, I1 = NeighborIndex(X, algorithm="brute").kneighbors(X[:3], 4)
-    D2, I2 = NeighborIndex(X, algorithm="faiss_brute").kneighbors(X[:3], 4)
+    D2, I2 = NeighborIndex(X, algorithm=algorithm).kneighbors(X[:3], 4)
     assert np.allclose(D1, D2, atol=1e-7) and np.allclose(D2, 0)
 
 
@@ -195,21 +200,6 @@ def test_brute32_equals_float64_brute_force(n, d, k, offset, self_query):
     assert (np.diff(D2, axis=1) >= 0).all()
     if self_query:
         assert not (I2 == np.arange(n)[:, None]).any()
-
-
-def test_brute32_falls_back_where_float32_cannot_decide():
-    """More exact duplicates than candidates: the certificate fails and float64 brute force decides."""
-    from plcore._float32_search import EXTRA, Float32Search
-
-    rng = np.random.default_rng(0)
-    X = np.vstack([np.repeat(rng.normal(size=(1, 4)), 3 * EXTRA, axis=0), rng.normal(size=(100, 4)) + 5])
-    _, _, uncertain = Float32Search(X).kneighbors(X[:3], 4)
-    assert uncertain.all()
-    _, _, uncertain = Float32Search(X).kneighbors(X[-3:], 4)      # well-separated points: certified
-    assert not uncertain.any()
-    D1, I1 = NeighborIndex(X, algorithm="brute").kneighbors(X[:3], 4)
-    D2, I2 = NeighborIndex(X, algorithm="brute32").kneighbors(X[:3], 4)
-    assert np.allclose(D1, D2, atol=1e-7) and np.allclose(D2, 0)
 
 
 def test_brute32_is_independent_of_its_tiles(monkeypatch):
