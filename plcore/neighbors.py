@@ -46,12 +46,14 @@ n       d    brute  brute32  kd_tree  ball_tree  faiss_brute  fastest
 100000  200  1.410  2.513    7.241    20.16      0.621        faiss_brute
 ======  ===  =====  =======  =======  =========  ===========  ===========
 
-* Euclidean metric, ``n >= 2000`` (numba installed): ``"faiss_brute"`` when ``d >= 64`` and
+* Euclidean metric, ``n >= 5000`` (numba installed): ``"faiss_brute"`` when ``d >= 64`` and
   ``n >= 10000``; a KD-tree when ``d <= 2``, ``d <= 4`` with ``n >= 5000`` or ``d <= 5`` with
   ``n >= 30000``; otherwise ``"brute32"`` (1.1-3x scikit-learn's brute force in the table; the
   gain shrinks at large n and d, where the GEMM dominates).
-* ``n < 2000`` (or no numba): a KD-tree when ``d <= 4``, scikit-learn's brute force otherwise
-  (loading numba costs ~0.5 s once per process, more than such searches take).
+* ``n < 5000`` (or no numba): a KD-tree when ``d <= 4``, scikit-learn's brute force otherwise
+  (loading numba costs ~0.5 s once per process, more than such searches save: brute32 is
+  faster from n = 1000 in the table, but with the threshold at 2000 the 2-iteration CENDA fit
+  of ``benchmarks/cenda.py`` at m = 2000, in a fresh process, took 1.27 s instead of 0.18 s).
   scikit-learn's ``"auto"`` keeps a KD-tree up to ``d = 15``, which at d = 12-15 (CENDA's
   d' on lost and msrc-v2, SAUTE's selected features) was 1.4-9x slower than brute force;
   ball trees never won clearly.
@@ -123,8 +125,8 @@ EXACT_ALGORITHMS = ("brute", "brute32", "kd_tree", "ball_tree", "faiss_brute")
 
 #: Measured crossovers (benchmarks/neighbors.py): see the module docstring.
 #: plcore's certified float32 brute force (numba) from this size; below it scikit-learn's
-#: brute force or a KD-tree (loading numba costs ~0.5 s once per process)
-BRUTE32_MIN_N = 2000
+#: brute force or a KD-tree (loading numba costs ~0.5 s once per process; see the module docstring)
+BRUTE32_MIN_N = 5000
 #: where a KD-tree beats ``"brute32"``: ``(d_max, n_min)`` pairs, any one suffices
 KD_TREE_OVER_BRUTE32 = ((2, 0), (4, 5000), (5, 30000))
 #: where a KD-tree beats scikit-learn's brute force (without ``"brute32"``)
