@@ -62,5 +62,6 @@ class FaissSearch:
             valid &= I != np.arange(m)[:, None]
         outside = None
         if not self.approximate and kk < n:                     # a lower bound for every point not returned
-            outside = D32[:, -1] - rounding_bound(Xq, self.sqnorm.max(), Xq.shape[1])
+            q_sqnorm = self.sqnorm if self_query else np.einsum("ij,ij->i", Xq, Xq)
+            outside = D32[:, -1] - rounding_bound(q_sqnorm, self.sqnorm.max(), Xq.shape[1])
         return rerank_certified(self.X, Xq, I, valid, outside, k)

@@ -41,10 +41,11 @@ _TILE_CELLS = 1 << 18
 _BLOCKS_PER_CANDIDATE = 4
 
 
-def rounding_bound(Xq, sqnorm_max, n_features):
-    """Bound on ``|float32 GEMM squared distance - exact|`` per query (inputs rounded to
-    float32, a ``d``-term dot product and the norms accumulated in float32), generous."""
-    return 8.0 * (n_features + 2) * _EPS32 * (np.einsum("ij,ij->i", Xq, Xq) + sqnorm_max)
+def rounding_bound(q_sqnorm, sqnorm_max, n_features):
+    """Bound on ``|float32 GEMM squared distance - exact|`` per query, from the queries'
+    squared norms (inputs rounded to float32, a ``d``-term dot product and the norms
+    accumulated in float32), generous."""
+    return 8.0 * (n_features + 2) * _EPS32 * (q_sqnorm + sqnorm_max)
 
 
 def rerank_certified(X, Xq, I, valid, outside, k):
@@ -234,5 +235,6 @@ class Float32Search:
             valid &= I != np.arange(m)[:, None]
         outside = None
         if kk < n:
-            outside = last + np.einsum("ij,ij->i", Qc, Qc) - rounding_bound(Qc, self.sqnorm.max(), Qc.shape[1])
+            q_sqnorm = np.einsum("ij,ij->i", Qc, Qc)
+            outside = last + q_sqnorm - rounding_bound(q_sqnorm, self.sqnorm.max(), Qc.shape[1])
         return rerank_certified(self.X, Xq, I, valid, outside, k)
