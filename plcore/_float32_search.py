@@ -4,11 +4,12 @@ float64 re-rank it shares with ``"faiss_brute"``.
 ``"brute32"`` computes, for a tile of queries at a time, ``v_j = |x_j|^2 - 2 q.x_j`` for
 every training point in one float32 GEMM (the norms ride along as an extra column, the data
 centred on the training mean first so that float32 keeps more digits), and a compiled
-kernel (numba) keeps the ``k + EXTRA`` smallest ``v`` of each row: the row is cut into about
-``4 (k + EXTRA)`` blocks, the ``(k + EXTRA)``-th smallest block minimum bounds the answer
-from above, and only the blocks whose minimum is below that bound are scanned. The tile
-(about 1 MB) stays in cache between the GEMM and the selection, and no full ``(m, n)``
-matrix is ever held.
+kernel (numba) keeps the ``k + EXTRA`` smallest ``v`` of each row (:func:`_select_smallest`):
+about ``4 (k + EXTRA)`` interleaved blocks' minima by halving the row on order-preserving
+int32 keys, the ``(k + EXTRA)``-th smallest block minimum as an upper bound on the answer, and
+only the blocks within it scanned; every step branch-free where its outcome is
+data-dependent. The tile (about 1 MB) is selected right after its GEMM, and no full
+``(m, n)`` matrix is ever held.
 
 :func:`rerank_certified` then recomputes the candidates' squared distances in float64
 (directly, ``sum((q - x)^2)``), orders them by (distance, index) and keeps ``k``. A point
@@ -35,9 +36,10 @@ except ImportError:  # pragma: no cover - numba is a dependency
 #: extra float32 candidates per query, re-ranked in float64
 EXTRA = 8
 _EPS32 = float(np.finfo(np.float32).eps)
-#: float32 cells of one GEMM tile (1 MB: the tile stays in cache for the selection)
+#: float32 cells of one GEMM tile (1 MB, selected while still in cache)
 _TILE_CELLS = 1 << 18
-#: blocks per row, per candidate kept (measured: 2 / 4 / 8 cost 19 / 17 / 23 ms for 3000 x 5000, k = 32)
+#: blocks per row, per candidate kept (benchmarks/aknn.py's 3000 x 5000, kk = 32: the selection took 23 / 16 / 14 ms
+#: with 2 / 4 / 8, the whole predict 32 ms with 4 or 8, within the noise)
 _BLOCKS_PER_CANDIDATE = 4
 
 
@@ -84,26 +86,35 @@ def rerank_certified(X, Xq, I, valid, outside, k):
 
 @register_jitable
 def _kth_smallest(a, kth):
-    """The ``kth`` smallest (0-based) of ``a``, partly reordering ``a`` (quickselect)."""
+    """The ``kth`` smallest (0-based) of ``a``, reordering ``a``: quickselect with a
+    branch-free partition (the comparisons' outcomes are data-dependent, so branches on them
+    mispredict), pivot the median of three, elements equal to the pivot gathered after it."""
     lo, hi = 0, a.shape[0] - 1
     while lo < hi:
-        pivot = a[(lo + hi) // 2]
-        i, j = lo, hi
-        while i <= j:
-            while a[i] < pivot:
-                i += 1
-            while a[j] > pivot:
-                j -= 1
-            if i <= j:
-                a[i], a[j] = a[j], a[i]
-                i += 1
-                j -= 1
-        if kth <= j:
-            hi = j
-        elif kth >= i:
-            lo = i
-        else:
-            break
+        x, y, z = a[lo], a[(lo + hi) // 2], a[hi]
+        pivot = max(min(x, y), min(max(x, y), z))
+        store = lo
+        for i in range(lo, hi + 1):                # a[lo:store] < pivot
+            t = a[i]
+            s = a[store]
+            below = t < pivot
+            a[i] = s if below else t
+            a[store] = t if below else s
+            store += below
+        if kth < store:
+            hi = store - 1
+            continue
+        equal = store
+        for i in range(store, hi + 1):             # a[store:equal] == pivot (at least one)
+            t = a[i]
+            s = a[equal]
+            same = t == pivot
+            a[i] = s if same else t
+            a[equal] = t if same else s
+            equal += same
+        if kth < equal:
+            return pivot
+        lo = equal
     return a[kth]
 
 
@@ -137,52 +148,101 @@ def _rerank_rows(X, Xq, I, valid, out_sq, out_ind):
             out_ind[r, a] = idx[a] if dist[a] < np.inf else 0
 
 
-def _select_smallest(V, kk, out_ind, out_val):
-    """Per row of ``V`` (b, n): the ``kk`` smallest values and their columns, ascending.
+@register_jitable
+def _key(i):
+    """Order-preserving int32 key of a float32's bits (``a < b`` iff ``key(a) < key(b)``, NaN
+    aside; -0.0 sorts just below +0.0). Integer ``min`` loops vectorise where float ones do
+    not (numba's float ``min`` is a select without fast-math flags)."""
+    return i ^ ((i >> 31) & np.int32(0x7FFFFFFF))
 
-    The row is cut into ``n_blocks`` contiguous blocks. At least ``kk`` blocks have a
-    minimum at or below the ``kk``-th smallest block minimum, so that value bounds the
-    ``kk``-th smallest of the row from above, and only blocks whose minimum is within it
-    can hold one of the ``kk`` smallest: one vectorised pass over the row for the minima,
-    then a branch-free gather over about ``kk`` blocks.
+
+def block_shape(n, kk):
+    """``(levels, width)`` of the selection's blocks for rows of ``n`` values: blocks of
+    ``2**levels`` columns, about ``_BLOCKS_PER_CANDIDATE * kk`` of them (at least ``kk``), and
+    the tile width ``nb * 2**levels >= n`` (the columns past ``n`` hold ``+inf``)."""
+    levels = max(0, (n // (_BLOCKS_PER_CANDIDATE * kk)).bit_length() - 1)
+    n_blocks = -(-n // (1 << levels))
+    return levels, n_blocks << levels
+
+
+def _select_smallest(T, T_bits, n, levels, kk, out_ind, out_val):
+    """Per row of the tile ``T`` (b, w) float32 (``T_bits``: the same memory as int32; columns
+    from ``n`` on hold ``+inf``): the ``kk`` smallest of the first ``n`` values by (value,
+    column), ascending, and their columns.
+
+    Block ``c`` is the columns ``c, c + nb, c + 2 nb, ...`` (``nb = w >> levels``): halving the
+    row ``levels`` times (``min(a[:h], a[h:])``, on int32 keys so that it vectorises) leaves
+    the block minima. At least ``kk`` blocks have a minimum at or below the ``kk``-th smallest
+    block minimum, so that value bounds the ``kk``-th smallest of the row from above, and only
+    blocks whose minimum is within it can hold one of the ``kk`` smallest: a branch-free
+    gather over about ``kk`` blocks. The gathered columns (about ``kk + 4`` on the benchmark of
+    ``benchmarks/aknn.py``) are ranked by (value, column) with one vectorised count each, or,
+    when ties make them many, inserted into the sorted ``kk`` best.
     """
-    b, n = V.shape
-    n_blocks = min(n, _BLOCKS_PER_CANDIDATE * kk)
-    size = (n + n_blocks - 1) // n_blocks
-    n_blocks = (n + size - 1) // size
-    block_min = np.empty(n_blocks, V.dtype)
-    scratch = np.empty(n_blocks, V.dtype)
+    b, w = T.shape
+    n_blocks = w >> levels
+    half = np.empty(w, np.int32)
+    block_min = np.empty(n_blocks, np.int32)
+    qual = np.empty(n_blocks, np.int64)
     cand = np.empty(n, np.int64)
+    ranked = np.empty(n, np.int64)
     for r in range(b):
-        row = V[r]
-        for blk in range(n_blocks):
-            lo = blk * size
-            low = row[lo]
-            for j in range(lo + 1, min(lo + size, n)):
-                low = min(low, row[j])
-            block_min[blk] = low
-        scratch[:] = block_min
-        bound = _kth_smallest(scratch, kk - 1)
+        bits = T_bits[r]
+        if levels == 0:
+            for c in range(w):
+                half[c] = _key(bits[c])
+        else:
+            h = w >> 1
+            for c in range(h):
+                x = _key(bits[c])
+                y = _key(bits[c + h])
+                half[c] = x if x < y else y
+            for _ in range(1, levels):
+                h >>= 1
+                for c in range(h):
+                    x = half[c]
+                    y = half[c + h]
+                    half[c] = x if x < y else y
+        block_min[:] = half[:n_blocks]
+        bound = _kth_smallest(block_min, kk - 1)
+        n_qual = 0
+        for c in range(n_blocks):                          # the blocks within the bound
+            qual[n_qual] = c
+            n_qual += half[c] <= bound
         n_cand = 0
-        for blk in range(n_blocks):
-            if block_min[blk] <= bound:
-                for j in range(blk * size, min(blk * size + size, n)):
-                    cand[n_cand] = j
-                    n_cand += row[j] <= bound          # branch-free gather of the columns <= bound
+        for t in range(n_qual):
+            for j in range(qual[t], n, n_blocks):
+                cand[n_cand] = j
+                n_cand += _key(bits[j]) <= bound          # branch-free gather of the columns <= bound
         ind = out_ind[r]
         val = out_val[r]
+        if n_cand <= 4 * kk:
+            # rank by (key, column), branch-free and vectorised: O(n_cand^2), n_cand ~ kk
+            for a in range(n_cand):
+                j = cand[a]
+                ranked[a] = (np.int64(_key(bits[j])) << 32) | j
+            for a in range(n_cand):
+                this = ranked[a]
+                rank = 0
+                for other in range(n_cand):
+                    rank += ranked[other] < this
+                if rank < kk:
+                    ind[rank] = cand[a]
+                    val[rank] = T[r, cand[a]]
+            continue
+        row = T[r]                                         # many ties: insertion, O(n_cand kk)
         filled = 0
-        for a in range(n_cand):                        # insertion into the sorted kk best
+        for a in range(n_cand):
             j = cand[a]
             v = row[j]
             if filled < kk:
                 p = filled
                 filled += 1
-            elif v < val[kk - 1]:
+            elif v < val[kk - 1] or (v == val[kk - 1] and j < ind[kk - 1]):
                 p = kk - 1
             else:
                 continue
-            while p > 0 and val[p - 1] > v:
+            while p > 0 and (val[p - 1] > v or (val[p - 1] == v and ind[p - 1] > j)):
                 val[p] = val[p - 1]
                 ind[p] = ind[p - 1]
                 p -= 1
@@ -200,7 +260,7 @@ class Float32Search:
         self.sqnorm = np.einsum("ij,ij->i", Xc, Xc)
         # [x_c^T; |x_c|^2] so that [-2 q_c, 1] @ it = |x_c|^2 - 2 q_c.x_c in one GEMM
         self.XT_aug = np.ascontiguousarray(np.vstack([Xc.T, self.sqnorm[None, :]]), dtype=np.float32)
-        self._select = compiled(_select_smallest, fastmath=True)
+        self._select = compiled(_select_smallest)
 
     def candidates(self, Xq, kk):
         """``(I, last, Qc)``: the ``kk`` smallest float32 ``|x_c|^2 - 2 q_c.x_c`` per query
@@ -213,13 +273,15 @@ class Float32Search:
         Q_aug[:, -1] = 1.0
         I = np.empty((m, kk), dtype=np.int64)
         V = np.empty((m, kk), dtype=np.float32)
-        tile_rows = int(np.clip(_TILE_CELLS // max(n, 1), 8, 256))
-        tile = np.empty((min(tile_rows, m), n), dtype=np.float32)
+        levels, width = block_shape(n, kk)
+        tile_rows = int(np.clip(_TILE_CELLS // max(width, 1), 8, 256))
+        tile = np.empty((min(tile_rows, m), width), dtype=np.float32)
+        tile[:, n:] = np.inf
         for start in range(0, m, tile_rows):
             stop = min(start + tile_rows, m)
             out = tile[:stop - start]
-            np.matmul(Q_aug[start:stop], self.XT_aug, out=out)
-            self._select(out, kk, I[start:stop], V[start:stop])
+            np.matmul(Q_aug[start:stop], self.XT_aug, out=out[:, :n])
+            self._select(out, out.view(np.int32), n, levels, kk, I[start:stop], V[start:stop])
         return I, V[:, -1].astype(np.float64), Qc
 
     def kneighbors(self, Xq, k: int, self_query: bool = False):

@@ -109,11 +109,9 @@ def osqp_solution(res, what: str, *, accept=("solved", "solved inaccurate")) -> 
 _COMPILED: dict = {}
 
 
-def compiled(fn, *, jit: bool = True, fastmath: bool = False):
+def compiled(fn, *, jit: bool = True):
     """``fn`` compiled by ``numba.njit`` (nopython, ``nogil``; cached on disk where the package
     directory is writable), or ``fn`` itself when ``jit`` is false or numba cannot be imported.
-    ``fastmath`` lets LLVM reorder floating-point reductions (vectorised ``min`` loops); only for
-    kernels whose inputs are finite and whose result does not depend on the order.
     Numba's disk cache does not notice changes to helpers that ``fn`` calls from another module:
     keep a kernel and its ``register_jitable`` helpers in one module.
 
@@ -122,15 +120,14 @@ def compiled(fn, *, jit: bool = True, fastmath: bool = False):
     """
     if not jit:
         return fn
-    key = (fn, fastmath)
-    if key not in _COMPILED:
+    if fn not in _COMPILED:
         try:
             import numba
         except ImportError:  # pragma: no cover - numba is a dependency of plcore
-            _COMPILED[key] = fn
+            _COMPILED[fn] = fn
         else:
             try:
-                _COMPILED[key] = numba.njit(cache=True, nogil=True, fastmath=fastmath)(fn)
+                _COMPILED[fn] = numba.njit(cache=True, nogil=True)(fn)
             except RuntimeError:  # no writable cache location: compile per process
-                _COMPILED[key] = numba.njit(cache=False, nogil=True, fastmath=fastmath)(fn)
-    return _COMPILED[key]
+                _COMPILED[fn] = numba.njit(cache=False, nogil=True)(fn)
+    return _COMPILED[fn]

@@ -216,23 +216,32 @@ def test_brute32_is_independent_of_its_tiles(monkeypatch):
 
 @pytest.mark.parametrize("jit", [True, False])
 def test_select_smallest_equals_a_full_sort(jit):
-    """The blocked selection kernel (compiled, and as plain Python: the same code) against
-    ``np.sort``: the kk smallest values of each row, ascending, and columns holding them."""
-    from plcore._float32_search import _BLOCKS_PER_CANDIDATE, _select_smallest
+    """The blocked selection kernel (compiled, and as plain Python: the same code) against a
+    full sort: the kk smallest values of each row by (value, column), ascending, on tiles
+    padded with ``+inf`` as ``Float32Search`` pads them; with many ties and negative values."""
+    from plcore._float32_search import _select_smallest, block_shape
     from plcore.utils import compiled
 
     rng = np.random.default_rng(5)
-    select = compiled(_select_smallest, jit=jit, fastmath=True)
-    for n, kk in ((1, 1), (7, 7), (50, 3), (301, 17), (1000, 40)):
-        V = rng.integers(0, 40, size=(6, n)).astype(np.float32)  # many ties
+    select = compiled(_select_smallest, jit=jit)
+    sizes = ((1, 1), (7, 7), (50, 3), (301, 17), (1000, 40), (1000, 3), (777, 5))
+    for n, kk in sizes if jit else sizes[:5]:
+        levels, width = block_shape(n, kk)
+        assert width >= n and width % (1 << levels) == 0 and width >> levels >= min(n, 4 * kk)
+        V = rng.integers(-20, 20, size=(6, n)).astype(np.float32)  # many ties
         V[0] = rng.normal(size=n)
+        V[1, ::3] = -0.0
+        T = np.full((6, width), np.inf, dtype=np.float32)
+        T[:, :n] = V
         ind = np.empty((6, kk), dtype=np.int64)
         val = np.empty((6, kk), dtype=np.float32)
-        select(V, kk, ind, val)
-        np.testing.assert_array_equal(val, np.sort(V, axis=1)[:, :kk])
+        select(T, T.view(np.int32), n, levels, kk, ind, val)
+        order = np.lexsort((np.broadcast_to(np.arange(n), V.shape), V), axis=1)[:, :kk]
+        np.testing.assert_array_equal(val, np.take_along_axis(V, order, 1))
+        rows = [0, 2, 3, 4, 5]                            # no -0.0 / +0.0 ties: columns as the sort
+        np.testing.assert_array_equal(ind[rows], order[rows])
         np.testing.assert_array_equal(np.take_along_axis(V, ind, 1), val)
         assert all(len(set(r)) == kk for r in ind)
-    assert _BLOCKS_PER_CANDIDATE >= 2
 
 
 def test_kth_smallest_equals_sort():

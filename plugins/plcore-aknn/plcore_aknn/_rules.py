@@ -266,57 +266,58 @@ def multiclass_rule_neighbours(S, indices, n_train, c, delta):
 
 def _aknn_kernel(S, indices, deltas, pred, k_used):
     """Per query: Algorithm 1 + Appendix D.3 exactly as :func:`aknn_rule` (same arithmetic,
-    same ties), stopping at the first ``k`` where one label remains."""
+    same ties), stopping at the first ``k`` where one label remains. Only the potential
+    labels (kept in index order) are counted: a dropped label never matters again."""
     m, K = indices.shape
     q = S.shape[1]
     run = np.zeros(q, np.int64)
-    alive = np.zeros(q, np.bool_)
+    alive = np.empty(q, np.int64)             # the potential labels, ascending
     best = np.empty(q)
     f = np.empty(q)
     for i in range(m):
-        run[:] = 0
-        alive[:] = True
-        best[:] = -np.inf
+        n_alive = q
+        for lab in range(q):
+            alive[lab] = lab
+            run[lab] = 0
+            best[lab] = -np.inf
         pred[i] = -1
         for j in range(K):
             k = j + 1
             row = S[indices[i, j]]
             m1 = -np.inf
             m2 = -np.inf
-            for lab in range(q):
+            for a in range(n_alive):
+                lab = alive[a]
                 run[lab] += row[lab]
                 f[lab] = run[lab] / k
-                if alive[lab]:
-                    if f[lab] > m1:
-                        m2 = m1
-                        m1 = f[lab]
-                    elif f[lab] > m2:
-                        m2 = f[lab]
+                if f[lab] > m1:
+                    m2 = m1
+                    m1 = f[lab]
+                elif f[lab] > m2:
+                    m2 = f[lab]
             if q == 1:
                 m2 = m1
             root = np.sqrt(k)
-            n_alive = 0
-            last = -1
-            for lab in range(q):
-                if alive[lab]:
-                    gap = root * (f[lab] - m2)
-                    if gap > best[lab]:
-                        best[lab] = gap
-                    if m1 - f[lab] > deltas[j]:
-                        alive[lab] = False
-                    else:
-                        n_alive += 1
-                        if last < 0:
-                            last = lab
+            kept = 0
+            for a in range(n_alive):
+                lab = alive[a]
+                gap = root * (f[lab] - m2)
+                if gap > best[lab]:
+                    best[lab] = gap
+                if not m1 - f[lab] > deltas[j]:
+                    alive[kept] = lab
+                    kept += 1
+            n_alive = kept
             if n_alive == 1:
-                pred[i] = last
+                pred[i] = alive[0]
                 k_used[i] = k
                 break
         if pred[i] < 0:
             top = -np.inf
             arg = 0
-            for lab in range(q):
-                if alive[lab] and best[lab] > top:
+            for a in range(n_alive):
+                lab = alive[a]
+                if best[lab] > top:
                     top = best[lab]
                     arg = lab
             pred[i] = arg
