@@ -5,7 +5,7 @@ float64 re-rank it shares with ``"faiss_brute"``.
 every training point in one float32 GEMM (the norms ride along as an extra column, the data
 centred on the training mean first so that float32 keeps more digits), and a compiled
 kernel (numba) keeps the ``k + EXTRA`` smallest ``v`` of each row (:func:`_select_smallest`):
-about ``4 (k + EXTRA)`` interleaved blocks' minima by halving the row on order-preserving
+about ``sqrt(n (k + EXTRA)) / 2`` interleaved blocks' minima by halving the row on order-preserving
 int32 keys, the ``(k + EXTRA)``-th smallest block minimum as an upper bound on the answer, and
 only the blocks within it scanned; every step branch-free where its outcome is
 data-dependent. The tile (about 1 MB) is selected right after its GEMM, and no full
@@ -23,6 +23,8 @@ brute force.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from plcore.utils import compiled
@@ -38,9 +40,6 @@ EXTRA = 8
 _EPS32 = float(np.finfo(np.float32).eps)
 #: float32 cells of one GEMM tile (1 MB, selected while still in cache)
 _TILE_CELLS = 1 << 18
-#: blocks per row, per candidate kept (benchmarks/aknn.py's 3000 x 5000, kk = 32: the selection took 23 / 16 / 14 ms
-#: with 2 / 4 / 8, the whole predict 32 ms with 4 or 8, within the noise)
-_BLOCKS_PER_CANDIDATE = 4
 
 
 def rounding_bound(q_sqnorm, sqnorm_max, n_features):
@@ -157,10 +156,12 @@ def _key(i):
 
 
 def block_shape(n, kk):
-    """``(levels, width)`` of the selection's blocks for rows of ``n`` values: blocks of
-    ``2**levels`` columns, about ``_BLOCKS_PER_CANDIDATE * kk`` of them (at least ``kk``), and
-    the tile width ``nb * 2**levels >= n`` (the columns past ``n`` hold ``+inf``)."""
-    levels = max(0, (n // (_BLOCKS_PER_CANDIDATE * kk)).bit_length() - 1)
+    """``(levels, width)`` of the selection's blocks for rows of ``n`` values and ``kk`` kept:
+    blocks of ``2**levels`` columns, about ``sqrt(n kk) / 2`` of them and at least ``kk`` (the
+    bound's quickselect costs O(blocks), the gather O(kk n / blocks)), and the tile width
+    ``blocks * 2**levels >= n`` (the columns past ``n`` hold ``+inf``)."""
+    most = max(0, (n // kk).bit_length() - 1)                  # 2**most <= n / kk
+    levels = min(most, max(0, int(round(0.5 * math.log2(n / kk) + 0.5))))
     n_blocks = -(-n // (1 << levels))
     return levels, n_blocks << levels
 

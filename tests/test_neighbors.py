@@ -227,7 +227,7 @@ def test_select_smallest_equals_a_full_sort(jit):
     sizes = ((1, 1), (7, 7), (50, 3), (301, 17), (1000, 40), (1000, 3), (777, 5))
     for n, kk in sizes if jit else sizes[:5]:
         levels, width = block_shape(n, kk)
-        assert width >= n and width % (1 << levels) == 0 and width >> levels >= min(n, 4 * kk)
+        assert width >= n and width % (1 << levels) == 0 and width >> levels >= kk
         V = rng.integers(-20, 20, size=(6, n)).astype(np.float32)  # many ties
         V[0] = rng.normal(size=n)
         V[1, ::3] = -0.0
