@@ -28,28 +28,29 @@ on a shared 2-core machine, so single cells are noisy; a selection of its 48 row
 ======  ===  =====  =======  =======  =========  ===========  ===========
 n       d    brute  brute32  kd_tree  ball_tree  faiss_brute  fastest
 ======  ===  =====  =======  =======  =========  ===========  ===========
-1000    2    0.006  0.004    0.003    0.005      0.009        kd_tree
-1000    3    0.006  0.004    0.004    0.007      0.009        brute32
-1000    20   0.010  0.006    0.029    0.026      0.017        brute32
-10000   4    0.054  0.018    0.016    0.027      0.061        kd_tree
-10000   5    0.038  0.014    0.017    0.036      0.053        brute32
-10000   15   0.041  0.018    0.060    0.091      0.092        brute32
-10000   100  0.089  0.057    0.574    1.113      0.056        tie
-30000   5    0.109  0.037    0.027    0.085      0.226        kd_tree
-30000   8    0.114  0.044    0.054    0.111      0.312        brute32
-30000   20   0.172  0.086    0.315    0.370      0.321        brute32
-30000   100  0.371  0.236    1.455    4.597      0.136        faiss_brute
-100000  5    0.402  0.171    0.150    0.486      0.631        kd_tree
-100000  8    0.421  0.133    0.364    0.753      0.554        brute32
-100000  15   0.396  0.208    0.874    1.720      0.736        brute32
-100000  50   0.571  0.524    2.424    6.879      1.732        brute32
-100000  200  1.410  2.513    7.241    20.16      0.621        faiss_brute
+1000    2    0.008  0.003    0.004    0.006      0.014        brute32
+1000    20   0.009  0.004    0.029    0.024      0.016        brute32
+10000   3    0.051  0.009    0.008    0.014      0.048        kd_tree
+10000   4    0.046  0.009    0.010    0.022      0.048        brute32
+10000   15   0.044  0.013    0.054    0.120      0.073        brute32
+10000   100  0.087  0.047    0.529    0.684      0.044        faiss_brute
+30000   3    0.093  0.022    0.014    0.050      0.156        kd_tree
+30000   4    0.103  0.030    0.030    0.069      0.145        tie
+30000   5    0.102  0.034    0.046    0.085      0.150        brute32
+30000   20   0.115  0.039    0.156    0.275      0.164        brute32
+30000   100  0.246  0.206    1.223    3.974      0.137        faiss_brute
+100000  3    0.326  0.069    0.048    0.119      0.558        kd_tree
+100000  4    0.403  0.093    0.110    0.160      0.457        brute32
+100000  8    0.335  0.078    0.181    0.458      0.542        brute32
+100000  15   0.508  0.216    0.832    1.570      0.668        brute32
+100000  50   0.668  0.564    3.087    7.774      1.932        brute32
+100000  200  1.368  2.045    7.858    19.538     0.659        faiss_brute
 ======  ===  =====  =======  =======  =========  ===========  ===========
 
 * Euclidean metric, ``n >= 5000`` (numba installed): ``"faiss_brute"`` when ``d >= 64`` and
-  ``n >= 10000``; a KD-tree when ``d <= 2``, ``d <= 4`` with ``n >= 5000`` or ``d <= 5`` with
-  ``n >= 30000``; otherwise ``"brute32"`` (1.1-3x scikit-learn's brute force in the table; the
-  gain shrinks at large n and d, where the GEMM dominates).
+  ``n >= 10000``; a KD-tree when ``d <= 3``; otherwise ``"brute32"`` (1.2-4.3x scikit-learn's
+  brute force where the rule picks it in the table, n >= 10000 and 4 <= d <= 50; the gain
+  shrinks at large n and d, where the GEMM dominates).
 * ``n < 5000`` (or no numba): a KD-tree when ``d <= 4``, scikit-learn's brute force otherwise
   (loading numba costs ~0.5 s once per process, more than such searches save: brute32 is
   faster from n = 1000 in the table, but with the threshold at 2000 the 2-iteration CENDA fit
@@ -60,9 +61,12 @@ n       d    brute  brute32  kd_tree  ball_tree  faiss_brute  fastest
 * other metrics: scikit-learn's own ``"auto"`` choice (delegated unchanged).
 
 ``"brute32"`` was written after the A-kNN predict figure of docs/performance.md had been
-seen (that figure's goal was not met with scikit-learn's search); its one tuned constant,
-the blocks per candidate of the selection (4; 2 and 8 were slower), was measured on that
-benchmark's data (3000 x 5000, d = 20). The rule's crossovers come from the mixtures above.
+seen (that figure's goal was not met with scikit-learn's search), and its selection kernel
+was made faster after the next figures (20.0x and 17.7x against a goal of 20x) had been seen:
+its constants were measured on that benchmark's data (3000 x 5000, d = 20) and on the
+mixtures above (the number of blocks, ``sqrt(n kk) / 2``, at n = 5000-100000). The table and
+the rule's crossovers were measured again after that change (``benchmarks/neighbors.py
+--full`` at the commit that set ``KD_TREE_OVER_BRUTE32 = ((3, 0),)``).
 
 Ties and self-exclusion
 -----------------------
@@ -128,7 +132,7 @@ EXACT_ALGORITHMS = ("brute", "brute32", "kd_tree", "ball_tree", "faiss_brute")
 #: brute force or a KD-tree (loading numba costs ~0.5 s once per process; see the module docstring)
 BRUTE32_MIN_N = 5000
 #: where a KD-tree beats ``"brute32"``: ``(d_max, n_min)`` pairs, any one suffices
-KD_TREE_OVER_BRUTE32 = ((2, 0), (4, 5000), (5, 30000))
+KD_TREE_OVER_BRUTE32 = ((3, 0),)
 #: where a KD-tree beats scikit-learn's brute force (without ``"brute32"``)
 KD_TREE_MAX_DIM = 4
 KD_TREE_MAX_DIM_LARGE = 8

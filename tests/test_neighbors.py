@@ -77,8 +77,8 @@ def test_rule():
     assert choose_algorithm(1000, 2) == "kd_tree"
     assert choose_algorithm(1000, 8) == "brute"
     assert choose_algorithm(2000, 12) == "brute"          # numba's load time not worth it yet
-    assert choose_algorithm(5000, 2) == choose_algorithm(5000, 4) == choose_algorithm(30000, 5) == "kd_tree"
-    assert choose_algorithm(5000, 12) == choose_algorithm(10000, 5) == choose_algorithm(50000, 8) == "brute32"
+    assert choose_algorithm(5000, 2) == choose_algorithm(100000, 3) == "kd_tree"
+    assert choose_algorithm(5000, 4) == choose_algorithm(30000, 5) == choose_algorithm(50000, 8) == "brute32"
     assert choose_algorithm(50000, 15) == "brute32"    # scikit-learn would pick a KD-tree
     assert NeighborIndex(_data(100, 20)).algorithm_ == "brute"
     assert NeighborIndex(_data(5000, 20)).algorithm_ == "brute32"
@@ -250,11 +250,12 @@ def test_kth_smallest_equals_sort():
 
     rng = np.random.default_rng(6)
     kth = compiled(_kth_smallest)
-    for _ in range(300):
+    for i in range(400):
         n = int(rng.integers(1, 60))
-        a = rng.integers(0, 6, size=n).astype(np.float32) if rng.random() < 0.5 else rng.normal(size=n)
-        i = int(rng.integers(0, n))
-        assert kth(a.copy(), i) == _kth_smallest(a.copy(), i) == np.sort(a)[i]
+        a = (rng.integers(0, 6, size=n).astype(np.float32), rng.normal(size=n),
+             rng.integers(-2**31, 2**31 - 1, size=n, dtype=np.int32), rng.integers(-2, 2, size=n, dtype=np.int32))[i % 4]
+        j = int(rng.integers(0, n))
+        assert kth(a.copy(), j) == _kth_smallest(a.copy(), j) == np.sort(a)[j]
 
 
 def test_rerank_orders_by_distance_then_index():
