@@ -64,9 +64,9 @@ n       d    brute  brute32  kd_tree  ball_tree  faiss_brute  fastest
 seen (that figure's goal was not met with scikit-learn's search), and its selection kernel
 was made faster after the next figures (20.0x and 17.7x against a goal of 20x) had been seen:
 its constants were measured on that benchmark's data (3000 x 5000, d = 20) and on the
-mixtures above (the number of blocks, ``sqrt(n kk) / 2``, at n = 5000-100000). The table and
-the rule's crossovers were measured again after that change (``benchmarks/neighbors.py
---full`` at the commit that set ``KD_TREE_OVER_BRUTE32 = ((3, 0),)``).
+mixtures above (the number of blocks, ``sqrt(n kk) / 2``, at n = 5000-100000). The table was
+measured again after that change (``benchmarks/neighbors.py --full`` at commit ``b629a9d``),
+and the rule's crossovers set from it.
 
 Ties and self-exclusion
 -----------------------
