@@ -6,7 +6,7 @@ every training point in one float32 GEMM (the norms ride along as an extra colum
 centred on the training mean first so that float32 keeps more digits), and a compiled
 kernel (numba) keeps the ``k + EXTRA`` smallest ``v`` of each row (:func:`_select_smallest`):
 about ``sqrt(n (k + EXTRA)) / 2`` interleaved blocks' minima by halving the row on order-preserving
-int32 keys, the ``(k + EXTRA)``-th smallest block minimum as an upper bound on the answer, and
+int32 keys, a value with ``k + EXTRA`` block minima below it as an upper bound on the answer, and
 only the blocks within it scanned; every step branch-free where its outcome is
 data-dependent. The tile (about 1 MB) is selected right after its GEMM, and no full
 ``(m, n)`` matrix is ever held.
@@ -166,6 +166,46 @@ def block_shape(n, kk):
     return levels, n_blocks << levels
 
 
+#: bisection steps of the selection's bound (:func:`_block_bound`)
+_BISECTIONS = 10
+
+
+@register_jitable
+def _block_bound(half, n_blocks, kk, block_min, block_bits, block_vals, one_bits, one_val):
+    """A key ``bound`` with at least ``kk`` of the block minima ``half[:n_blocks]`` (int32 keys)
+    at or below it, at most ``(max - min) / 2**_BISECTIONS`` (in value) above the ``kk``-th
+    smallest: bisection on the float32 values, each step one vectorised count (a quickselect's
+    swaps cost more, and any bound with ``kk`` minima below it is correct). Non-finite minima
+    (overflow): the exact ``kk``-th smallest by quickselect."""
+    low_key = half[0]
+    high_key = half[0]
+    for c in range(n_blocks):
+        x = half[c]
+        block_bits[c] = _key(x)                    # the key is its own inverse: float32 bits
+        low_key = x if x < low_key else low_key
+        high_key = x if x > high_key else high_key
+    one_bits[0] = _key(low_key)
+    low = one_val[0]
+    one_bits[0] = _key(high_key)
+    high = one_val[0]
+    if not (np.isfinite(low) and np.isfinite(high)):
+        block_min[:] = half[:n_blocks]
+        return _kth_smallest(block_min, kk - 1)
+    for _ in range(_BISECTIONS):                   # count(minima <= high) >= kk throughout
+        mid = np.float32(0.5 * (np.float64(low) + np.float64(high)))
+        if not (low < mid < high):
+            break
+        count = 0
+        for c in range(n_blocks):
+            count += block_vals[c] <= mid
+        if count >= kk:
+            high = mid
+        else:
+            low = mid
+    one_val[0] = high
+    return _key(one_bits[0])
+
+
 def _select_smallest(T, T_bits, n, levels, kk, out_ind, out_val):
     """Per row of the tile ``T`` (b, w) float32 (``T_bits``: the same memory as int32; columns
     from ``n`` on hold ``+inf``): the ``kk`` smallest of the first ``n`` values by (value,
@@ -173,10 +213,10 @@ def _select_smallest(T, T_bits, n, levels, kk, out_ind, out_val):
 
     Block ``c`` is the columns ``c, c + nb, c + 2 nb, ...`` (``nb = w >> levels``): halving the
     row ``levels`` times (``min(a[:h], a[h:])``, on int32 keys so that it vectorises) leaves
-    the block minima. At least ``kk`` blocks have a minimum at or below the ``kk``-th smallest
-    block minimum, so that value bounds the ``kk``-th smallest of the row from above, and only
-    blocks whose minimum is within it can hold one of the ``kk`` smallest: a branch-free
-    gather over about ``kk`` blocks. The gathered columns (about ``kk + 4`` on the benchmark of
+    the block minima. A value with at least ``kk`` block minima at or below it (just above the
+    ``kk``-th smallest, :func:`_block_bound`) bounds the ``kk``-th smallest of the row from
+    above, and only blocks whose minimum is within it can hold one of the ``kk`` smallest: a
+    branch-free gather over about ``kk`` blocks. The gathered columns (about ``kk + 4`` on the benchmark of
     ``benchmarks/aknn.py``) are ranked by (value, column) with one vectorised count each, or,
     when ties make them many, inserted into the sorted ``kk`` best.
     """
@@ -184,6 +224,10 @@ def _select_smallest(T, T_bits, n, levels, kk, out_ind, out_val):
     n_blocks = w >> levels
     half = np.empty(w, np.int32)
     block_min = np.empty(n_blocks, np.int32)
+    block_bits = np.empty(n_blocks, np.int32)
+    block_vals = block_bits.view(np.float32)
+    one_bits = np.empty(1, np.int32)
+    one_val = one_bits.view(np.float32)
     qual = np.empty(n_blocks, np.int64)
     cand = np.empty(n, np.int64)
     ranked = np.empty(n, np.int64)
@@ -204,8 +248,7 @@ def _select_smallest(T, T_bits, n, levels, kk, out_ind, out_val):
                     x = half[c]
                     y = half[c + h]
                     half[c] = x if x < y else y
-        block_min[:] = half[:n_blocks]
-        bound = _kth_smallest(block_min, kk - 1)
+        bound = _block_bound(half, n_blocks, kk, block_min, block_bits, block_vals, one_bits, one_val)
         n_qual = 0
         for c in range(n_blocks):                          # the blocks within the bound
             qual[n_qual] = c

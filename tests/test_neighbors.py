@@ -218,7 +218,8 @@ def test_brute32_is_independent_of_its_tiles(monkeypatch):
 def test_select_smallest_equals_a_full_sort(jit):
     """The blocked selection kernel (compiled, and as plain Python: the same code) against a
     full sort: the kk smallest values of each row by (value, column), ascending, on tiles
-    padded with ``+inf`` as ``Float32Search`` pads them; with many ties and negative values."""
+    padded with ``+inf`` as ``Float32Search`` pads them; with many ties, negative values and
+    infinities (the bisected bound and its quickselect fallback)."""
     from plcore._float32_search import _select_smallest, block_shape
     from plcore.utils import compiled
 
@@ -231,6 +232,8 @@ def test_select_smallest_equals_a_full_sort(jit):
         V = rng.integers(-20, 20, size=(6, n)).astype(np.float32)  # many ties
         V[0] = rng.normal(size=n)
         V[1, ::3] = -0.0
+        V[3, ::2] = np.inf                                # overflowed values: the exact bound's path
+        V[4, n // 2] = -np.inf
         T = np.full((6, width), np.inf, dtype=np.float32)
         T[:, :n] = V
         ind = np.empty((6, kk), dtype=np.int64)
