@@ -28,29 +28,32 @@ on a shared 2-core machine, so single cells are noisy; a selection of its 48 row
 ======  ===  =====  =======  =======  =========  ===========  ===========
 n       d    brute  brute32  kd_tree  ball_tree  faiss_brute  fastest
 ======  ===  =====  =======  =======  =========  ===========  ===========
-1000    2    0.008  0.003    0.004    0.006      0.014        brute32
-1000    20   0.009  0.004    0.029    0.024      0.016        brute32
-10000   3    0.051  0.009    0.008    0.014      0.048        kd_tree
-10000   4    0.046  0.009    0.010    0.022      0.048        brute32
-10000   15   0.044  0.013    0.054    0.120      0.073        brute32
-10000   100  0.087  0.047    0.529    0.684      0.044        faiss_brute
-30000   3    0.093  0.022    0.014    0.050      0.156        kd_tree
-30000   4    0.103  0.030    0.030    0.069      0.145        tie
-30000   5    0.102  0.034    0.046    0.085      0.150        brute32
-30000   20   0.115  0.039    0.156    0.275      0.164        brute32
-30000   100  0.246  0.206    1.223    3.974      0.137        faiss_brute
-100000  3    0.326  0.069    0.048    0.119      0.558        kd_tree
-100000  4    0.403  0.093    0.110    0.160      0.457        brute32
-100000  8    0.335  0.078    0.181    0.458      0.542        brute32
-100000  15   0.508  0.216    0.832    1.570      0.668        brute32
-100000  50   0.668  0.564    3.087    7.774      1.932        brute32
-100000  200  1.368  2.045    7.858    19.538     0.659        faiss_brute
+1000    2    0.007  0.002    0.004    0.006      0.011        brute32
+1000    20   0.007  0.002    0.018    0.017      0.010        brute32
+10000   3    0.033  0.008    0.007    0.015      0.059        kd_tree
+10000   4    0.033  0.009    0.013    0.030      0.048        brute32
+10000   15   0.037  0.012    0.053    0.091      0.066        brute32
+10000   100  0.079  0.041    0.407    0.597      0.040        tie
+30000   3    0.089  0.019    0.012    0.036      0.135        kd_tree
+30000   4    0.094  0.021    0.020    0.064      0.133        tie
+30000   5    0.094  0.022    0.024    0.070      0.137        brute32
+30000   20   0.126  0.039    0.144    0.241      0.174        brute32
+30000   100  0.228  0.178    1.186    3.737      0.124        faiss_brute
+100000  3    0.302  0.059    0.040    0.067      0.481        kd_tree
+100000  4    0.314  0.059    0.049    0.129      0.459        kd_tree
+100000  5    0.305  0.064    0.063    0.177      0.531        tie
+100000  8    0.391  0.102    0.447    1.195      0.572        brute32
+100000  15   0.357  0.113    0.723    1.190      0.644        brute32
+100000  50   0.593  0.468    2.177    6.247      1.563        brute32
+100000  200  1.296  1.439    5.871    16.317     0.695        faiss_brute
 ======  ===  =====  =======  =======  =========  ===========  ===========
 
 * Euclidean metric, ``n >= 5000`` (numba installed): ``"faiss_brute"`` when ``d >= 64`` and
-  ``n >= 10000``; a KD-tree when ``d <= 3``; otherwise ``"brute32"`` (1.2-4.3x scikit-learn's
-  brute force where the rule picks it in the table, n >= 10000 and 4 <= d <= 50; the gain
-  shrinks at large n and d, where the GEMM dominates).
+  ``n >= 10000``; a KD-tree when ``d <= 3``; otherwise ``"brute32"`` (1.3-5.3x scikit-learn's
+  brute force where the rule picks it in the full table, n >= 10000 and 4 <= d <= 50; the gain
+  shrinks at large n and d, where the GEMM dominates). At d = 4-5 the KD-tree and
+  ``"brute32"`` are within the run-to-run noise of each other (at n = 100k, d = 4 the KD-tree
+  was 1.2x faster in this run and 1.2x slower in the run before).
 * ``n < 5000`` (or no numba): a KD-tree when ``d <= 4``, scikit-learn's brute force otherwise
   (loading numba costs ~0.5 s once per process, more than such searches save: brute32 is
   faster from n = 1000 in the table, but with the threshold at 2000 the 2-iteration CENDA fit
@@ -65,8 +68,8 @@ seen (that figure's goal was not met with scikit-learn's search), and its select
 was made faster after the next figures (20.0x and 17.7x against a goal of 20x) had been seen:
 its constants were measured on that benchmark's data (3000 x 5000, d = 20) and on the
 mixtures above (the number of blocks, ``sqrt(n kk) / 2``, at n = 5000-100000). The table was
-measured again after that change (``benchmarks/neighbors.py --full`` at commit ``b629a9d``),
-and the rule's crossovers set from it.
+measured again after that change (``benchmarks/neighbors.py --full`` at commit ``9200dfd``;
+the crossovers were set from the same command at ``b629a9d`` and hold in both runs).
 
 Ties and self-exclusion
 -----------------------
