@@ -112,7 +112,7 @@ def table_rows(quick: bool = True) -> list[dict]:
     25 iterations-per-2. (A power law fitted at 5k-10k, where the linear parts still weigh,
     gave 7 min: an underestimate.) Not quick: 2 iterations
     measured at m = 100000, times 25 (still an extrapolation over iterations; a full
-    50-iteration run is ``python benchmarks/cenda.py --sizes 100000 --iters 50 --dense-max 0``).
+    50-iteration run is ``python benchmarks/cenda.py --sizes 100000 --big 0 --iters 50 --dense-max 0``).
     """
     iters = 2
     if quick:
@@ -134,9 +134,12 @@ def table_rows(quick: bool = True) -> list[dict]:
         "ratio": float(minutes),
         "goal": "<= 10 min",
         "met": bool(minutes <= 10),
-        "note": ("documented reason: exact brute-force kNN is ~95% of an iteration and O(m^2 d'); at d' ~ 18 "
-                 "no tree or box bound prunes (measured: ball bounds skip 0 of 128 leaves at m=20000) and faiss's "
-                 "float32 brute force was 1.3x, so exact search cannot reach 10 min on this machine; "
+        "note": ("recorded: a full 50-iteration fit at m=100k took 12.2 min (732 s, d'=15; commit 534c227, "
+                 "this script's --child plcore 100000 --iters 50, 1 thread); the m^2 extrapolation overestimates. "
+                 "Documented reason: the exact all-pairs kNN (brute32, ~11-14 s of the 14.6 s per iteration "
+                 "at m=100k) is O(m^2 d'), and its "
+                 "float32 GEMM alone ~2/3 of the search; at d' ~ 15-18 no tree or box bound prunes (measured: ball "
+                 "bounds skip 0 of 128 leaves at m=20000), so exact search stays above 10 min on this machine; "
                  "anchor ~60 min (210 s/iteration, KD-tree)"),
     }, {
         "method": "CENDA vs in-repo dense literal version",
@@ -178,6 +181,8 @@ def main():
 
             same = Pa.shape == Pb.shape and float(np.max(sla.subspace_angles(Pa, Pb))) < 1e-6
             rows.append((m, pl, de["time"], de["peak_mb"], "measured", "yes" if same else "NO"))
+        elif len(dense_meas) < 2:
+            rows.append((m, pl, float("nan"), float("nan"), "not run (no two dense sizes to extrapolate from)", "-"))
         else:
             (m1, t1, p1), (m2, t2, p2) = dense_meas[-2], dense_meas[-1]
             t_ex, pt = power_law((m1, m2), (t1, t2), m)
