@@ -5,8 +5,8 @@ float64 re-rank it shares with ``"faiss_brute"``.
 every training point in one float32 GEMM (the norms ride along as an extra column, the data
 centred on the training mean first so that float32 keeps more digits), and a compiled
 kernel (numba) keeps the ``k + EXTRA`` smallest ``v`` of each row (:func:`_select_smallest`):
-about ``sqrt(n (k + EXTRA)) / 2`` interleaved blocks' minima by halving the row on order-preserving
-int32 keys, a value with ``k + EXTRA`` block minima below it as an upper bound on the answer, and
+about ``sqrt(n (k + EXTRA) / 2)`` interleaved blocks' minima by halving the row on order-preserving
+int32 keys, a value with ``k + EXTRA`` block minima at or below it as an upper bound on the answer, and
 only the blocks within it scanned; every step branch-free where its outcome is
 data-dependent. The tile (about 1 MB) is selected right after its GEMM, and no full
 ``(m, n)`` matrix is ever held.
@@ -157,8 +157,8 @@ def _key(i):
 
 def block_shape(n, kk):
     """``(levels, width)`` of the selection's blocks for rows of ``n`` values and ``kk`` kept:
-    blocks of ``2**levels`` columns, about ``sqrt(n kk) / 2`` of them and at least ``kk`` (the
-    bound's quickselect costs O(blocks), the gather O(kk n / blocks)), and the tile width
+    blocks of ``2**levels`` columns, about ``sqrt(n kk / 2)`` of them and at least ``kk`` (the
+    bound costs O(blocks), the gather O(kk n / blocks)), and the tile width
     ``blocks * 2**levels >= n`` (the columns past ``n`` hold ``+inf``)."""
     most = max(0, (n // kk).bit_length() - 1)                  # 2**most <= n / kk
     levels = min(most, max(0, int(round(0.5 * math.log2(n / kk) + 0.5))))
@@ -171,45 +171,48 @@ _BISECTIONS = 10
 
 
 @register_jitable
-def _block_bound(half, n_blocks, kk, block_min, block_bits, block_vals, one_bits, one_val):
+def _block_bound(half, n_blocks, kk, block_min, one_bits, one_val):
     """A key ``bound`` with at least ``kk`` of the block minima ``half[:n_blocks]`` (int32 keys)
     at or below it, at most ``(max - min) / 2**_BISECTIONS`` (in value) above the ``kk``-th
-    smallest: bisection on the float32 values, each step one vectorised count (a quickselect's
-    swaps cost more, and any bound with ``kk`` minima below it is correct). Non-finite minima
-    (overflow): the exact ``kk``-th smallest by quickselect."""
+    smallest: bisection on the float32 values, each step one vectorised count of the keys at or
+    below the midpoint's key (a quickselect's swaps cost more, and any bound with ``kk`` minima
+    at or below it is correct; counting keys, not floats, keeps -0.0 and +0.0 apart as the
+    gather does). Non-finite minima (overflow): the exact ``kk``-th smallest by quickselect."""
     low_key = half[0]
     high_key = half[0]
     for c in range(n_blocks):
         x = half[c]
-        block_bits[c] = _key(x)                    # the key is its own inverse: float32 bits
         low_key = x if x < low_key else low_key
         high_key = x if x > high_key else high_key
-    one_bits[0] = _key(low_key)
+    one_bits[0] = _key(low_key)                    # the key is its own inverse: float32 bits
     low = one_val[0]
     one_bits[0] = _key(high_key)
     high = one_val[0]
     if not (np.isfinite(low) and np.isfinite(high)):
         block_min[:] = half[:n_blocks]
         return _kth_smallest(block_min, kk - 1)
-    for _ in range(_BISECTIONS):                   # count(minima <= high) >= kk throughout
+    bound = high_key                               # count(minima <= bound) >= kk throughout
+    for _ in range(_BISECTIONS):
         mid = np.float32(0.5 * (np.float64(low) + np.float64(high)))
         if not (low < mid < high):
             break
+        one_val[0] = mid
+        mid_key = _key(one_bits[0])
         count = 0
         for c in range(n_blocks):
-            count += block_vals[c] <= mid
+            count += half[c] <= mid_key
         if count >= kk:
             high = mid
+            bound = mid_key
         else:
             low = mid
-    one_val[0] = high
-    return _key(one_bits[0])
+    return bound
 
 
 def _select_smallest(T, T_bits, n, levels, kk, out_ind, out_val):
     """Per row of the tile ``T`` (b, w) float32 (``T_bits``: the same memory as int32; columns
-    from ``n`` on hold ``+inf``): the ``kk`` smallest of the first ``n`` values by (value,
-    column), ascending, and their columns.
+    from ``n`` on hold ``+inf``): the ``kk`` smallest of the first ``n`` values by (key,
+    column), ascending (value order, -0.0 before +0.0, ties by column), and their columns.
 
     Block ``c`` is the columns ``c, c + nb, c + 2 nb, ...`` (``nb = w >> levels``): halving the
     row ``levels`` times (``min(a[:h], a[h:])``, on int32 keys so that it vectorises) leaves
@@ -217,15 +220,13 @@ def _select_smallest(T, T_bits, n, levels, kk, out_ind, out_val):
     ``kk``-th smallest, :func:`_block_bound`) bounds the ``kk``-th smallest of the row from
     above, and only blocks whose minimum is within it can hold one of the ``kk`` smallest: a
     branch-free gather over about ``kk`` blocks. The gathered columns (about ``kk + 4`` on the benchmark of
-    ``benchmarks/aknn.py``) are ranked by (value, column) with one vectorised count each, or,
-    when ties make them many, inserted into the sorted ``kk`` best.
+    ``benchmarks/aknn.py``) are ranked by (key, column) with one vectorised count each, or,
+    when ties make them many, inserted into the sorted ``kk`` best (the same order).
     """
     b, w = T.shape
     n_blocks = w >> levels
     half = np.empty(w, np.int32)
     block_min = np.empty(n_blocks, np.int32)
-    block_bits = np.empty(n_blocks, np.int32)
-    block_vals = block_bits.view(np.float32)
     one_bits = np.empty(1, np.int32)
     one_val = one_bits.view(np.float32)
     qual = np.empty(n_blocks, np.int64)
@@ -248,7 +249,7 @@ def _select_smallest(T, T_bits, n, levels, kk, out_ind, out_val):
                     x = half[c]
                     y = half[c + h]
                     half[c] = x if x < y else y
-        bound = _block_bound(half, n_blocks, kk, block_min, block_bits, block_vals, one_bits, one_val)
+        bound = _block_bound(half, n_blocks, kk, block_min, one_bits, one_val)
         n_qual = 0
         for c in range(n_blocks):                          # the blocks within the bound
             qual[n_qual] = c
@@ -258,6 +259,10 @@ def _select_smallest(T, T_bits, n, levels, kk, out_ind, out_val):
             for j in range(qual[t], n, n_blocks):
                 cand[n_cand] = j
                 n_cand += _key(bits[j]) <= bound          # branch-free gather of the columns <= bound
+        if n_cand < kk:                                    # only with NaN in the row: every column
+            for j in range(n):
+                cand[j] = j
+            n_cand = n
         ind = out_ind[r]
         val = out_val[r]
         if n_cand <= 4 * kk:
@@ -274,24 +279,25 @@ def _select_smallest(T, T_bits, n, levels, kk, out_ind, out_val):
                     ind[rank] = cand[a]
                     val[rank] = T[r, cand[a]]
             continue
-        row = T[r]                                         # many ties: insertion, O(n_cand kk)
-        filled = 0
+        filled = 0                                         # many ties: insertion, O(n_cand kk)
         for a in range(n_cand):
             j = cand[a]
-            v = row[j]
+            v = (np.int64(_key(bits[j])) << 32) | j
             if filled < kk:
                 p = filled
                 filled += 1
-            elif v < val[kk - 1] or (v == val[kk - 1] and j < ind[kk - 1]):
+            elif v < ranked[kk - 1]:
                 p = kk - 1
             else:
                 continue
-            while p > 0 and (val[p - 1] > v or (val[p - 1] == v and ind[p - 1] > j)):
-                val[p] = val[p - 1]
-                ind[p] = ind[p - 1]
+            while p > 0 and ranked[p - 1] > v:
+                ranked[p] = ranked[p - 1]
                 p -= 1
-            val[p] = v
-            ind[p] = j
+            ranked[p] = v
+        for a in range(kk):
+            j = ranked[a] & 0xFFFFFFFF
+            ind[a] = j
+            val[a] = T[r, j]
 
 
 class Float32Search:

@@ -67,7 +67,7 @@ n       d    brute  brute32  kd_tree  ball_tree  faiss_brute  fastest
 seen (that figure's goal was not met with scikit-learn's search), and its selection kernel
 was made faster after the next figures (20.0x and 17.7x against a goal of 20x) had been seen:
 its constants were measured on that benchmark's data (3000 x 5000, d = 20) and on the
-mixtures above (the number of blocks, ``sqrt(n kk) / 2``, at n = 5000-100000). The table was
+mixtures above (the number of blocks, about ``sqrt(n kk / 2)``, at n = 5000-100000). The table was
 measured again after that change (``benchmarks/neighbors.py --full`` at commit ``9200dfd``;
 the crossovers were set from the same command at ``b629a9d`` and hold in both runs).
 

@@ -203,6 +203,17 @@ def test_brute32_equals_float64_brute_force(n, d, k, offset, self_query):
         assert not (I2 == np.arange(n)[:, None]).any()
 
 
+def test_brute32_on_tiny_scale_data():
+    """Coordinates ~1e-22: the float32 values are subnormal (the certificate sends the rows
+    float32 cannot decide to the float64 search); the neighbours are still exact."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(60, 2)) * 1e-22
+    D1, _ = NeighborIndex(X, algorithm="brute").kneighbors(None, 3)
+    D2, I2 = NeighborIndex(X, algorithm="brute32").kneighbors(None, 3)
+    assert ((I2 >= 0) & (I2 < 60)).all()
+    np.testing.assert_allclose(D2, D1, rtol=1e-6, atol=0)
+
+
 def test_brute32_is_independent_of_its_tiles(monkeypatch):
     import plcore._float32_search as fs
 
@@ -217,34 +228,39 @@ def test_brute32_is_independent_of_its_tiles(monkeypatch):
 @pytest.mark.parametrize("jit", [True, False])
 def test_select_smallest_equals_a_full_sort(jit):
     """The blocked selection kernel (compiled, and as plain Python: the same code) against a
-    full sort: the kk smallest values of each row by (value, column), ascending, on tiles
-    padded with ``+inf`` as ``Float32Search`` pads them; with many ties, negative values and
-    infinities (the bisected bound and its quickselect fallback)."""
+    full sort: the kk smallest of each row by (value, column) with -0.0 before +0.0, on tiles
+    padded with ``+inf`` as ``Float32Search`` pads them; with many ties (both the ranking and
+    the insertion path), negative values, signed zeros, subnormals and infinities (the
+    bisected bound and its quickselect fallback)."""
     from plcore._float32_search import _select_smallest, block_shape
     from plcore.utils import compiled
 
     rng = np.random.default_rng(5)
     select = compiled(_select_smallest, jit=jit)
-    sizes = ((1, 1), (7, 7), (50, 3), (301, 17), (1000, 40), (1000, 3), (777, 5))
-    for n, kk in sizes if jit else sizes[:5]:
+    tiny = np.finfo(np.float32).smallest_subnormal
+    sizes = ((1, 1), (3, 2), (7, 7), (50, 3), (301, 17), (1000, 40), (1000, 3), (777, 5))
+    for n, kk in sizes if jit else sizes[:6]:
         levels, width = block_shape(n, kk)
         assert width >= n and width % (1 << levels) == 0 and width >> levels >= kk
-        V = rng.integers(-20, 20, size=(6, n)).astype(np.float32)  # many ties
+        V = rng.integers(-20, 20, size=(8, n)).astype(np.float32)  # many ties
         V[0] = rng.normal(size=n)
         V[1, ::3] = -0.0
         V[3, ::2] = np.inf                                # overflowed values: the exact bound's path
         V[4, n // 2] = -np.inf
-        T = np.full((6, width), np.inf, dtype=np.float32)
+        V[5] = rng.integers(-3, 3, size=n) * tiny         # subnormals: a bisection midpoint of -0.0
+        V[6] = np.float32(1.0)                            # all equal
+        V[7, :3] = (-2 * tiny, 0.0, tiny)[:min(3, n)]
+        T = np.full((8, width), np.inf, dtype=np.float32)
         T[:, :n] = V
-        ind = np.empty((6, kk), dtype=np.int64)
-        val = np.empty((6, kk), dtype=np.float32)
+        ind = np.empty((8, kk), dtype=np.int64)
+        val = np.empty((8, kk), dtype=np.float32)
         select(T, T.view(np.int32), n, levels, kk, ind, val)
-        order = np.lexsort((np.broadcast_to(np.arange(n), V.shape), V), axis=1)[:, :kk]
+        bits = V.view(np.int32)
+        keys = bits ^ ((bits >> 31) & 0x7FFFFFFF)          # float order, -0.0 below +0.0
+        order = np.lexsort((np.broadcast_to(np.arange(n), V.shape), keys), axis=1)[:, :kk]
+        np.testing.assert_array_equal(ind, order)
         np.testing.assert_array_equal(val, np.take_along_axis(V, order, 1))
-        rows = [0, 2, 3, 4, 5]                            # no -0.0 / +0.0 ties: columns as the sort
-        np.testing.assert_array_equal(ind[rows], order[rows])
-        np.testing.assert_array_equal(np.take_along_axis(V, ind, 1), val)
-        assert all(len(set(r)) == kk for r in ind)
+        np.testing.assert_array_equal(val, np.sort(V, axis=1)[:, :kk])
 
 
 def test_kth_smallest_equals_sort():
