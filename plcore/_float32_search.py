@@ -231,7 +231,7 @@ def _select_smallest(T, T_bits, n, levels, kk, out_ind, out_val):
     one_val = one_bits.view(np.float32)
     qual = np.empty(n_blocks, np.int64)
     cand = np.empty(n, np.int64)
-    ranked = np.empty(n, np.int64)
+    ranked = np.empty(kk, np.int64)
     for r in range(b):
         bits = T_bits[r]
         if levels == 0:
@@ -263,41 +263,37 @@ def _select_smallest(T, T_bits, n, levels, kk, out_ind, out_val):
             for j in range(n):
                 cand[j] = j
             n_cand = n
-        ind = out_ind[r]
-        val = out_val[r]
+        for a in range(n_cand):                            # (key, column) as one int64
+            j = cand[a]
+            cand[a] = (np.int64(_key(bits[j])) << 32) | j
         if n_cand <= 4 * kk:
-            # rank by (key, column), branch-free and vectorised: O(n_cand^2), n_cand ~ kk
+            # rank, branch-free and vectorised: O(n_cand^2), n_cand ~ kk
             for a in range(n_cand):
-                j = cand[a]
-                ranked[a] = (np.int64(_key(bits[j])) << 32) | j
-            for a in range(n_cand):
-                this = ranked[a]
+                this = cand[a]
                 rank = 0
                 for other in range(n_cand):
-                    rank += ranked[other] < this
+                    rank += cand[other] < this
                 if rank < kk:
-                    ind[rank] = cand[a]
-                    val[rank] = T[r, cand[a]]
-            continue
-        filled = 0                                         # many ties: insertion, O(n_cand kk)
-        for a in range(n_cand):
-            j = cand[a]
-            v = (np.int64(_key(bits[j])) << 32) | j
-            if filled < kk:
-                p = filled
-                filled += 1
-            elif v < ranked[kk - 1]:
-                p = kk - 1
-            else:
-                continue
-            while p > 0 and ranked[p - 1] > v:
-                ranked[p] = ranked[p - 1]
-                p -= 1
-            ranked[p] = v
+                    ranked[rank] = this
+        else:                                              # many ties: insertion, O(n_cand kk)
+            filled = 0
+            for a in range(n_cand):
+                v = cand[a]
+                if filled < kk:
+                    p = filled
+                    filled += 1
+                elif v < ranked[kk - 1]:
+                    p = kk - 1
+                else:
+                    continue
+                while p > 0 and ranked[p - 1] > v:
+                    ranked[p] = ranked[p - 1]
+                    p -= 1
+                ranked[p] = v
         for a in range(kk):
             j = ranked[a] & 0xFFFFFFFF
-            ind[a] = j
-            val[a] = T[r, j]
+            out_ind[r, a] = j
+            out_val[r, a] = T[r, j]
 
 
 class Float32Search:

@@ -222,18 +222,18 @@ class NeighborIndex:
             if algorithm == "brute32":
                 from plcore._float32_search import Float32Search
 
-                self._faiss = Float32Search(X)
+                self._float32 = Float32Search(X)
             else:
                 from plcore._faiss_search import FaissSearch
 
-                self._faiss = FaissSearch(X, approximate=algorithm == "hnsw")
+                self._float32 = FaissSearch(X, approximate=algorithm == "hnsw")
             self._nn = None
         else:
-            self._faiss = None
+            self._float32 = None
             self._nn = NearestNeighbors(metric=metric, algorithm=algorithm, n_jobs=n_jobs).fit(X)
 
     def _exact_rows(self, Xq, rows, k, self_query):
-        """scikit-learn's exact float64 brute force for ``rows`` of the queries (the faiss
+        """scikit-learn's exact float64 brute force for ``rows`` of the queries (the float32
         path's fallback where float32 rounding could change the neighbours)."""
         from sklearn.neighbors import NearestNeighbors
 
@@ -276,8 +276,8 @@ class NeighborIndex:
         if k == 0:
             ind = np.empty((m, 0), dtype=np.intp)
             return (np.empty((m, 0)), ind) if return_distance else ind
-        if self._faiss is not None:   # rows come ordered by (distance, index); redone rows are sorted
-            dist, ind, uncertain = self._faiss.kneighbors(Xq, k, self_query=self_query)
+        if self._float32 is not None:   # rows come ordered by (distance, index); redone rows are sorted
+            dist, ind, uncertain = self._float32.kneighbors(Xq, k, self_query=self_query)
             if uncertain.any():
                 rows = np.flatnonzero(uncertain)
                 dist[rows], ind[rows] = _sort_rows(*self._exact_rows(Xq, rows, k, self_query))

@@ -39,7 +39,7 @@ class _AdaptiveKnnBase(BaseLearner):
     _rule = None  # staticmethod(S, indices, n_train, c, delta) -> (pred, k_used)
     #: neighbours searched for every query before the staged search extends to ``k_max``: above
     #: the ~13-15 the rules use on average, so that few queries need the second search
-    #: (benchmarks/aknn.py data, 3000 queries, "brute32" search and compiled rules, best of 5:
+    #: (benchmarks/aknn.py data, 3000 queries, "brute32" search and compiled rules at e6780c3, best of 5:
     #: predict 70 / 52 / 46 / 44 / 46 ms for 12 / 16 / 20 / 24 / 32, multiclass 74 / 59 / 48 /
     #: 43 / 43 ms; the predictions do not depend on it)
     STAGE_K = 24
