@@ -29,23 +29,3 @@ def data_home() -> Path:
         + "); set PLCORE_DATA_HOME to the folder holding palm/ and uci/"
     )
 
-
-@pytest.fixture(scope="session", autouse=True)
-def resident_tracking_writers():
-    """The ``python -m plcore`` commands of this session (of this xdist worker) share their own
-    resident tracking writers, in a folder of their own, stopped when the session ends."""
-    import shutil
-    import tempfile
-
-    from plcore.tracking_writer import stop_resident
-
-    folder = tempfile.mkdtemp(prefix="plcore-writers-")
-    before = os.environ.get("PLCORE_WRITER_DIR")
-    os.environ["PLCORE_WRITER_DIR"] = folder
-    yield Path(folder)
-    stop_resident(Path(folder))
-    shutil.rmtree(folder, ignore_errors=True)
-    if before is None:
-        del os.environ["PLCORE_WRITER_DIR"]
-    else:
-        os.environ["PLCORE_WRITER_DIR"] = before

@@ -35,7 +35,7 @@ from plcore.exceptions import TrackingError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["flatten", "MlflowRun", "NullRun", "start_run", "open_run", "warm_up", "dataset_info",
+__all__ = ["flatten", "MlflowRun", "NullRun", "start_run", "open_run", "dataset_info",
            "PrepareTrackingCallback", "prepare_store", "check_reachable", "git_provenance", "reap_orphans", "log_model", "pip_requirements"]
 
 _PARAM_MAX = 6000
@@ -219,7 +219,10 @@ def git_provenance() -> dict:
 
 
 def _pid_alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie, exited but not yet waited for, does not)."""
+    """Whether ``pid`` runs (a zombie, exited but not yet waited for, does not). Off POSIX
+    every process counts as alive (``os.kill(pid, 0)`` would end it on Windows): nothing is reaped."""
+    if os.name != "posix":
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -234,8 +237,8 @@ def _pid_alive(pid: int) -> bool:
 
 
 def reap_orphans(client, experiment_id: str) -> int:
-    """End as KILLED the RUNNING runs of this host whose process is gone (e.g. SIGKILL, power loss)
-    and whose tracking writer, if it had one, is gone too.
+    """End as KILLED the RUNNING runs of this host whose process is gone (SIGKILL, out of memory,
+    power loss): a process that cannot end its own run has it ended by the next run on the store.
 
     Returns how many were ended. Runs of other hosts are left alone (their process cannot be seen).
     """
@@ -244,11 +247,9 @@ def reap_orphans(client, experiment_id: str) -> int:
     for run in client.search_runs([experiment_id], filter_string="attributes.status = 'RUNNING'",
                                   max_results=200):
         tags = run.data.tags
-        pid, writer_pid = tags.get("pid", ""), tags.get("plcore.writer_pid", "")
+        pid = tags.get("pid", "")
         if tags.get("host") != host or not pid.isdigit() or _pid_alive(int(pid)):
             continue
-        if writer_pid.isdigit() and _pid_alive(int(writer_pid)):
-            continue  # its tracking writer is ending it
         client.set_tag(run.info.run_id, "plcore.ended_by", "reaped: its process was gone")
         client.set_terminated(run.info.run_id, status="KILLED")
         n += 1
@@ -273,10 +274,12 @@ class MlflowRun:
         self.result = None
 
     def _call(self, fn, *args, **kwargs):
+        """``fn(*args, **kwargs)``, or nothing after a fault; ``fn`` may name a method of the
+        MLflow client (resolved only while there is one)."""
         if self.fault is not None:
             return None
         try:
-            return fn(*args, **kwargs)
+            return (getattr(self.client, fn) if isinstance(fn, str) else fn)(*args, **kwargs)
         except Exception as err:  # noqa: BLE001 - kept; reported once the work is done
             self.fault = err
             log.warning("tracking failed (%s); the run continues and is saved locally at the end", err)
@@ -294,13 +297,13 @@ class MlflowRun:
         metrics = [Metric(k if k.startswith("selected.") else f"{self.step_name}/{k}", v, ts, int(step.get("step", 0)))
                    for k, v in _numeric(step).items()]
         if metrics:
-            self._call(self.client.log_batch, self.run_id, metrics=metrics)
+            self._call("log_batch", self.run_id, metrics=metrics)
 
     def log_text(self, text: str, path: str):
-        self._call(self.client.log_text, self.run_id, text, path)
+        self._call("log_text", self.run_id, text, path)
 
     def set_tag(self, key: str, value: str):
-        self._call(self.client.set_tag, self.run_id, key, str(value))
+        self._call("set_tag", self.run_id, key, str(value))
 
     def log_dataset(self, dataset):
         """The data set as an MLflow input (name, digest = our fingerprint, source); ``dataset``
@@ -336,6 +339,8 @@ class MlflowRun:
     def end(self, status: str, end_time: int | None = None):
         """End the run with ``status`` (at ``end_time``, ms; default now); tried even after a
         fault (the store may be back)."""
+        if self.run_id is None:  # never opened
+            return
         try:
             self.client.set_terminated(self.run_id, status=status, end_time=end_time)
         except Exception as err:  # noqa: BLE001 - kept; the fallback file holds the results
@@ -350,7 +355,7 @@ class MlflowRun:
             self.set_tag(key, value)
         summary = _numeric(result.summary)
         if summary:
-            self._call(self.client.log_batch, self.run_id, metrics=[Metric(k, v, ts, 0) for k, v in summary.items()])
+            self._call("log_batch", self.run_id, metrics=[Metric(k, v, ts, 0) for k, v in summary.items()])
         if self.tcfg.get("log_predictions", True) and result.predictions:
             buf = io.StringIO()
             writer = csv.DictWriter(buf, fieldnames=list(result.predictions[0]))
@@ -363,7 +368,7 @@ class MlflowRun:
             from plcore import plots
 
             for path, fig in plots.figures_for(result).items():
-                self._call(self.client.log_figure, self.run_id, fig, path)
+                self._call("log_figure", self.run_id, fig, path)
         model = getattr(result, "model", None)
         if model is not None and self.tcfg.get("log_model", True) and self.fault is None:
             self._call(log_model, self.tcfg["tracking_uri"], self.run_id, model)
@@ -487,18 +492,9 @@ def open_run(tcfg: dict, *, params: dict, tags: dict, config_yaml: str, run_name
     handle = MlflowRun(client, run.info.run_id, tcfg, step_name=step_name)
     items = [Param(k, str(v)[:_PARAM_MAX]) for k, v in params.items()]
     for i in range(0, len(items), 100):
-        handle._call(client.log_batch, handle.run_id, params=items[i:i + 100])
+        handle._call("log_batch", handle.run_id, params=items[i:i + 100])
     handle.log_text(config_yaml, "config.yaml")
     return handle
-
-
-def warm_up(tcfg: dict) -> None:
-    """Start this process's tracking writer now (``tracking.writer=process``), so that MLflow
-    is imported and the store opened while the job loads its data; nothing otherwise."""
-    if tcfg.get("enabled", False) and tcfg.get("writer", "process") == "process":
-        from plcore.tracking_writer import writer
-
-        writer(tcfg)
 
 
 @contextmanager
@@ -506,27 +502,24 @@ def start_run(tcfg: dict, *, params: dict, tags: dict, config_yaml: str, run_nam
               step_name: str = "step", fallback_dir: str | Path | None = None):
     """Open an MLflow run (or a :class:`NullRun`) and end it in every case.
 
-    ``tracking.writer``: ``process`` (default) writes through :mod:`plcore.tracking_writer`,
-    a separate process that overlaps the run; ``inline`` writes from this process. Either
-    way the run ends ``FINISHED``; ``FAILED`` with ``error/traceback.txt`` on an exception;
+    The writes are made from this process (MLflow's client), so nothing outlives the command.
+    The run ends ``FINISHED``; ``FAILED`` with ``error/traceback.txt`` on an exception;
     ``KILLED`` on SIGINT / SIGTERM (``KeyboardInterrupt`` /
-    :class:`~plcore.exceptions.RunInterrupted`) with the steps done so far; and nothing is
-    left to write when this block exits. If the store fails mid-run, the results go to a
-    JSON file in ``fallback_dir`` and :class:`~plcore.exceptions.TrackingError` names it.
+    :class:`~plcore.exceptions.RunInterrupted`) with the steps done so far. A process killed
+    outright (SIGKILL) leaves its run ``RUNNING`` until the next run on the store ends it
+    ``KILLED`` (:func:`reap_orphans`). If the store fails mid-run, the results go to a JSON file
+    in ``fallback_dir`` and :class:`~plcore.exceptions.TrackingError` names it.
     """
     if not tcfg.get("enabled", False):
         yield NullRun()
         return
-    mode = tcfg.get("writer", "process")
-    if mode not in ("process", "inline"):
-        raise TrackingError(f"tracking.writer must be 'process' or 'inline', got {mode!r}")
-    kwargs = dict(params=params, tags=tags, config_yaml=config_yaml, run_name=run_name, step_name=step_name)
-    if mode == "process":
-        from plcore.tracking_writer import WriterRun
-
-        handle = WriterRun(tcfg, **kwargs)
-    else:
-        handle = open_run(tcfg, **kwargs)
+    try:
+        handle = open_run(tcfg, params=params, tags=tags, config_yaml=config_yaml, run_name=run_name,
+                          step_name=step_name)
+    except Exception as err:  # noqa: BLE001 - the run computes all the same; its results go to the fallback
+        log.warning("tracking failed (%s); the run continues and is saved locally at the end", _describe(err))
+        handle = MlflowRun(None, None, tcfg, step_name=step_name)
+        handle.fault = err
     status = "FAILED"
     try:
         yield handle
@@ -541,9 +534,9 @@ def start_run(tcfg: dict, *, params: dict, tags: dict, config_yaml: str, run_nam
     finally:
         try:
             handle.end(status)
-        except KeyboardInterrupt:  # a second Ctrl-C while the writer still writes: keep a copy
+        except KeyboardInterrupt:  # a second Ctrl-C while the run is being ended: keep a copy
             path = _fallback_file(handle, params, tags, Path(fallback_dir or Path.cwd()),
-                                  error="interrupted while the tracking writer was still writing the run")
+                                  error="interrupted while the run was being ended")
             log.warning("the run's results were also written to %s", path)
             raise
         if handle.fault is not None:

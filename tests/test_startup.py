@@ -119,3 +119,25 @@ def test_component_of_imports_only_the_matching_name():
 
     assert reg.component_of(PlKnnLearner()).name == "plknn"
     assert ghost.lazy  # a different class name: not imported (it would fail)
+
+
+def test_config_store_sharing_takes_effect_on_this_hydra():
+    """The sharing is installed (Hydra's ConfigSource has no ``__deepcopy__`` of its own) and a
+    copied config repository holds the same ConfigStore; if Hydra changes either, remove it."""
+    import copy
+
+    from hydra.core.config_store import ConfigStore
+    from hydra.plugins.config_source import ConfigSource
+
+    from plcore.app import _share_config_store
+
+    _share_config_store()
+    assert getattr(ConfigSource, "_plcore_shares_store", False)
+
+    from hydra._internal.core_plugins.structured_config_source import StructuredConfigSource
+
+    src = StructuredConfigSource(provider="test", path="structured://")  # Hydra's own ConfigStore source
+    assert src.store is ConfigStore.instance()
+    src.other = [1]
+    dup = copy.deepcopy(src)
+    assert dup.store is src.store and dup.other == [1] and dup.other is not src.other
