@@ -1,6 +1,6 @@
 """PL A-kNN acceptance experiments (issue 8): 4 data sets x 4 noise levels x 4 learners.
 
-Every configuration runs ``plcore.protocols.holdout`` (80/20 splits, ``--repeats`` seeds
+Every configuration runs ``plcore.run.protocols.holdout`` (80/20 splits, ``--repeats`` seeds
 drawn from ``random_state=0``, i.e. exactly what
 ``python -m plcore +learner=L protocol=holdout protocol.n_repeats=20 protocol.test_size=0.2
 dataset=D bags=B bags.eta=E`` runs) and is logged as one MLflow run (experiment
@@ -41,7 +41,8 @@ from plcore import tracking
 from plcore.datasets import load_dataset
 from plcore.datasets.bags import ClusterNoisyBags, DropTrueBags
 from plcore.learners import PlKnnLearner
-from plcore.protocols import ProtocolResult, Setup, apply_bags, build_pipeline, holdout
+from plcore.run.pipeline import build_pipeline
+from plcore.run.protocols import ProtocolResult, Setup, apply_bags, holdout
 from plcore.utils import dense_candidates
 from plcore_aknn._rules import fixed_k_votes
 from plcore_aknn import AknnLearner, AknnMulticlassLearner, AknnPreprocessor, KnnOracleLearner
@@ -80,7 +81,7 @@ IDEAL_K_MAX = 50
 def ideal_knn(setup, dataset, *, n_repeats, preprocessing, random_state=0, callback=None):
     """PL-kNN (linear weights) with the k in 1..50 best on the *test* labels, in hindsight.
 
-    Same bags and splits as :func:`plcore.protocols.holdout`. Returns a ProtocolResult
+    Same bags and splits as :func:`plcore.run.protocols.holdout`. Returns a ProtocolResult
     whose steps hold the accuracy of the chosen k per repeat.
     """
     rng = np.random.RandomState(random_state)

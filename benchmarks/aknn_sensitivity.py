@@ -3,7 +3,7 @@
 Chooses the plugin's defaults by *inner* validation on *development* data that no A-kNN figure
 is reported on (default: semeion, ecoli, wine with the paper's cluster-noisy bags; the
 figures in docs/results/aknn.md are on lost, msrc-v2, digits, satimage): for each data set / noise level /
-outer seed, the outer 80/20 split is drawn exactly as ``plcore.protocols.holdout`` draws
+outer seed, the outer 80/20 split is drawn exactly as ``plcore.run.protocols.holdout`` draws
 it (same seeds), the outer test part is thrown away, and the outer training part is split
 again 75/25 (inner train / inner validation). Features are z-scored with inner-train
 statistics (the protocol default ``standardize``). One neighbour search up to the largest
@@ -32,7 +32,7 @@ from sklearn.preprocessing import StandardScaler
 
 from plcore.datasets import load_dataset
 from plcore.datasets.bags import ClusterNoisyBags, DropTrueBags
-from plcore.protocols import apply_bags
+from plcore.run.protocols import apply_bags
 from plcore_aknn._rules import aknn_rule, dense_candidates, multiclass_rule, neighbour_counts
 from plcore_aknn.preprocessing import AknnPreprocessor
 

@@ -2,7 +2,7 @@
 
 For every data set and candidate-set size ``s`` the six learners of plcore-online
 (Perceptron, Avg Perceptron, Max Perceptron, Pegasos, Avg Pegasos, Max Pegasos) run
-through ``plcore.protocols.online`` with ``bags = FixedSizeBags(s)``: ``R`` runs, each
+through ``plcore.run.protocols.online`` with ``bags = FixedSizeBags(s)``: ``R`` runs, each
 with fresh candidate sets and a fresh random order (the same ``R`` streams for all six
 learners: same ``random_state``), prediction before each update, mistake rate w.r.t. the
 true label after every trial, averaged over the runs. The exact-label baselines are fed
@@ -42,7 +42,7 @@ import numpy as np
 
 from plcore.datasets.bags import FixedSizeBags
 from plcore.datasets.loaders import load_dataset
-from plcore.protocols import Setup, online
+from plcore.run.protocols import Setup, online
 from plcore_online import LEARNERS
 
 #: (data set, paper figure, candidate-set sizes)

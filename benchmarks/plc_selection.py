@@ -31,7 +31,7 @@ import numpy as np
 
 from plcore.datasets import load_dataset
 from plcore.datasets.bags import UniformBags
-from plcore.protocols import Setup, clustering
+from plcore.run.protocols import Setup, clustering
 from plcore_plc import KMeansClusterer, PlcClusterer, SpectralClusterer
 
 #: name -> (data set, rho, bags, paper ACC (mean, std) or None)

@@ -8,7 +8,7 @@ Run from the repository root::
 For every data set x preprocessing (standardize | minmax | none) x weights
 (linear | uniform) and every seed it calls
 
-    plcore.protocols.kfold(PlKnnLearner(k=10, weights=w), ds, preprocessing=p,
+    plcore.run.protocols.kfold(PlKnnLearner(k=10, weights=w), ds, preprocessing=p,
                            random_state=seed, progress=False)
 
 (10 shuffled folds, scaler fitted on the training folds only) and prints a markdown table:
@@ -48,7 +48,8 @@ import plcore
 from plcore.datasets.loaders import load_dataset
 from plcore.exceptions import DatasetNotFoundError
 from plcore.learners.plknn import PlKnnLearner
-from plcore.protocols import kfold, make_preprocessor
+from plcore.run.pipeline import make_preprocessor
+from plcore.run.protocols import kfold
 
 PREPROCESSING = ("standardize", "minmax", "none")
 WEIGHTS = ("linear", "uniform")

@@ -2,7 +2,7 @@
 
 For every data set and every fraction beta in 0.05, 0.10, ..., 0.60 (d' = ceil(beta d)),
 each selector is evaluated with plcore's k-fold protocol,
-``plcore.protocols.kfold(Setup(reducer=<selector>(n_features=beta), learner=PlKnnLearner()))``
+``plcore.run.protocols.kfold(Setup(reducer=<selector>(n_features=beta), learner=PlKnnLearner()))``
 (10 shuffled folds, seed 0, z-scored with training-fold statistics, PL-KNN k = 10), next to
 PL-KNN on all features ("Ori" in the paper). beta = 0.15 is the default ``n_features``.
 
@@ -31,7 +31,7 @@ import numpy as np
 
 from plcore.datasets.loaders import load_dataset
 from plcore.learners import PlKnnLearner
-from plcore.protocols import Setup, kfold
+from plcore.run.protocols import Setup, kfold
 from plcore_saute import (
     MaxJointEntropyReducer,
     MaxRelevanceReducer,

@@ -1,6 +1,6 @@
 """Effect of SAUTE's class-variance floor ``var_smoothing`` on PL-KNN accuracy (default d').
 
-``plcore.protocols.kfold(Setup(reducer=SauteReducer(var_smoothing=v), learner=PlKnnLearner()))``:
+``plcore.run.protocols.kfold(Setup(reducer=SauteReducer(var_smoothing=v), learner=PlKnnLearner()))``:
 10 shuffled folds, seed 0, z-scored with training-fold statistics, PL-KNN k = 10. The floor
 is relative to each feature's overall variance (see ``plcore_saute._info``). Data sets with
 exact labels get uniform bags (true label + ``--r`` random others, the Cour et al. protocol).
@@ -24,7 +24,7 @@ import numpy as np
 from plcore.datasets.bags import UniformBags
 from plcore.datasets.loaders import load_dataset
 from plcore.learners import PlKnnLearner
-from plcore.protocols import Setup, kfold
+from plcore.run.protocols import Setup, kfold
 from plcore_saute import SauteReducer
 
 

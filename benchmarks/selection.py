@@ -33,7 +33,7 @@ from collections import Counter
 import numpy as np
 
 from plcore.datasets import load_dataset
-from plcore.protocols import Setup, clustering, kfold
+from plcore.run.protocols import Setup, clustering, kfold
 from plcore.registry import get_registry
 
 #: the clustering protocol's data: PLC's paper uses msrc-v2's stored splits (rho 0.10)

@@ -6,18 +6,17 @@ The public names below are imported on first use, so that ``import plcore`` (and
 ``python -m plcore list`` / ``--help``) does not load scikit-learn.
 """
 
-__version__ = "0.1.0"
+from typing import TYPE_CHECKING
 
-from typing import TYPE_CHECKING  # noqa: E402
-
-from plcore._lazy import lazy_exports  # noqa: E402
-from plcore.exceptions import DataValidationError, DatasetNotFoundError, PlcoreError  # noqa: E402
+from plcore._version import __version__
+from plcore.exceptions import DataValidationError, DatasetNotFoundError, PlcoreError
+from plcore.utils import lazy_exports
 
 if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are served lazily
     from plcore.base import BaseBagGenerator, BaseClusterer, BaseLearner, BaseReducer
     from plcore.data import PLDataset, check_partial_labels
-    from plcore.hookspecs import hookimpl
     from plcore.learners import PlKnnLearner
+    from plcore.registry import hookimpl
 
 __all__ = [
     "__version__",
@@ -37,5 +36,5 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(globals(), {
     "BaseBagGenerator": "plcore.base", "BaseClusterer": "plcore.base", "BaseLearner": "plcore.base",
     "BaseReducer": "plcore.base", "PLDataset": "plcore.data", "check_partial_labels": "plcore.data",
-    "PlKnnLearner": "plcore.learners", "hookimpl": "plcore.hookspecs",
+    "PlKnnLearner": "plcore.learners", "hookimpl": "plcore.registry",
 })

@@ -186,7 +186,7 @@ def check_partial_fit_stream(name, estimator):
     prequential kernel == the protocol's per-example ``predict`` + ``partial_fit`` loop."""
     if not get_pll_tags(estimator).online:
         return
-    from plcore.protocols import prequential
+    from plcore.run.protocols import prequential
     from plcore.registry import get_registry
 
     assert hasattr(estimator, "partial_fit"), f"{name}: tagged online but has no partial_fit"
@@ -256,7 +256,7 @@ def check_search_space(name, estimator):
     (learners and reducers: every fold's ``selected.<kind>.<param>`` comes from the grid)."""
     from plcore.data import PLDataset
     from plcore.learners import PlKnnLearner
-    from plcore.protocols import Setup, kfold
+    from plcore.run.protocols import Setup, kfold
     from plcore.registry import get_registry
     from plcore.validation import validate_params
 

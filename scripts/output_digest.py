@@ -5,7 +5,8 @@
 
 Each component is built with its conformance-test settings (``ComponentSpec.test_params``), fitted
 on one fixed blob data set with uniform candidate sets, and every output it has (predict,
-predict_proba, decision_function, transform, labels_, confidences_, generate) is hashed
+predict_proba, decision_function, transform, labels_, confidences_, generate; a preprocessor's
+fit_transform and transform) is hashed
 byte for byte (SHA-256 of the array's dtype, shape and bytes).
 """
 
@@ -19,10 +20,7 @@ import warnings
 import numpy as np
 from sklearn.datasets import make_blobs
 
-try:
-    from plcore.registry import ESTIMATOR_KINDS, get_registry
-except ImportError:  # the layout before the restructuring
-    from plcore.registry import ESTIMATOR_KINDS, get_registry  # noqa: F811
+from plcore.registry import ESTIMATOR_KINDS, get_registry
 
 
 def _digest(a) -> str:
@@ -46,6 +44,8 @@ def outputs(kind: str, est, X, y, S) -> dict:
         sig = inspect.signature(est.generate).parameters
         kw = {"X": X} if "X" in sig else {}
         return {"generate": est.generate(y, **kw)}
+    if kind == "preprocessor":
+        return {"fit_transform": est.fit_transform(X), "transform": est.fit(X).transform(X)}
     if kind == "clusterer":
         S_c = S.copy()
         S_c[::3] = True  # unlabelled rows: all ones
@@ -67,7 +67,7 @@ def main() -> int:
     X, y, S = _data()
     reg = get_registry()
     for (kind, name), comp in sorted(reg.components.items()):
-        if kind not in ESTIMATOR_KINDS:
+        if kind not in ESTIMATOR_KINDS + ("preprocessor",):
             continue
         params = dict(comp.spec.test_params or {})
         est = comp.spec.cls(**params)

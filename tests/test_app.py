@@ -132,7 +132,7 @@ def test_primary_config_found_from_installed_wheel(tmp_path, plcore_cli):
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
                     str(wheel)], check=True, timeout=TIMEOUT)
     env = {"PYTHONPATH": str(site)}
-    code = "import plcore.app as a; print(a.find_conf_dir())"
+    code = "import plcore.run.app as a; print(a.find_conf_dir())"
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=dict(os.environ, **env),
                          capture_output=True, text=True, timeout=TIMEOUT, check=True).stdout.strip()
     assert out == str(site / "plcore" / "conf")

@@ -3,8 +3,8 @@
 import inspect
 from pathlib import Path
 
-from plcore import hookspecs
-from plcore.protocols import PROTOCOLS
+from plcore.registry import hookspecs
+from plcore.run.protocols import PROTOCOLS
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 

@@ -24,10 +24,10 @@ import pytest
 import yaml
 from threadpoolctl import threadpool_limits
 
-from plcore import hookspecs
+from plcore.registry import hookspecs
 from plcore.base import BaseLearner
-from plcore.hookspecs import hookimpl
-from plcore.registry import ESTIMATOR_KINDS, ComponentSpec, Registry, get_registry
+
+from plcore.registry import ESTIMATOR_KINDS, ComponentSpec, Registry, get_registry, hookimpl
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"

@@ -100,3 +100,43 @@ def test_plugin_module_roles(plugin):
     empty = sorted(m for m, held in public.items() if not held)
     assert not empty, (f"{plugin.name}: public module(s) {empty} define no registered component or report "
                        "writer; move their functions into a private _<topic>.py (or _<method>.py)")
+
+
+# ----------------------------------------------------------------------------- the core's layers
+def test_import_contracts_hold():
+    """``lint-imports`` (pyproject.toml: the core's layers, and plugins importing only public core
+    modules) counts imports inside functions too."""
+    import subprocess
+    import sys
+
+    exe = Path(sys.executable).with_name("lint-imports")
+    proc = subprocess.run([str(exe)], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+
+
+def _private_core_modules() -> set[str]:
+    return {".".join(p.relative_to(REPO).with_suffix("").parts) for p in (REPO / "plcore").rglob("_*.py")
+            if not p.name.startswith("__")}
+
+
+def test_the_private_modules_plugins_may_not_import_are_all_listed():
+    meta = tomllib.loads((REPO / "pyproject.toml").read_text())
+    (forbidden,) = [c for c in meta["tool"]["importlinter"]["contracts"] if c["type"] == "forbidden"]
+    assert set(forbidden["forbidden_modules"]) == _private_core_modules()
+    plugin_packages = {_package(p).name for p in PLUGINS}
+    assert set(forbidden["source_modules"]) == plugin_packages
+    assert plugin_packages <= set(meta["tool"]["importlinter"]["root_packages"])
+
+
+def test_no_import_cycle_among_the_cores_modules():
+    """No module of plcore imports, directly or through others, a module that imports it back
+    (every import counted, inside functions too)."""
+    import grimp
+
+    graph = grimp.build_graph("plcore", include_external_packages=False)
+    cycles = []
+    for module in sorted(graph.modules):
+        for imported in graph.find_modules_directly_imported_by(module):
+            if graph.chain_exists(importer=imported, imported=module):
+                cycles.append((module, imported))
+    assert cycles == []

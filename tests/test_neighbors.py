@@ -152,8 +152,8 @@ def test_faiss_brute_equals_float64_brute_force(n, d, k, self_query):
 @pytest.mark.parametrize("algorithm", ["faiss_brute", "brute32"])
 def test_float32_paths_fall_back_where_float32_cannot_decide(algorithm):
     """More exact duplicates than candidates: the certificate fails and float64 brute force decides."""
-    from plcore._faiss_search import FaissSearch
-    from plcore._float32_search import EXTRA, Float32Search
+    from plcore.neighbors._faiss import FaissSearch
+    from plcore.neighbors._float32 import EXTRA, Float32Search
 
     search = {"faiss_brute": FaissSearch, "brute32": Float32Search}[algorithm]
     rng = np.random.default_rng(0)
@@ -215,7 +215,7 @@ def test_brute32_on_tiny_scale_data():
 
 
 def test_brute32_is_independent_of_its_tiles(monkeypatch):
-    import plcore._float32_search as fs
+    import plcore.neighbors._float32 as fs
 
     rng = np.random.default_rng(3)
     X, Q = rng.normal(size=(500, 12)), rng.normal(size=(130, 12))
@@ -232,7 +232,7 @@ def test_select_smallest_equals_a_full_sort(jit):
     padded with ``+inf`` as ``Float32Search`` pads them; with many ties (both the ranking and
     the insertion path), negative values, signed zeros, subnormals and infinities (the
     bisected bound and its quickselect fallback)."""
-    from plcore._float32_search import _select_smallest, block_shape
+    from plcore.neighbors._float32 import _select_smallest, block_shape
     from plcore.utils import compiled
 
     rng = np.random.default_rng(5)
@@ -264,7 +264,7 @@ def test_select_smallest_equals_a_full_sort(jit):
 
 
 def test_kth_smallest_equals_sort():
-    from plcore._float32_search import _kth_smallest
+    from plcore.neighbors._float32 import _kth_smallest
     from plcore.utils import compiled
 
     rng = np.random.default_rng(6)
@@ -278,7 +278,7 @@ def test_kth_smallest_equals_sort():
 
 
 def test_rerank_orders_by_distance_then_index():
-    from plcore._float32_search import rerank_certified
+    from plcore.neighbors._float32 import rerank_certified
 
     X = np.array([[0.0], [1.0], [-1.0], [1.0], [2.0], [5.0]])
     Q = np.array([[0.0], [0.9]])

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from plcore.datasets import UniformBags, load_sklearn
 from plcore.learners import PlKnnLearner
 from plcore.learners.plknn import neighbour_weights
-from plcore.protocols import kfold
+from plcore.run.protocols import kfold
 
 
 def textbook_plknn(X_train, S, X_query, k, exclude_self=False):

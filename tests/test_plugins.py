@@ -22,7 +22,7 @@ import pytest
 
 from plcore.base import BaseLearner
 from plcore.exceptions import PluginError
-from plcore.hookspecs import hookimpl
+from plcore.registry.hookspecs import hookimpl
 from plcore.learners import PlKnnLearner
 from plcore.registry import ComponentSpec, Registry
 
@@ -256,7 +256,7 @@ def test_duplicate_of_a_builtin_names_plcore():
     with pytest.raises(PluginError, match="learner 'plknn' is registered twice") as info:
         reg.load(entry_points=False)
     msg = str(info.value)
-    assert "'plcore._builtins' (plcore " in msg and "'impostor' (plcore-impostor 0.1)" in msg, msg
+    assert "'plcore.run.builtins' (plcore " in msg and "'impostor' (plcore-impostor 0.1)" in msg, msg
 
 
 def test_distinct_names_register_side_by_side():
@@ -274,7 +274,7 @@ def test_duplicate_entry_point_name_is_reported(example_site, tmp_path, monkeypa
     """A second distribution reusing the entry point name ``example`` is reported, not loaded."""
     src = _write_package(tmp_path / "plcore-shadow-plugin", "plcore-shadow-plugin", "0.2.0", "plcore_shadow",
                          "example", """\
-        from plcore.hookspecs import hookimpl
+        from plcore.registry.hookspecs import hookimpl
         from plcore.learners import PlKnnLearner
         from plcore.registry import ComponentSpec
 

@@ -7,8 +7,8 @@ import yaml
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 
-from plcore.app import find_conf_dir, store_configs
-from plcore.presets import load_presets
+from plcore.run.app import find_conf_dir, store_configs
+from plcore.registry.presets import load_presets
 from plcore.registry import Registry, get_registry
 
 CORE_PRESETS = find_conf_dir() / "experiment"

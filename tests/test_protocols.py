@@ -8,17 +8,16 @@ from plcore.base import BaseClusterer, BaseLearner, BaseReducer
 from plcore.data import PLDataset
 from plcore.datasets import DropTrueBags, UniformBags
 from plcore.learners import PlKnnLearner
-from plcore.protocols import (
+from plcore.run.pipeline import build_pipeline, make_preprocessor
+from plcore.run.protocols import (
     PROTOCOLS,
     Setup,
     apply_bags,
-    build_pipeline,
     clustering,
     clustering_partitions,
     default_config,
     holdout,
     kfold,
-    make_preprocessor,
     online,
 )
 from plcore.testing import make_pl_data
@@ -191,7 +190,7 @@ def test_online_feeds_true_labels_to_exact_label_baselines():
             return tags
 
     captured = {}
-    import plcore.protocols as protocols
+    import plcore.run.protocols as protocols
 
     orig = protocols.clone
 
@@ -401,7 +400,8 @@ def test_kfold_transductive_reducer_sees_all_rows_but_learner_only_train():
 
 
 def test_reduced_preprocessing_scales_the_reducer_output_and_keeps_its_attributes():
-    from plcore.protocols import RescaledReducer, build_pipeline, fitted_reducer
+    from plcore.preprocessing import RescaledReducer, fitted_reducer
+    from plcore.run.pipeline import build_pipeline
 
     TinyScale = lambda: FirstTwo(scale=0.01)  # noqa: E731 - two columns on CENDA-like scale
 
@@ -435,7 +435,8 @@ def test_reduced_preprocessing_scales_the_reducer_output_and_keeps_its_attribute
 def test_isotropic_scaler_keeps_neighbours_and_reaches_unit_rms():
     from sklearn.neighbors import NearestNeighbors
 
-    from plcore.protocols import IsotropicScaler, make_preprocessor
+    from plcore.preprocessing import IsotropicScaler
+    from plcore.run.pipeline import make_preprocessor
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(80, 3)) * [0.01, 0.05, 0.02] + 7.0

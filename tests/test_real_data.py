@@ -9,7 +9,7 @@ import pytest
 
 from plcore.datasets import load_dataset
 from plcore.learners import PlKnnLearner
-from plcore.protocols import kfold
+from plcore.run.protocols import kfold
 
 pytestmark = pytest.mark.data
 

@@ -7,7 +7,7 @@ from hydra.utils import instantiate
 
 from plcore.base import BaseLearner
 from plcore.exceptions import ConfigError, PluginError
-from plcore.hookspecs import hookimpl
+from plcore.registry.hookspecs import hookimpl
 from plcore.learners import PlKnnLearner
 from plcore.registry import ComponentSpec, Registry
 
@@ -52,7 +52,7 @@ def test_duplicate_kind_name_names_both_providers():
     with pytest.raises(PluginError) as err:
         reg.load(entry_points=False)
     msg = str(err.value)
-    assert "plknn" in msg and "plcore-other" in msg and "plcore._builtins" in msg
+    assert "plknn" in msg and "plcore-other" in msg and "plcore.run.builtins" in msg
 
 
 def test_wrong_base_class_and_unknown_kind_are_reported_and_skipped():
@@ -122,7 +122,7 @@ def test_broken_entry_point_is_reported(monkeypatch):
         def load(self):
             raise ImportError("No module named 'missing_dependency'")
 
-    import plcore.registry as registry_mod
+    import plcore.registry._registry as registry_mod
 
     monkeypatch.setattr(registry_mod.metadata, "entry_points", lambda group: [EP()])
     reg = Registry().load()
@@ -173,7 +173,7 @@ def test_create_instantiates_estimators_and_preprocessors():
 
 
 def test_invalid_preprocessor_and_protocol_specs_are_reported():
-    from plcore.hookspecs import hookimpl
+    from plcore.registry.hookspecs import hookimpl
 
     class Plugin:
         @hookimpl
@@ -186,14 +186,14 @@ def test_invalid_preprocessor_and_protocol_specs_are_reported():
     reg.register(Plugin(), "bad-plugin")
     reg.load(entry_points=False)
     messages = " | ".join(e.error for e in reg.errors)
-    assert "not a transformer class" in messages and "expected a plcore.protocols.ProtocolSpec" in messages
+    assert "not a transformer class" in messages and "expected a plcore.registry.ProtocolSpec" in messages
     assert "prequential kernel that is not callable" in messages
     assert "bad" not in reg.names("preprocessor") and "bad" not in reg.names("protocol")
 
 
 def test_report_writers_are_registered_by_name():
     reg = Registry().load(entry_points=False)
-    from plcore.report import reproduction_page
+    from plcore.run.report import reproduction_page
 
-    assert reg.report_writers["reproduction"] == "plcore.report:reproduction_page"  # declared by path
+    assert reg.report_writers["reproduction"] == "plcore.run.report:reproduction_page"  # declared by path
     assert reg.report_writer("reproduction") is reproduction_page

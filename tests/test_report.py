@@ -1,10 +1,10 @@
-"""plcore.report: paired t-tests, the reproduction table, and the end-of-sweep callback."""
+"""plcore.run.report: paired t-tests, the reproduction table, and the end-of-sweep callback."""
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from plcore.report import RunRecord, fmt_mean_std, paired_ttest, reproduction_table
+from plcore.run.report import RunRecord, fmt_mean_std, paired_ttest, reproduction_table
 
 
 def _run(name, metrics, params=None, overrides="", steps=None):
@@ -129,7 +129,7 @@ def test_steps_read_per_fold_metrics_under_their_step_name():
 
 
 def test_report_names_the_sweep_and_the_commit(tmp_path):
-    from plcore.report import write_report
+    from plcore.run.report import write_report
 
     runs = [RunRecord("a", "n", {}, {}, {"mlflow.source.git.commit": "0123456789abcdef", "plcore.git.dirty": "true"})]
     path = write_report(runs, tmp_path / "r.md", writer=lambda rs: "# table\n", sweep_dir="multirun/x")

@@ -13,7 +13,7 @@ from plcore.data import PLDataset
 from plcore.exceptions import ConfigError
 from plcore.metrics import (clustering_covering_rate, covering_rate, covering_rate_scorer, get_scorer,
                             partial_log_likelihood)
-from plcore.protocols import Setup, holdout, kfold
+from plcore.run.protocols import Setup, holdout, kfold
 from plcore.testing import make_pl_data
 
 S = np.array([[1, 1, 0], [0, 1, 0], [0, 1, 1], [1, 0, 1]], dtype=bool)
@@ -158,7 +158,7 @@ def test_clustering_selects_by_the_labelled_candidate_sets_only():
     from sklearn.cluster import KMeans
 
     from plcore.base import BaseClusterer
-    from plcore.protocols import clustering
+    from plcore.run.protocols import clustering
     from plcore.validation import Integral, Interval
 
     class Km(BaseClusterer):
@@ -209,7 +209,7 @@ def test_oracle_picks_the_best_test_accuracy_and_is_labelled_so(capsys):
 
 
 def test_reproduction_table_never_calls_an_oracle_run_ours():
-    from plcore.report import RunRecord, reproduction_table
+    from plcore.run.report import RunRecord, reproduction_table
 
     params = {"paper.source": "P", "paper.setting": "lost", "paper.metric": "accuracy_mean", "paper.value": "0.5"}
     run = RunRecord("r", "n", params, {"accuracy_mean": 0.6, "accuracy_std": 0.1}, {"selection": "oracle"})

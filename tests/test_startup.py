@@ -1,6 +1,6 @@
 """Start-up stays light: listing, ``--help`` and composing a run import no estimator module and
 no heavy dependency (components are declared by import path, see ComponentSpec), and
-Hydra's ``--help`` output is unchanged by the shared ConfigStore (plcore.app._share_config_store)."""
+Hydra's ``--help`` output is unchanged by the shared ConfigStore (plcore.run.app._share_config_store)."""
 
 import json
 import subprocess
@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from plcore.exceptions import PluginError
-from plcore.hookspecs import hookimpl
+from plcore.registry.hookspecs import hookimpl
 from plcore.registry import ComponentSpec, Registry
 
 #: what start-up must not import: the numeric and tracking stacks and every estimator module
@@ -17,7 +17,7 @@ HEAVY = ("sklearn", "torch", "numba", "cvxpy", "osqp", "mlflow", "matplotlib", "
 
 _PROBE = """
 import json, sys
-from plcore.app import main
+from plcore.run.app import main
 try:
     code = main({argv!r})
 except SystemExit as exc:
@@ -55,8 +55,8 @@ def test_help_output_equals_hydras_copying_run(tmp_path):
     """The shared ConfigStore changes no byte of ``--help`` (the unpatched run copies the store)."""
     unpatched = ("from hydra.plugins.config_source import ConfigSource; "
                  "ConfigSource._plcore_shares_store = True; "  # _share_config_store then does nothing
-                 "from plcore.app import main; main(['--help'])")
-    patched = "from plcore.app import main; main(['--help'])"
+                 "from plcore.run.app import main; main(['--help'])")
+    patched = "from plcore.run.app import main; main(['--help'])"
     outs = [subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                            timeout=300).stdout for code in (unpatched, patched)]
     assert "learner: " in outs[1] and "plknn" in outs[1]
@@ -129,7 +129,7 @@ def test_config_store_sharing_takes_effect_on_this_hydra():
     from hydra.core.config_store import ConfigStore
     from hydra.plugins.config_source import ConfigSource
 
-    from plcore.app import _share_config_store
+    from plcore.run.app import _share_config_store
 
     _share_config_store()
     assert getattr(ConfigSource, "_plcore_shares_store", False)

@@ -12,7 +12,7 @@ def test_requirements_check_is_skipped_only_while_plcore_logs_a_model(tmp_path, 
     import mlflow.sklearn
     from mlflow.utils import environment
 
-    from plcore.tracking import _pinned_requirements_unchecked
+    from plcore.tracking.mlflow_run import _pinned_requirements_unchecked
 
     calls = []
     monkeypatch.setattr(environment, "warn_dependency_requirement_mismatches", lambda reqs: calls.append(reqs))

@@ -1,8 +1,8 @@
-"""Data-set loaders and bag generators (imported on first use: see :mod:`plcore._lazy`)."""
+"""Data-set loaders and bag generators (imported on first use: see :mod:`plcore.utils`)."""
 
 from typing import TYPE_CHECKING
 
-from plcore._lazy import lazy_exports
+from plcore.utils import lazy_exports
 from plcore.datasets.catalog import PALM_DATASETS, SKLEARN_DATASETS, UCI_DATASETS
 
 if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are served lazily

@@ -8,7 +8,7 @@ transformer registered as the preprocessor ``aknn``: ``protocol.preprocessing=ak
 
 from typing import TYPE_CHECKING
 
-from plcore._lazy import lazy_exports
+from plcore.utils import lazy_exports
 
 if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are served lazily
     from plcore_aknn._rules import aknn_rule, multiclass_rule, threshold

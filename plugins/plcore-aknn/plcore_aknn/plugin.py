@@ -4,9 +4,7 @@ Registers the three learners, the paper's preprocessing (preprocessor ``aknn``:
 ``protocol.preprocessing=aknn``) and the presets in ``plcore_aknn/experiments/``.
 """
 
-from plcore.hookspecs import hookimpl
-from plcore.presets import load_presets
-from plcore.registry import ComponentSpec
+from plcore.registry import ComponentSpec, hookimpl, load_presets
 
 _TRAIN_VS_NEW = ("fit_transform returns the training rows smoothed without themselves "
                  "(paper, Appendix D.2) while transform treats rows as new: they differ by design")

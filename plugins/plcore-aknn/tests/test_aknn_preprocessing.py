@@ -78,7 +78,7 @@ def test_bad_params():
 
 
 def test_registered_as_preprocessor_aknn(monkeypatch):
-    from plcore.protocols import make_preprocessor
+    from plcore.run.pipeline import make_preprocessor
     from plcore.registry import Registry
 
     with monkeypatch.context() as m:

@@ -6,7 +6,7 @@ Tang, TKDE 2017) as learners and DELIN (Wu & Zhang, 2019) as a reducer.
 
 from typing import TYPE_CHECKING
 
-from plcore._lazy import lazy_exports
+from plcore.utils import lazy_exports
 
 if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are served lazily
     from plcore_baselines.delin import DelinReducer

@@ -1,8 +1,6 @@
 """The module named by the ``plcore`` entry point ``baselines``: the plugin's hooks."""
 
-from plcore.hookspecs import hookimpl
-from plcore.presets import load_presets
-from plcore.registry import ComponentSpec
+from plcore.registry import ComponentSpec, hookimpl, load_presets
 
 
 # Nested-selection grids (``protocol.select`` with no ``space``). The methods' own papers are

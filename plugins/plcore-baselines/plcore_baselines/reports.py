@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 
-from plcore.report import fmt_mean_std, paired_ttest
+from plcore.run.report import fmt_mean_std, paired_ttest
 
 __all__ = ["LEARNERS", "REDUCERS", "DATASETS", "PAPER_LOST", "cenda_table", "run_key"]
 

@@ -4,7 +4,7 @@ and the writer's registration."""
 import numpy as np
 from scipy import stats
 
-from plcore.report import RunRecord
+from plcore.run.report import RunRecord
 from plcore_baselines import plugin
 from plcore_baselines.reports import COMPARISONS, DATASETS, LEARNERS, REDUCERS, cenda_table, run_key
 
@@ -81,11 +81,11 @@ def test_preset_sweeps_every_cell_and_names_the_registered_writer():
                                             "missing": "skip"}   # PL-SVM's C only, as the paper tuned it
     assert preset["tracking"]["experiment_name"] == "cenda_table"
     report = preset["hydra"]["callbacks"]["report"]
-    assert report == {"_target_": "plcore.report.ReportCallback", "output": "docs/results/cenda_table.md",
+    assert report == {"_target_": "plcore.run.callbacks.ReportCallback", "output": "docs/results/cenda_table.md",
                       "writer": "cenda_table"}
     from hydra.utils import instantiate
 
-    from plcore.report import ReportCallback
+    from plcore.run.callbacks import ReportCallback
 
     callback = instantiate(report)  # reports are opt-in: the preset carries its own callback
     assert isinstance(callback, ReportCallback) and callback.writer == "cenda_table"

@@ -5,9 +5,7 @@ files of ``plcore_cenda/experiments/`` (``cenda_lost``, ``paper_cenda_lost``,
 ``paper_cenda_lost_transductive``).
 """
 
-from plcore.hookspecs import hookimpl
-from plcore.presets import load_presets
-from plcore.registry import ComponentSpec
+from plcore.registry import ComponentSpec, hookimpl, load_presets
 
 #: Nested-selection grid of ``reducer=cenda`` (``protocol.select`` with no ``space``), from the
 #: CENDA paper (Bao et al., KDD 2021), Section 4.4 "Sensitivity Analysis":

@@ -8,7 +8,7 @@ module: names are served on first use).
 
 from typing import TYPE_CHECKING
 
-from plcore._lazy import lazy_exports
+from plcore.utils import lazy_exports
 
 if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are served lazily
     from plcore_deep.learners import CavlLearner, CcLearner, LwsLearner, PopLearner, ProdenLearner, RcLearner

@@ -1,9 +1,7 @@
 """The module named by the ``plcore`` entry point ``deep``: registers the six learners and the
 plugin's presets. Importing it imports no PyTorch (the learners load it at their first fit)."""
 
-from plcore.hookspecs import hookimpl
-from plcore.presets import load_presets
-from plcore.registry import ComponentSpec
+from plcore.registry import ComponentSpec, hookimpl, load_presets
 
 from plcore_deep import LEARNER_CLASSES
 

@@ -196,7 +196,7 @@ def test_parallel_folds_give_the_serial_results_with_torch_in_the_workers():
     from threadpoolctl import threadpool_limits
 
     from plcore.data import PLDataset
-    from plcore.protocols import Setup, kfold
+    from plcore.run.protocols import Setup, kfold
 
     X, S, y = make_pl_data(n_samples=120, n_features=5, n_classes=4, r=1, random_state=0)
     ds = PLDataset(X, S, y, name="blobs")

@@ -7,7 +7,7 @@ Labels", PAKDD 2020. Learners ``avg_perceptron``, ``max_perceptron``, ``avg_pega
 
 from typing import TYPE_CHECKING
 
-from plcore._lazy import lazy_exports
+from plcore.utils import lazy_exports
 
 if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are served lazily
     from plcore_online.learners import (AvgPegasosLearner, AvgPerceptronLearner, MaxPegasosLearner,

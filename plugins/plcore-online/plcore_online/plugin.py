@@ -1,9 +1,7 @@
 """The module named by the ``plcore`` entry point ``online``: registers the six learners,
 their compiled prequential kernel and the plugin's experiment presets."""
 
-from plcore.hookspecs import hookimpl
-from plcore.presets import load_presets
-from plcore.registry import ComponentSpec
+from plcore.registry import ComponentSpec, hookimpl, load_presets
 
 from plcore_online import LEARNER_CLASSES
 

@@ -7,7 +7,7 @@ import pytest
 
 from plcore.data import PLDataset
 from plcore.datasets.bags import FixedSizeBags
-from plcore.protocols import Setup, online
+from plcore.run.protocols import Setup, online
 from plcore.registry import get_registry
 from plcore_online import LEARNERS, AvgPerceptronLearner, MaxPegasosLearner, PerceptronLearner
 from plcore_online.learners import prequential

@@ -2,7 +2,7 @@
 
 from typing import TYPE_CHECKING
 
-from plcore._lazy import lazy_exports
+from plcore.utils import lazy_exports
 
 if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are served lazily
     from plcore_plc.clusterers import KMeansClusterer, PlcClusterer, SpectralClusterer

@@ -1,13 +1,11 @@
 """The plugin module named by the ``plc`` entry point (group ``plcore``): hooks only."""
 
-from plcore.hookspecs import hookimpl
-from plcore.presets import load_presets
-from plcore.registry import ComponentSpec
+from plcore.registry import ComponentSpec, hookimpl, load_presets
 
 #: PLC's grid, the paper's (Section 5.1, "Compared Methods"): "alpha, beta in {0.01, 0.1, 1},
 #: gamma = 10 and k in {10, 15, 20, 25, 30, 40}", 3 x 3 x 6 = 54 points. The presets draw
 #: ``protocol.select.n_iter=8`` of them at random and choose on each partition by the labelled
-#: rows' candidate sets (``plcore.selection.select_clusterer``).
+#: rows' candidate sets (``plcore.run.selection.select_clusterer``).
 PLC_SEARCH_SPACE = {"alpha": [0.01, 0.1, 1.0], "beta": [0.01, 0.1, 1.0], "k": [10, 15, 20, 25, 30, 40]}
 
 

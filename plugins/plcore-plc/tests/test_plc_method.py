@@ -106,7 +106,7 @@ def test_bad_parameters_raise():
 @pytest.mark.data
 def test_msrc_stored_splits_are_used(data_home):
     from plcore.datasets import load_dataset
-    from plcore.protocols import clustering_partitions
+    from plcore.run.protocols import clustering_partitions
 
     ds = load_dataset("msrc-v2-plc-splits", data_home=data_home)
     parts = clustering_partitions(ds, rho=0.05, n_partitions=3, splits="auto", random_state=0)

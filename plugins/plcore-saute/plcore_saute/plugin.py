@@ -5,9 +5,7 @@ Components: the reducers ``saute``, ``random_selection``, ``max_relevance`` and
 (``saute_lost``, ``paper_saute_lost``).
 """
 
-from plcore.hookspecs import hookimpl
-from plcore.presets import load_presets
-from plcore.registry import ComponentSpec
+from plcore.registry import ComponentSpec, hookimpl, load_presets
 
 #: Nested-selection grid (``protocol.select`` with no ``space``) of every selector, from the
 #: SAUTE paper (KDD 2022), Section 4.4 "Sensitivity Analysis" and Figs. 1-2: d' = ceil(beta d)

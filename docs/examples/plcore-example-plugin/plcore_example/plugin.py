@@ -5,8 +5,7 @@ config node (the constructor's defaults) and description, so ``python -m plcore 
 ``--help`` stay fast; plcore imports the class when a run creates it.
 """
 
-from plcore.hookspecs import hookimpl
-from plcore.registry import ComponentSpec
+from plcore.registry import ComponentSpec, hookimpl
 
 
 @hookimpl

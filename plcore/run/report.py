@@ -11,7 +11,7 @@ A preset that reproduces a published figure carries a ``paper`` block::
 
 which every run logs as ``paper.*`` params. :func:`reproduction_table` turns such runs
 into a markdown table, ours beside the paper's. ``python -m plcore -m 'experiment=glob(paper_*)' report=reproduction``
-writes it through :class:`ReportCallback` (the primary config's ``hydra.callbacks.report``);
+writes it through :class:`plcore.run.callbacks.ReportCallback` (the primary config's ``hydra.callbacks.report``);
 ``python -m plcore report`` rebuilds it from a tracking database at any time.
 """
 
@@ -31,10 +31,10 @@ from plcore.exceptions import ConfigError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["RunRecord", "load_runs", "paired_ttest", "fmt_mean_std", "reproduction_table", "ReportCallback",
+__all__ = ["RunRecord", "load_runs", "paired_ttest", "fmt_mean_std", "reproduction_table", "sweep_table",
            "write_report", "main"]
 
-#: runs of the same sweep share this tag (set by :mod:`plcore.app`)
+#: runs of the same sweep share this tag (set by :mod:`plcore.run.app`)
 SWEEP_TAG = "hydra.sweep.dir"
 
 
@@ -245,53 +245,6 @@ def write_report(runs: Sequence[RunRecord], output: str | Path, writer: str | Ca
     return output
 
 
-try:
-    from hydra.experimental.callback import Callback
-except ImportError:  # pragma: no cover - hydra is a dependency
-    Callback = object
-
-
-def _sweep_runs(config, statuses=("FINISHED",)):
-    """The runs of the sweep that just ended (``hydra.sweep.dir`` tag), or None without tracking."""
-    from hydra.core.hydra_config import HydraConfig
-
-    tcfg = config.get("tracking", {})
-    if not tcfg or not tcfg.get("enabled", False):
-        return None, None, None
-    HydraConfig.instance().set_config(config)  # lets ${hydra:runtime.cwd} resolve
-    sweep_dir = str(config.hydra.sweep.dir)
-    runs = load_runs(tcfg.tracking_uri, experiment_name=tcfg.get("experiment_name") or "plcore",
-                     sweep_dir=sweep_dir, statuses=statuses)
-    return runs, sweep_dir, tcfg.tracking_uri
-
-
-class ReportCallback(Callback):
-    """Hydra callback: at the end of a multirun, write a report of THIS sweep's runs.
-
-    Opt-in: ``report=reproduction`` (the reproduction table, written when the sweep ran
-    presets with a ``paper`` block) or a preset that sets it (``experiment=cenda_table``).
-    ``writer`` is a registered writer name or a dotted path; ``output`` is relative to the
-    launch directory. The page ends with the sweep and the commit its runs came from.
-    """
-
-    def __init__(self, output: str = "docs/results/reproduction.md", writer: str = "reproduction"):
-        self.output = output
-        self.writer = writer
-
-    def on_multirun_end(self, config, **kwargs):
-        try:
-            runs, sweep_dir, _ = _sweep_runs(config)
-            if runs is None:
-                return
-            path = write_report(runs, self.output, self.writer, sweep_dir=sweep_dir)
-        except Exception as err:  # noqa: BLE001 - a report must not turn a finished sweep into a failure
-            log.warning("could not write the report %s: %s", self.output, err)
-            print(f"warning: could not write the report {self.output}: {err}")
-            return
-        if path is not None:
-            print(f"report written to {path}")
-
-
 def sweep_table(runs: Sequence[RunRecord], metric_keys=("accuracy_mean", "mistake_rate_final_mean", "acc_mean")) -> str:
     """A plain-text table of a sweep's runs: name, overrides, status and headline metric."""
     rows = [("run", "overrides", "status", "metric")]
@@ -301,23 +254,6 @@ def sweep_table(runs: Sequence[RunRecord], metric_keys=("accuracy_mean", "mistak
         rows.append((r.name, r.tags.get("overrides", ""), r.tags.get("plcore.status", "FINISHED"), value))
     widths = [max(len(str(row[i])) for row in rows) for i in range(4)]
     return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows)
-
-
-class SweepSummaryCallback(Callback):
-    """Hydra callback: a sweep ends with a table of its runs and the command to browse them."""
-
-    def on_multirun_end(self, config, **kwargs):
-        try:
-            runs, sweep_dir, uri = _sweep_runs(config, statuses=())
-        except Exception as err:  # noqa: BLE001 - a summary must not fail a finished sweep
-            log.warning("could not summarise the sweep: %s", err)
-            return
-        if not runs:
-            return
-        for r in runs:
-            r.tags["plcore.status"] = r.status
-        print(f"\nsweep {sweep_dir}: {len(runs)} run(s)\n{sweep_table(runs)}\n"
-              f"browse them: mlflow ui --backend-store-uri {uri}", flush=True)
 
 
 def main(argv=None) -> int:

@@ -37,6 +37,6 @@ def plcore_report_writers():
     """Return a dict ``{writer_name: f(runs) -> markdown}`` of report writers (the function
     or its import path ``"module:function"``, imported when the writer is used).
 
-    ``python -m plcore report --writer NAME`` and :class:`plcore.report.ReportCallback`
+    ``python -m plcore report --writer NAME`` and :class:`plcore.run.callbacks.ReportCallback`
     resolve ``NAME`` here first (the core provides ``reproduction``).
     """

@@ -13,7 +13,7 @@ Algorithms
 ``"brute"``, ``"kd_tree"`` and ``"ball_tree"`` are scikit-learn's (any metric it accepts;
 brute force is its chunked GEMM ``ArgKmin`` reduction: O(chunk x n) memory, never an
 ``n x n`` matrix). ``"brute32"`` is plcore's certified float32 brute force
-(:mod:`plcore._float32_search`: a float32 GEMM per tile of ~1 MB, a compiled blocked top-k
+(:mod:`plcore.neighbors._float32`: a float32 GEMM per tile of ~1 MB, a compiled blocked top-k
 selection, the candidates re-ranked in float64 and certified, uncertain rows redone by
 scikit-learn in float64), ``"faiss_brute"`` the same certificate around faiss's float32 brute
 force. plcore adds the choice, the ordering, self-exclusion and staging.
@@ -140,7 +140,7 @@ KD_TREE_OVER_BRUTE32 = ((3, 0),)
 KD_TREE_MAX_DIM = 4
 KD_TREE_MAX_DIM_LARGE = 8
 KD_TREE_LARGE_N = 5000
-#: faiss's float32 brute force (certified exact, see plcore._faiss_search) from this dimension and size
+#: faiss's float32 brute force (certified exact, see plcore.neighbors._faiss) from this dimension and size
 FAISS_MIN_DIM = 64
 FAISS_MIN_N = 10000
 
@@ -189,8 +189,8 @@ class NeighborIndex:
         rule applies to the Euclidean metric (``"euclidean"``, ``"l2"``, ``"minkowski"``).
     algorithm : {"auto", "brute", "brute32", "kd_tree", "ball_tree", "faiss_brute", "hnsw"}, default="auto"
         ``"auto"`` applies :func:`choose_algorithm`. ``"brute32"``: plcore's float32 brute force,
-        certified exact (:mod:`plcore._float32_search`; Euclidean only); ``"faiss_brute"``:
-        faiss's float32 brute force, certified exact (:mod:`plcore._faiss_search`); ``"hnsw"``:
+        certified exact (:mod:`plcore.neighbors._float32`; Euclidean only); ``"faiss_brute"``:
+        faiss's float32 brute force, certified exact (:mod:`plcore.neighbors._faiss`); ``"hnsw"``:
         faiss's HNSW graph, **approximate** (opt-in only; Euclidean only).
     n_jobs : int, optional
         Parallel jobs of scikit-learn's search.
@@ -220,11 +220,11 @@ class NeighborIndex:
             if not self._euclidean:
                 raise ValueError(f"algorithm={algorithm!r} searches the Euclidean metric only, got metric={metric!r}")
             if algorithm == "brute32":
-                from plcore._float32_search import Float32Search
+                from plcore.neighbors._float32 import Float32Search
 
                 self._float32 = Float32Search(X)
             else:
-                from plcore._faiss_search import FaissSearch
+                from plcore.neighbors._faiss import FaissSearch
 
                 self._float32 = FaissSearch(X, approximate=algorithm == "hnsw")
             self._nn = None

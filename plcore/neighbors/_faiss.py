@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from plcore._float32_search import EXTRA, rerank_certified, rounding_bound
+from plcore.neighbors._float32 import EXTRA, rerank_certified, rounding_bound
 
 
 class FaissSearch:

@@ -1,15 +1,17 @@
-"""The built-in protocols' parameters and defaults (their Hydra config nodes), in a module that
-imports nothing heavy: the registry declares the protocols from here without importing
-:mod:`plcore.protocols` (scikit-learn), which builds its :class:`~plcore.protocols.ProtocolSpec`
-objects from the same table."""
+"""The one table of the built-in protocols' parameters and defaults (their Hydra config nodes)
+and of nested selection's defaults, in a module that imports nothing: the built-ins declare the
+protocols from here without importing :mod:`plcore.run.protocols` (scikit-learn), which builds
+its :class:`~plcore.registry.ProtocolSpec` objects from the same table."""
 
 from __future__ import annotations
 
 import copy
 
-from plcore.selection import SELECT_DEFAULTS
+__all__ = ["SELECT_DEFAULTS", "PROTOCOL_DEFAULTS", "PROTOCOL_DESCRIPTIONS", "protocol_defaults"]
 
-__all__ = ["PROTOCOL_DEFAULTS", "PROTOCOL_DESCRIPTIONS", "protocol_defaults"]
+#: ``protocol.select``: nested, label-free hyperparameter selection (:mod:`plcore.run.selection`)
+SELECT_DEFAULTS = {"method": "none", "space": None, "scoring": "covering_rate", "cv": 3, "n_iter": 10,
+                   "missing": "error"}
 
 PROTOCOL_DEFAULTS = {
     "kfold": {"n_splits": 10, "shuffle": True, "preprocessing": "standardize", "fit_reducer_on": "train",

@@ -21,11 +21,10 @@ outer step as ``selected.<component>.<parameter>``.
 from __future__ import annotations
 
 from plcore.exceptions import ConfigError
+from plcore.run.defaults import SELECT_DEFAULTS
 
-__all__ = ["SELECT_DEFAULTS", "check_select", "make_search", "selected_values", "select_clusterer", "candidates", "oracle"]
+__all__ = ["check_select", "make_search", "selected_values", "select_clusterer", "candidates", "oracle"]
 
-SELECT_DEFAULTS = {"method": "none", "space": None, "scoring": "covering_rate", "cv": 3, "n_iter": 10,
-                   "missing": "error"}
 _KINDS = ("learner", "reducer", "clusterer")
 
 
@@ -95,7 +94,7 @@ def _has_param(setup, key: str) -> bool:
 def _pipeline_key(pipe, key: str) -> str:
     """``learner.k`` -> the pipeline parameter (``plknnlearner__k``; a wrapped reducer's
     ``rescaledreducer__reducer__mu``)."""
-    from plcore.protocols import RescaledReducer
+    from plcore.preprocessing import RescaledReducer
 
     kind, _, param = key.partition(".")
     name, step = pipe.steps[-1] if kind == "learner" else pipe.steps[-2]

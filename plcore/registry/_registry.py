@@ -19,141 +19,13 @@ from typing import Any
 
 import pluggy
 
-from plcore import hookspecs
 from plcore.exceptions import ConfigError, PluginError
+from plcore.registry import hookspecs
+from plcore.registry.specs import COMPONENT_KINDS, ESTIMATOR_KINDS, ComponentSpec, ProtocolSpec, _import_path
 
-__all__ = ["ComponentSpec", "Component", "PluginLoadError", "Registry", "get_registry",
-           "COMPONENT_KINDS", "ESTIMATOR_KINDS"]
+__all__ = ["Component", "PluginLoadError", "Registry", "get_registry", "pip_requirements"]
 
-#: kinds whose components are estimator classes (checked against :data:`plcore.base.KINDS`)
-ESTIMATOR_KINDS = ("learner", "reducer", "clusterer", "bags")
-#: every kind a component may have
-COMPONENT_KINDS = ESTIMATOR_KINDS + ("preprocessor", "dataset", "protocol")
-
-BUILTIN_PLUGINS = ("plcore._builtins",)
-
-
-def _import_path(path: str):
-    """The object named by ``"package.module:attribute"`` (attributes may be dotted; a dict
-    along the way is indexed by the next name)."""
-    module, _, attrs = path.partition(":")
-    obj = importlib.import_module(module)
-    for part in attrs.split(".") if attrs else ():
-        obj = obj[part] if isinstance(obj, dict) else getattr(obj, part)
-    return obj
-
-
-class ComponentSpec:
-    """What a plugin declares for one component.
-
-    A component is declared **lazily** by naming its class as ``"module:QualName"``
-    together with its ``config`` node and one-line ``description``: then listing
-    (``python -m plcore list``), ``--help`` and composing a run import nothing of it;
-    the class is imported the first time :attr:`cls` is read (to instantiate it). The
-    common conformance test (:func:`plcore.testing.check_declared_config`) checks that the
-    declared node equals the class's defaults. Passing the class itself still works (it
-    is then imported with the plugin).
-
-    Parameters
-    ----------
-    kind : {"learner", "reducer", "clusterer", "bags", "preprocessor", "dataset", "protocol"}
-    name : str
-        Option name on the command line (``+learner=<name>``, ``protocol.preprocessing=<name>``):
-        lower case.
-    cls : type, callable or str
-        The estimator class (a subclass of the kind's base class); for ``preprocessor`` a
-        scikit-learn transformer class (created with its defaults, fitted on training rows);
-        for ``dataset`` the loader function; for ``protocol`` a
-        :class:`plcore.protocols.ProtocolSpec`. Or its import path ``"module:QualName"``.
-    config : dict, optional
-        Hydra config node (the constructor's parameters; ``_target_`` is added from ``cls``).
-        Default for a class given as an object: ``{"_target_": ..., **cls().get_params(deep=False)}``.
-        Required for an estimator given by its import path.
-    description : str, optional
-        One line for listings (default: first line of the docstring; required for a
-        component given by its import path).
-    prequential : callable or str, optional
-        Online learners only: a compiled predict-then-update kernel
-        ``prequential(learner, X, S, classes) -> predictions`` (or its import path) that the
-        ``online`` protocol uses instead of its per-example ``predict`` + ``partial_fit``
-        loop. It must give the loop's predictions (the conformance suite checks it).
-    test_params : dict, optional
-        Constructor parameters of the instance the common conformance test
-        (:func:`plcore.testing.parametrize_with_registry`) checks: small and fast settings
-        (default: the class defaults).
-    expected_failed_checks : dict, optional
-        ``{check_name: reason}`` of conformance checks known to fail for this component.
-    search_space : dict, optional
-        ``{parameter: [values]}``: the hyperparameter grid of the method's paper, searched by
-        nested selection (``protocol.select``) when the user gives no space.
-    """
-
-    def __init__(self, kind: str, name: str, cls: Any, config: dict | None = None,
-                 description: str | None = None, prequential: Any = None, test_params: dict | None = None,
-                 expected_failed_checks: dict | None = None, search_space: dict | None = None):
-        self.kind, self.name = kind, name
-        self._cls, self._prequential = cls, prequential
-        self.config, self.description = config, description
-        self.test_params, self.expected_failed_checks = test_params, expected_failed_checks
-        self.search_space = search_space
-
-    def __repr__(self):
-        return f"ComponentSpec(kind={self.kind!r}, name={self.name!r}, cls={self.target!r})"
-
-    @property
-    def lazy(self) -> bool:
-        """Whether the class is still only named by its import path."""
-        return isinstance(self._cls, str)
-
-    @property
-    def target(self) -> str:
-        """``module.QualName`` of the class, without importing it."""
-        if isinstance(self._cls, str):
-            return self._cls.replace(":", ".")
-        return f"{getattr(self._cls, '__module__', '?')}.{getattr(self._cls, '__qualname__', repr(self._cls))}"
-
-    @property
-    def cls(self):
-        """The class (imported on first access when declared by its import path)."""
-        if isinstance(self._cls, str):
-            try:
-                obj = _import_path(self._cls)
-            except Exception as err:  # noqa: BLE001 - one line naming the component
-                raise PluginError(f"{self.kind} {self.name!r} names {self._cls!r}, which cannot be imported: "
-                                  f"{type(err).__name__}: {err}") from err
-            if self.kind in ESTIMATOR_KINDS:
-                from plcore.base import KINDS
-
-                if not (isinstance(obj, type) and issubclass(obj, KINDS[self.kind])):
-                    raise PluginError(f"{self.kind} {self.name!r} names {self._cls!r}, which does not subclass "
-                                      f"plcore.base.{KINDS[self.kind].__name__}")
-            self._cls = obj
-        return self._cls
-
-    @cls.setter
-    def cls(self, value):
-        self._cls = value
-
-    @property
-    def prequential(self):
-        """The prequential kernel (imported on first access when declared by its import path)."""
-        if isinstance(self._prequential, str):
-            self._prequential = _import_path(self._prequential)
-        return self._prequential
-
-    @prequential.setter
-    def prequential(self, value):
-        self._prequential = value
-
-    def matches(self, cls) -> bool:
-        """Whether this component is exactly ``cls``; imports the declared class only where
-        its name matches (so asking about one estimator loads no other plugin's module)."""
-        if isinstance(self._cls, str) and self._cls.partition(":")[2] != getattr(cls, "__qualname__", None):
-            return False
-        try:
-            return self.cls is cls
-        except PluginError:
-            return False
+BUILTIN_PLUGINS = ("plcore.run.builtins",)
 
 
 @dataclass
@@ -235,7 +107,7 @@ class Registry:
         if isinstance(plugin, str):
             plugin = importlib.import_module(plugin)
         if version is None:
-            from plcore import __version__ as version
+            from plcore._version import __version__ as version
         pname = name or getattr(plugin, "__name__", repr(plugin))
         self.pm.register(plugin, name=pname)
         self._providers[id(plugin)] = _Provider(pname, distribution, version)
@@ -382,10 +254,8 @@ class Registry:
                 isinstance(spec.cls, type) and hasattr(spec.cls, "fit") and hasattr(spec.cls, "transform")):
             return f"registers preprocessor {spec.name!r} as {spec.cls!r}, which is not a transformer class"
         elif spec.kind == "protocol":
-            from plcore.protocols import ProtocolSpec
-
             if not isinstance(spec.cls, ProtocolSpec):
-                return f"registers protocol {spec.name!r} as {spec.cls!r}, expected a plcore.protocols.ProtocolSpec"
+                return f"registers protocol {spec.name!r} as {spec.cls!r}, expected a plcore.registry.ProtocolSpec"
         return None
 
     # ----------------------------------------------------------------- queries
@@ -456,3 +326,18 @@ def get_registry() -> Registry:
     if _REGISTRY is None:
         _REGISTRY = Registry().load()
     return _REGISTRY
+
+
+def pip_requirements(registry: Registry | None = None) -> list[str]:
+    """``name==version`` of plcore, its installed plugins and the numeric stack (a logged
+    model's requirements, pinned where the model is fitted)."""
+    registry = registry or get_registry()
+    names = ["plcore", "numpy", "scipy", "scikit-learn", "cloudpickle"]
+    names += sorted(d for d in registry.distributions() if d.lower().startswith("plcore-"))
+    out = []
+    for name in names:
+        try:
+            out.append(f"{name}=={metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            continue
+    return out

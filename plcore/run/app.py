@@ -36,7 +36,7 @@ _OPTIONAL_KINDS = ("learner", "reducer", "clusterer", "bags")
 
 def find_conf_dir() -> Path:
     """Primary config: ``plcore/conf`` in an installed wheel, else ``conf/`` of the checkout."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # the plcore package
     for cand in (here / "conf", here.parent / "conf"):
         if (cand / "config.yaml").is_file():
             return cand
@@ -120,7 +120,7 @@ def _instantiate_plain(node, *, what: str, **kwargs):
 
 def build_setup(cfg, registry: Registry | None = None):
     """Instantiate the run's components from the composed config."""
-    from plcore.protocols import Setup
+    from plcore.run.protocols import Setup
 
     registry = registry or get_registry()
     seed = cfg.get("seed", 0)
@@ -229,13 +229,13 @@ def resolve_run(cfg, registry: Registry | None = None):
 
     ``cfg`` is a copy of the composed config that holds exactly what runs: the built-in
     PL-KNN where neither a learner nor a clusterer was given, no ``bags`` node where the
-    generator does not apply to the data (:func:`plcore.protocols.bags_apply`), and the
+    generator does not apply to the data (:func:`plcore.run.protocols.bags_apply`), and the
     protocol's parameters completed with its defaults. ``params`` are the protocol's keyword
     arguments. Every component's parameters are checked here (before any tracking starts).
     """
     from omegaconf import OmegaConf, open_dict
 
-    from plcore.protocols import apply_bags, bags_apply
+    from plcore.run.protocols import apply_bags, bags_apply
     from plcore.validation import validate_params
 
     registry = registry or get_registry()
@@ -267,7 +267,7 @@ def resolve_run(cfg, registry: Registry | None = None):
         raise ConfigError(f"data set {dataset.name!r} has no true labels: every protocol evaluates against them")
     spec.validate(params, dataset)
     if "select" in params:  # nested selection: settings and search space checked (and logged) as used
-        from plcore.selection import check_select
+        from plcore.run.selection import check_select
 
         params["select"] = check_select(params["select"], setup, registry)
     with open_dict(cfg):
@@ -386,8 +386,8 @@ def main(argv=None) -> int:
     """Entry point of ``python -m plcore``.
 
     ``python -m plcore list`` lists components; ``python -m plcore report`` rebuilds a report
-    (:mod:`plcore.report`) from a tracking database; ``python -m plcore predict`` predicts new
-    data with a run's logged model (:mod:`plcore.predict`).
+    (:mod:`plcore.run.report`) from a tracking database; ``python -m plcore predict`` predicts new
+    data with a run's logged model (:mod:`plcore.run.predict`).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     full_error = bool(os.environ.get("PLCORE_FULL_ERROR"))
@@ -397,11 +397,11 @@ def main(argv=None) -> int:
             print_listing(registry)
             return 0
         if argv[:1] == ["report"]:
-            from plcore.report import main as report_main
+            from plcore.run.report import main as report_main
 
             return report_main(argv[1:])
         if argv[:1] == ["predict"]:
-            from plcore.predict import main as predict_main
+            from plcore.run.predict import main as predict_main
 
             return predict_main(argv[1:])
         check_overrides(argv, registry)

@@ -1,4 +1,4 @@
-"""MLflow tracking of one run (one Hydra job).
+"""One MLflow run (one Hydra job): opened, written and ended from the job's own process.
 
 ``tracking=mlflow`` (default) logs to ``$MLFLOW_TRACKING_URI`` or a SQLite file
 ``mlflow.db`` in the launch directory, experiment ``plcore``:
@@ -21,7 +21,6 @@ import json
 import logging
 import math
 import os
-import socket
 import time
 import traceback
 import warnings
@@ -30,13 +29,12 @@ from pathlib import Path
 
 import numpy as np
 
-from plcore import __version__
 from plcore.exceptions import TrackingError
+from plcore.tracking.store import prepare_store, reap_orphans
 
 log = logging.getLogger(__name__)
 
-__all__ = ["flatten", "MlflowRun", "NullRun", "start_run", "open_run", "dataset_info",
-           "PrepareTrackingCallback", "prepare_store", "check_reachable", "git_provenance", "reap_orphans", "log_model", "pip_requirements"]
+__all__ = ["flatten", "MlflowRun", "NullRun", "start_run", "open_run", "dataset_info", "log_model"]
 
 _PARAM_MAX = 6000
 
@@ -81,179 +79,6 @@ class NullRun:
 
     def log_result(self, result):
         pass
-
-
-_EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}  # MLflow 3: model training, not GenAI
-_HEALTH_TIMEOUT_S = 5.0
-
-
-def _sqlite_file(tracking_uri: str) -> Path | None:
-    """The database file of a ``sqlite:///`` URI (None for any other store)."""
-    if not tracking_uri.startswith("sqlite:///"):
-        return None
-    path = tracking_uri[len("sqlite:///"):]
-    return None if path in ("", ":memory:") else Path(path)
-
-
-@contextmanager
-def _file_lock(path: Path):
-    """An exclusive advisory lock on ``path`` (created if needed), held for the block."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+b") as fh:
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - not POSIX: the atomic rename still protects readers
-            yield
-            return
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-
-
-def _create_sqlite_store(path: Path) -> None:
-    """Create and migrate a fresh SQLite store ONCE, whoever else starts on the same file.
-
-    Under a lock file beside it, the database is built in a temporary file and renamed into
-    place (atomic on one file system): every process -- plcore's or any other MLflow
-    client -- sees either no file or a complete, migrated one, so alembic never runs twice.
-    """
-    if path.is_file() and path.stat().st_size > 0:
-        return
-    with _file_lock(path.with_name(path.name + ".lock")):
-        if path.is_file() and path.stat().st_size > 0:
-            return  # another process created it while we waited
-        from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
-
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.unlink(missing_ok=True)
-        quiet = [logging.getLogger(name) for name in ("mlflow.store.db.utils", "alembic")]
-        levels = [lg.level for lg in quiet]
-        for lg in quiet:  # "Creating initial MLflow database tables..." on every fresh store
-            lg.setLevel(logging.WARNING)
-        try:
-            store = SqlAlchemyStore(f"sqlite:///{tmp}", str(Path.cwd() / "mlruns"))
-            store.engine.dispose()
-        finally:
-            for lg, level in zip(quiet, levels):
-                lg.setLevel(level)
-        os.replace(tmp, path)
-
-
-def check_reachable(tracking_uri: str, timeout: float = _HEALTH_TIMEOUT_S) -> None:
-    """Fail fast, in one line, when an HTTP tracking server does not answer.
-
-    Any HTTP answer (also 401 from an authenticating server) counts as reachable; a refused or
-    timed-out connection raises :class:`~plcore.exceptions.TrackingError` within ``timeout``.
-    """
-    if not tracking_uri.startswith(("http://", "https://")):
-        return
-    import urllib.error
-    import urllib.request
-
-    try:
-        urllib.request.urlopen(tracking_uri.rstrip("/") + "/health", timeout=timeout).close()
-    except urllib.error.HTTPError:
-        return
-    except (urllib.error.URLError, OSError) as err:
-        reason = getattr(err, "reason", err)
-        raise TrackingError(f"tracking server {tracking_uri} is unreachable ({reason}); start it, or run "
-                            "with tracking=none or another MLFLOW_TRACKING_URI") from None
-
-
-def _limit_http_retries() -> None:
-    """MLflow retries a dead server for minutes by default; a run should fail within seconds."""
-    os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
-    os.environ.setdefault("MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR", "1")
-    os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "10")
-
-
-def prepare_store(tracking_uri: str, experiment_name: str) -> str:
-    """Make the store and the experiment exist; return the experiment id.
-
-    Safe for any number of independent processes starting at once on a fresh SQLite file
-    (:func:`_create_sqlite_store`). The experiment is marked as model training for MLflow 3's
-    UI (tag ``mlflow.experimentKind``).
-    """
-    from mlflow.tracking import MlflowClient
-
-    check_reachable(tracking_uri)
-    _limit_http_retries()
-    path = _sqlite_file(tracking_uri)
-    if path is not None:
-        _create_sqlite_store(path)
-    client = MlflowClient(tracking_uri=tracking_uri)
-    exp = client.get_experiment_by_name(experiment_name)
-    if exp is None:
-        try:
-            return client.create_experiment(experiment_name, tags=_EXPERIMENT_KIND)
-        except Exception:  # noqa: BLE001 - created concurrently by another process
-            exp = client.get_experiment_by_name(experiment_name)
-            if exp is None:
-                raise
-    if exp.tags.get("mlflow.experimentKind") is None:
-        client.set_experiment_tag(exp.experiment_id, *next(iter(_EXPERIMENT_KIND.items())))
-    return exp.experiment_id
-
-
-def git_provenance() -> dict:
-    """MLflow's source tags for the checkout plcore runs from: commit and a dirty flag.
-
-    Empty when plcore is not in a git checkout (an installed wheel) or git is missing.
-    """
-    import subprocess
-
-    root = Path(__file__).resolve().parents[1]
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
-                                timeout=10)
-        if commit.returncode != 0:
-            return {}
-        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                                capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return {}
-    return {"mlflow.source.git.commit": commit.stdout.strip(),
-            "plcore.git.dirty": "true" if status.stdout.strip() else "false"}
-
-
-def _pid_alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie, exited but not yet waited for, does not). Off POSIX
-    every process counts as alive (``os.kill(pid, 0)`` would end it on Windows): nothing is reaped."""
-    if os.name != "posix":
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
-
-
-def reap_orphans(client, experiment_id: str) -> int:
-    """End as KILLED the RUNNING runs of this host whose process is gone (SIGKILL, out of memory,
-    power loss): a process that cannot end its own run has it ended by the next run on the store.
-
-    Returns how many were ended. Runs of other hosts are left alone (their process cannot be seen).
-    """
-    host = socket.gethostname()
-    n = 0
-    for run in client.search_runs([experiment_id], filter_string="attributes.status = 'RUNNING'",
-                                  max_results=200):
-        tags = run.data.tags
-        pid = tags.get("pid", "")
-        if tags.get("host") != host or not pid.isdigit() or _pid_alive(int(pid)):
-            continue
-        client.set_tag(run.info.run_id, "plcore.ended_by", "reaped: its process was gone")
-        client.set_terminated(run.info.run_id, status="KILLED")
-        n += 1
-    return n
 
 
 class MlflowRun:
@@ -365,7 +190,7 @@ class MlflowRun:
         for name, curve in result.curves.items():
             self.log_text("\n".join(f"{v:.6g}" for v in np.asarray(curve)), f"curves/{name}.txt")
         if self.tcfg.get("log_plots", True) and self.fault is None:
-            from plcore import plots
+            from plcore.tracking import plots
 
             for path, fig in plots.figures_for(result).items():
                 self._call("log_figure", self.run_id, fig, path)
@@ -396,7 +221,7 @@ def log_model(tracking_uri: str, run_id: str, model) -> None:
     from mlflow.models import infer_signature
 
     pipe, X_example, classes = model["pipeline"], model["X_example"], model["classes"]
-    requirements = model.get("requirements") or pip_requirements()  # pinned where the model was fitted
+    requirements = model["requirements"]  # pinned where the model was fitted
     mlflow.set_tracking_uri(tracking_uri)
     noisy = logging.getLogger("mlflow.sklearn")  # its pickle warning: our docs say it (docs/runs.md)
     level = noisy.level
@@ -437,23 +262,6 @@ def _log_model(mlflow, infer_signature, run_id, pipe, X_example, classes, requir
             mlflow.sklearn.log_model(pipe, name="model", signature=signature,
                                      pip_requirements=requirements, serialization_format="cloudpickle")
             mlflow.log_text(json.dumps([str(c) for c in classes]), "classes.json")
-
-
-def pip_requirements() -> list[str]:
-    """``name==version`` of plcore, its installed plugins and the numeric stack (for a logged model)."""
-    from importlib import metadata
-
-    from plcore.registry import get_registry
-
-    names = ["plcore", "numpy", "scipy", "scikit-learn", "cloudpickle"]
-    names += sorted(d for d in get_registry().distributions() if d.lower().startswith("plcore-"))
-    out = []
-    for name in names:
-        try:
-            out.append(f"{name}=={metadata.version(name)}")
-        except metadata.PackageNotFoundError:
-            continue
-    return out
 
 
 def _fallback_file(handle: MlflowRun, params: dict, tags: dict, directory: Path, error: str | None = None) -> Path:
@@ -548,31 +356,3 @@ def start_run(tcfg: dict, *, params: dict, tags: dict, config_yaml: str, run_nam
 
 def _describe(fault) -> str:
     return fault if isinstance(fault, str) else f"{type(fault).__name__}: {fault}"
-
-
-try:
-    from hydra.experimental.callback import Callback
-except ImportError:  # pragma: no cover - hydra is a dependency
-    Callback = object
-
-
-class PrepareTrackingCallback(Callback):
-    """Hydra callback: create the MLflow database/experiment once before a multirun starts."""
-
-    def on_multirun_start(self, config, **kwargs):
-        try:
-            from hydra.core.hydra_config import HydraConfig
-
-            HydraConfig.instance().set_config(config)  # lets ${hydra:runtime.cwd} resolve
-            tcfg = config.tracking
-            if tcfg.get("enabled", False):
-                prepare_store(tcfg.tracking_uri, tcfg.get("experiment_name") or "plcore")
-        except Exception as err:  # noqa: BLE001 - the jobs will report it properly
-            log.warning("could not prepare the MLflow store: %s", err)
-
-
-def version_tags(registry) -> dict:
-    tags = {"plcore.version": __version__}
-    for dist, ver in sorted(registry.distributions().items()):
-        tags[f"plugin.{dist}"] = ver
-    return tags

@@ -7,8 +7,8 @@ that listing and composing import none of them (:class:`plcore.registry.Componen
 from __future__ import annotations
 
 from plcore.datasets.catalog import PALM_DATASETS, SKLEARN_DATASETS, UCI_DATASETS
-from plcore.hookspecs import hookimpl
-from plcore.protocol_defaults import PROTOCOL_DEFAULTS, PROTOCOL_DESCRIPTIONS, protocol_defaults
+from plcore.registry.hookspecs import hookimpl
+from plcore.run.defaults import PROTOCOL_DEFAULTS, PROTOCOL_DESCRIPTIONS, protocol_defaults
 from plcore.registry import ComponentSpec
 
 _DATA_HOME = "${oc.env:PLCORE_DATA_HOME,null}"
@@ -25,7 +25,7 @@ def _dataset(name, description):
 
 @hookimpl
 def plcore_report_writers():
-    return {"reproduction": "plcore.report:reproduction_page"}
+    return {"reproduction": "plcore.run.report:reproduction_page"}
 
 
 @hookimpl
@@ -59,7 +59,7 @@ def plcore_components():
         config={"_target_": "plcore.datasets.load_dataset", "name_or_path": "???", "data_home": _DATA_HOME},
         description="any .mat/.arff/.csv/.npz file: dataset=file dataset.name_or_path=PATH"))
     for name in PROTOCOL_DEFAULTS:
-        specs.append(ComponentSpec("protocol", name, f"plcore.protocols:PROTOCOLS.{name}",
+        specs.append(ComponentSpec("protocol", name, f"plcore.run.protocols:PROTOCOLS.{name}",
                                    config={"name": name, **protocol_defaults(name)},
                                    description=PROTOCOL_DESCRIPTIONS[name]))
     specs += [
@@ -67,7 +67,7 @@ def plcore_components():
                       description="z-score every feature (scikit-learn StandardScaler)"),
         ComponentSpec("preprocessor", "minmax", "sklearn.preprocessing:MinMaxScaler",
                       description="scale every feature to [0, 1] (scikit-learn MinMaxScaler)"),
-        ComponentSpec("preprocessor", "isotropic", "plcore.protocols:IsotropicScaler",
+        ComponentSpec("preprocessor", "isotropic", "plcore.preprocessing:IsotropicScaler",
                       description="centre, divide all features by one RMS (neighbours unchanged)"),
     ]
     return specs

@@ -11,137 +11,26 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
-from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, clone
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.base import clone
 from sklearn.model_selection import KFold, train_test_split
-from sklearn.pipeline import Pipeline, make_pipeline
-from sklearn.preprocessing import MinMaxScaler, StandardScaler
 from tqdm.auto import tqdm
 
 from plcore.data import PLDataset
 from plcore.exceptions import ConfigError, DataValidationError
 from plcore.metrics import accuracy, best_cluster_map, clustering_accuracy, nmi, transductive_accuracy
-from plcore.tags import get_pll_tags
+from plcore.preprocessing import fitted_reducer
 from plcore.progress import enabled as iteration_progress
-from plcore.protocol_defaults import protocol_defaults
-from plcore.selection import (SELECT_DEFAULTS, candidates, check_select, make_search, oracle, select_clusterer,
-                              selected_values)
+from plcore.registry import ProtocolSpec
+from plcore.run.defaults import SELECT_DEFAULTS, protocol_defaults
+from plcore.run.pipeline import build_pipeline, final_step, make_preprocessor
+from plcore.run.selection import candidates, check_select, make_search, oracle, select_clusterer, selected_values
+from plcore.tags import get_pll_tags
 from plcore.utils import dense_candidates
 from plcore.validation import Integral, Interval, Options, Real, StrOptions
 
-__all__ = ["make_preprocessor", "build_pipeline", "fitted_reducer", "Setup", "ProtocolResult", "ProtocolSpec",
+__all__ = ["Setup", "ProtocolResult",
            "bags_apply", "apply_bags", "prequential", "kfold", "holdout", "online", "clustering", "PROTOCOLS",
            "default_config"]
-
-class IsotropicScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
-    """Centre, then divide every column by ONE number: the root mean square of the centred
-    data over all columns (``preprocessing="isotropic"``). Distances keep their ratios, so
-    nearest neighbours do not change; only the overall scale becomes ~1."""
-
-    _parameter_constraints: dict = {}
-
-    def fit(self, X, y=None):
-        """Learn the column means and the single scale from ``X``; return self."""
-        X = validate_data(self, X, dtype=np.float64)
-        self.mean_ = X.mean(axis=0)
-        rms = float(np.sqrt(np.mean((X - self.mean_) ** 2)))
-        self.scale_ = rms if rms > 0 else 1.0
-        return self
-
-    def transform(self, X):
-        """``(X - mean_) / scale_``."""
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return (X - self.mean_) / self.scale_
-
-
-def make_preprocessor(preprocessing: str):
-    """A fresh transformer for a preprocessing name, or None for ``"none"``.
-
-    Names are components of kind ``preprocessor`` (``python -m plcore list``): the core's
-    ``standardize``, ``minmax``, ``isotropic`` (:class:`IsotropicScaler`) and those plugins
-    register (e.g. ``aknn``). As everywhere in Hydra, a user's own transformer class may be
-    named by its dotted path (``mypackage.MyScaler``). The transformer is created with its
-    defaults and, like every preprocessing, fitted on the training part only.
-    """
-    if preprocessing == "none" or preprocessing is None:
-        return None
-    if not isinstance(preprocessing, str):
-        raise ConfigError(f"preprocessing must be a name or a dotted class path, got {preprocessing!r}")
-    from plcore.registry import get_registry
-
-    registry = get_registry()
-    if ("preprocessor", preprocessing) in registry.components:
-        return registry.create("preprocessor", preprocessing)
-    if "." in preprocessing:
-        import importlib
-
-        module, _, name = preprocessing.rpartition(".")
-        try:
-            cls = getattr(importlib.import_module(module), name)
-        except (ImportError, AttributeError) as err:
-            raise ConfigError(f"preprocessing {preprocessing!r} could not be imported: {err}") from err
-        if not (hasattr(cls, "fit") and hasattr(cls, "transform")):
-            raise ConfigError(f"preprocessing {preprocessing!r} is not a transformer (needs fit/transform)")
-        return cls()
-    names = registry.names("preprocessor") + ["none"]
-    raise ConfigError(f"unknown preprocessing {preprocessing!r}; available: {', '.join(names)} "
-                      "(or a dotted transformer class path)")
-
-
-class RescaledReducer(TransformerMixin, BaseEstimator):
-    """A reducer followed by a scaler fitted on its output (``protocol.reduced_preprocessing``).
-
-    Reducers such as CENDA return coordinates on an arbitrary scale (CENDA's ``P^T B P = I``
-    gives every component a standard deviation of about ``1 / sqrt(mu n)``); distance-based
-    learners do not care, but learners with a fixed regularisation grid (PL-SVM) do. The
-    fitted reducer's attributes (``n_components_``, ``confidences_``, ...) stay readable
-    on this wrapper.
-    """
-
-    def __init__(self, reducer=None, preprocessing: str = "standardize"):
-        self.reducer = reducer
-        self.preprocessing = preprocessing
-
-    def fit(self, X, y=None):
-        self.reducer_ = clone(self.reducer).fit(X, y)
-        self.scaler_ = make_preprocessor(self.preprocessing)
-        if self.scaler_ is not None:
-            self.scaler_.fit(self.reducer_.transform(X))
-        return self
-
-    def transform(self, X):
-        Z = self.reducer_.transform(X)
-        return Z if self.scaler_ is None else self.scaler_.transform(Z)
-
-
-
-def fitted_reducer(step):
-    """The fitted reducer of a pipeline step (unwraps :class:`RescaledReducer`)."""
-    return step.reducer_ if isinstance(step, RescaledReducer) else step
-
-
-def build_pipeline(estimators, preprocessing: str = "standardize",
-                   reduced_preprocessing: str = "none") -> Pipeline:
-    """``make_pipeline(scaler, *estimators)`` with fresh clones of the estimators.
-
-    With a reducer and a learner, ``reduced_preprocessing`` other than ``"none"`` also
-    scales the reducer's output (fitted on the rows the reducer is fitted on).
-    """
-    if not isinstance(estimators, (list, tuple)):
-        estimators = [estimators]
-    steps = [clone(e) for e in estimators if e is not None]
-    make_preprocessor(reduced_preprocessing)  # validates the name
-    if reduced_preprocessing != "none" and len(steps) >= 2:
-        steps[0] = RescaledReducer(steps[0], reduced_preprocessing)
-    scaler = make_preprocessor(preprocessing)
-    if scaler is not None:
-        steps.insert(0, scaler)
-    return make_pipeline(*steps)
-
-
-def _final_step(pipe):
-    return pipe.steps[-1][1] if isinstance(pipe, Pipeline) else pipe
 
 
 @dataclass
@@ -177,69 +66,6 @@ class ProtocolResult:
     extra: dict = field(default_factory=dict)
     tags: dict = field(default_factory=dict)
     model: Any = None
-
-
-@dataclass(frozen=True)
-class ProtocolSpec:
-    """Everything the app needs to know about a protocol, in one place.
-
-    Parameters
-    ----------
-    name : str
-        ``protocol=<name>`` on the command line.
-    function : callable
-        ``function(setup, dataset, *, random_state, progress, callback, **params) -> ProtocolResult``.
-    defaults : dict
-        The protocol's parameters and their defaults (its Hydra config node, less ``name``).
-    summary_keys : tuple of str
-        The public summary metrics, the first one being the run's headline figure.
-    needs : {"learner", "clusterer"}
-        The component the protocol evaluates.
-    uses_bags : bool
-        Whether candidate sets may come from a bag generator (see :func:`bags_apply`).
-    step_name : str
-        What one step is (``fold``, ``repeat``, ``run``, ``partition``): per-step metrics are
-        logged as ``<step_name>/<metric>``.
-    count_param : str, optional
-        The parameter holding the number of steps (for progress lines).
-    constraints : dict
-        scikit-learn style constraints of the parameters (:mod:`plcore.validation`), checked
-        by :meth:`validate` before a run starts.
-    check_data : callable, optional
-        ``check_data(params, dataset)``: checks that depend on the data (``n_splits <= n``).
-    """
-
-    name: str
-    function: Callable
-    defaults: dict
-    summary_keys: tuple
-    needs: str = "learner"
-    uses_bags: bool = True
-    step_name: str = "step"
-    count_param: str | None = None
-    constraints: dict = field(default_factory=dict)
-    check_data: Callable | None = None
-
-    def config(self) -> dict:
-        """The Hydra config node: ``{"name": name, **defaults}``."""
-        return {"name": self.name, **self.defaults}
-
-    def validate(self, params: dict, dataset=None) -> None:
-        """Check ``params`` (and, given a data set, the data-dependent rules); raise one line."""
-        from sklearn.utils._param_validation import validate_parameter_constraints
-
-        from plcore.exceptions import InvalidParameterError
-
-        try:
-            validate_parameter_constraints(self.constraints, params, caller_name=f"protocol {self.name}")
-        except ValueError as err:  # scikit-learn's InvalidParameterError
-            raise InvalidParameterError(str(err)) from None
-        if dataset is not None and self.check_data is not None:
-            self.check_data(params, dataset)
-
-    def summary_line(self, summary: dict) -> str:
-        """``key=value`` for each summary key present, 4 decimals."""
-        return " ".join(f"{k}={summary[k]:.4f}" for k in self.summary_keys if k in summary)
 
 
 def _mean_std(steps, key, out, prefix=None):
@@ -378,7 +204,7 @@ def _refit(setup, X, S, preprocessing, reduced_preprocessing, classes, S_learner
         pipe = make_search(pipe, select, random_state, n_jobs=n_jobs).fit(X, S).best_estimator_
     else:
         _fit_pipeline(pipe, X, S, np.arange(X.shape[0]), has_reducer=setup.reducer is not None, S_learner=S_learner)
-    from plcore.tracking import pip_requirements
+    from plcore.registry import pip_requirements
 
     return {"pipeline": pipe, "X_example": X[:5], "classes": list(classes), "requirements": pip_requirements()}
 
@@ -414,7 +240,7 @@ def _evaluate_split(setup, X, S, y, train, test, preprocessing, step, prediction
     t1 = time.perf_counter()
     pred = pipe.predict(X[test])
     t2 = time.perf_counter()
-    final = _final_step(pipe)
+    final = final_step(pipe)
     trans = None
     if S_learner is None and getattr(final, "confidences_", None) is not None:  # trivial on true labels
         trans = transductive_accuracy(y[train], final.confidences_, final.classes_)
@@ -455,7 +281,7 @@ def kfold(setup: Setup, dataset: PLDataset, *, n_splits: int = 10, shuffle: bool
     ``exact_label_baseline``) is trained on the true labels (``exact_labels="auto"``; the
     run tag ``training_labels`` says which labels the learner saw). ``refit=True`` ends with
     the pipeline fitted on all rows (``result.model``; logged as the run's MLflow model).
-    ``select`` (:mod:`plcore.selection`) chooses hyperparameters by nested, label-free inner
+    ``select`` (:mod:`plcore.run.selection`) chooses hyperparameters by nested, label-free inner
     cross-validation on each training fold; the choices are step metrics ``selected.<param>``.
     ``n_jobs`` runs the folds in that many processes (-1: one per core) and the refit's
     selection candidates likewise; the steps are those of the serial run (:func:`_map_steps`).
@@ -664,7 +490,7 @@ def clustering(setup: Setup, dataset: PLDataset, *, rho: float = 0.1, n_partitio
     unlabelled part of every partition (the PLC paper's public demo z-scores them separately).
     Summary: ``acc_mean/std``, ``nmi_mean/std``, ``fit_time_mean``. ``select`` chooses the
     clusterer's parameters on each partition by the labelled part's candidate sets only
-    (:func:`plcore.selection.select_clusterer`); the choices are ``selected.clusterer.<param>``.
+    (:func:`plcore.run.selection.select_clusterer`); the choices are ``selected.clusterer.<param>``.
     """
     if not isinstance(setup, Setup):
         setup = Setup(clusterer=setup)

@@ -1,0 +1,204 @@
+"""What a plugin declares: a component (:class:`ComponentSpec`) and, for a protocol, everything
+the app needs to run it (:class:`ProtocolSpec`). Imports nothing heavy."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from plcore.exceptions import PluginError
+
+__all__ = ["ComponentSpec", "ProtocolSpec", "ESTIMATOR_KINDS", "COMPONENT_KINDS"]
+
+#: kinds whose components are estimator classes (checked against :data:`plcore.base.KINDS`)
+ESTIMATOR_KINDS = ("learner", "reducer", "clusterer", "bags")
+#: every kind a component may have
+COMPONENT_KINDS = ESTIMATOR_KINDS + ("preprocessor", "dataset", "protocol")
+
+
+def _import_path(path: str):
+    """The object named by ``"package.module:attribute"`` (attributes may be dotted; a dict
+    along the way is indexed by the next name)."""
+    module, _, attrs = path.partition(":")
+    obj = importlib.import_module(module)
+    for part in attrs.split(".") if attrs else ():
+        obj = obj[part] if isinstance(obj, dict) else getattr(obj, part)
+    return obj
+
+
+class ComponentSpec:
+    """What a plugin declares for one component.
+
+    A component is declared **lazily** by naming its class as ``"module:QualName"``
+    together with its ``config`` node and one-line ``description``: then listing
+    (``python -m plcore list``), ``--help`` and composing a run import nothing of it;
+    the class is imported the first time :attr:`cls` is read (to instantiate it). The
+    common conformance test (:func:`plcore.testing.check_declared_config`) checks that the
+    declared node equals the class's defaults. Passing the class itself still works (it
+    is then imported with the plugin).
+
+    Parameters
+    ----------
+    kind : {"learner", "reducer", "clusterer", "bags", "preprocessor", "dataset", "protocol"}
+    name : str
+        Option name on the command line (``+learner=<name>``, ``protocol.preprocessing=<name>``):
+        lower case.
+    cls : type, callable or str
+        The estimator class (a subclass of the kind's base class); for ``preprocessor`` a
+        scikit-learn transformer class (created with its defaults, fitted on training rows);
+        for ``dataset`` the loader function; for ``protocol`` a
+        :class:`plcore.run.protocols.ProtocolSpec`. Or its import path ``"module:QualName"``.
+    config : dict, optional
+        Hydra config node (the constructor's parameters; ``_target_`` is added from ``cls``).
+        Default for a class given as an object: ``{"_target_": ..., **cls().get_params(deep=False)}``.
+        Required for an estimator given by its import path.
+    description : str, optional
+        One line for listings (default: first line of the docstring; required for a
+        component given by its import path).
+    prequential : callable or str, optional
+        Online learners only: a compiled predict-then-update kernel
+        ``prequential(learner, X, S, classes) -> predictions`` (or its import path) that the
+        ``online`` protocol uses instead of its per-example ``predict`` + ``partial_fit``
+        loop. It must give the loop's predictions (the conformance suite checks it).
+    test_params : dict, optional
+        Constructor parameters of the instance the common conformance test
+        (:func:`plcore.testing.parametrize_with_registry`) checks: small and fast settings
+        (default: the class defaults).
+    expected_failed_checks : dict, optional
+        ``{check_name: reason}`` of conformance checks known to fail for this component.
+    search_space : dict, optional
+        ``{parameter: [values]}``: the hyperparameter grid of the method's paper, searched by
+        nested selection (``protocol.select``) when the user gives no space.
+    """
+
+    def __init__(self, kind: str, name: str, cls: Any, config: dict | None = None,
+                 description: str | None = None, prequential: Any = None, test_params: dict | None = None,
+                 expected_failed_checks: dict | None = None, search_space: dict | None = None):
+        self.kind, self.name = kind, name
+        self._cls, self._prequential = cls, prequential
+        self.config, self.description = config, description
+        self.test_params, self.expected_failed_checks = test_params, expected_failed_checks
+        self.search_space = search_space
+
+    def __repr__(self):
+        return f"ComponentSpec(kind={self.kind!r}, name={self.name!r}, cls={self.target!r})"
+
+    @property
+    def lazy(self) -> bool:
+        """Whether the class is still only named by its import path."""
+        return isinstance(self._cls, str)
+
+    @property
+    def target(self) -> str:
+        """``module.QualName`` of the class, without importing it."""
+        if isinstance(self._cls, str):
+            return self._cls.replace(":", ".")
+        return f"{getattr(self._cls, '__module__', '?')}.{getattr(self._cls, '__qualname__', repr(self._cls))}"
+
+    @property
+    def cls(self):
+        """The class (imported on first access when declared by its import path)."""
+        if isinstance(self._cls, str):
+            try:
+                obj = _import_path(self._cls)
+            except Exception as err:  # noqa: BLE001 - one line naming the component
+                raise PluginError(f"{self.kind} {self.name!r} names {self._cls!r}, which cannot be imported: "
+                                  f"{type(err).__name__}: {err}") from err
+            if self.kind in ESTIMATOR_KINDS:
+                from plcore.base import KINDS
+
+                if not (isinstance(obj, type) and issubclass(obj, KINDS[self.kind])):
+                    raise PluginError(f"{self.kind} {self.name!r} names {self._cls!r}, which does not subclass "
+                                      f"plcore.base.{KINDS[self.kind].__name__}")
+            self._cls = obj
+        return self._cls
+
+    @cls.setter
+    def cls(self, value):
+        self._cls = value
+
+    @property
+    def prequential(self):
+        """The prequential kernel (imported on first access when declared by its import path)."""
+        if isinstance(self._prequential, str):
+            self._prequential = _import_path(self._prequential)
+        return self._prequential
+
+    @prequential.setter
+    def prequential(self, value):
+        self._prequential = value
+
+    def matches(self, cls) -> bool:
+        """Whether this component is exactly ``cls``; imports the declared class only where
+        its name matches (so asking about one estimator loads no other plugin's module)."""
+        if isinstance(self._cls, str) and self._cls.partition(":")[2] != getattr(cls, "__qualname__", None):
+            return False
+        try:
+            return self.cls is cls
+        except PluginError:
+            return False
+
+
+
+@dataclass(frozen=True)
+class ProtocolSpec:
+    """Everything the app needs to know about a protocol, in one place.
+
+    Parameters
+    ----------
+    name : str
+        ``protocol=<name>`` on the command line.
+    function : callable
+        ``function(setup, dataset, *, random_state, progress, callback, **params) -> ProtocolResult``.
+    defaults : dict
+        The protocol's parameters and their defaults (its Hydra config node, less ``name``).
+    summary_keys : tuple of str
+        The public summary metrics, the first one being the run's headline figure.
+    needs : {"learner", "clusterer"}
+        The component the protocol evaluates.
+    uses_bags : bool
+        Whether candidate sets may come from a bag generator (see :func:`bags_apply`).
+    step_name : str
+        What one step is (``fold``, ``repeat``, ``run``, ``partition``): per-step metrics are
+        logged as ``<step_name>/<metric>``.
+    count_param : str, optional
+        The parameter holding the number of steps (for progress lines).
+    constraints : dict
+        scikit-learn style constraints of the parameters (:mod:`plcore.validation`), checked
+        by :meth:`validate` before a run starts.
+    check_data : callable, optional
+        ``check_data(params, dataset)``: checks that depend on the data (``n_splits <= n``).
+    """
+
+    name: str
+    function: Callable
+    defaults: dict
+    summary_keys: tuple
+    needs: str = "learner"
+    uses_bags: bool = True
+    step_name: str = "step"
+    count_param: str | None = None
+    constraints: dict = field(default_factory=dict)
+    check_data: Callable | None = None
+
+    def config(self) -> dict:
+        """The Hydra config node: ``{"name": name, **defaults}``."""
+        return {"name": self.name, **self.defaults}
+
+    def validate(self, params: dict, dataset=None) -> None:
+        """Check ``params`` (and, given a data set, the data-dependent rules); raise one line."""
+        from sklearn.utils._param_validation import validate_parameter_constraints
+
+        from plcore.exceptions import InvalidParameterError
+
+        try:
+            validate_parameter_constraints(self.constraints, params, caller_name=f"protocol {self.name}")
+        except ValueError as err:  # scikit-learn's InvalidParameterError
+            raise InvalidParameterError(str(err)) from None
+        if dataset is not None and self.check_data is not None:
+            self.check_data(params, dataset)
+
+    def summary_line(self, summary: dict) -> str:
+        """``key=value`` for each summary key present, 4 decimals."""
+        return " ".join(f"{k}={summary[k]:.4f}" for k in self.summary_keys if k in summary)

@@ -1,0 +1,89 @@
+"""The Hydra callbacks of a sweep (the primary config's ``hydra.callbacks``): the MLflow store
+prepared once before the jobs, a summary table at the end, and the opt-in report
+(``report=reproduction`` or a preset's writer)."""
+
+from __future__ import annotations
+
+import logging
+
+from hydra.experimental.callback import Callback
+
+from plcore.run.report import load_runs, sweep_table, write_report
+from plcore.tracking import prepare_store
+
+log = logging.getLogger(__name__)
+
+__all__ = ["PrepareTrackingCallback", "SweepSummaryCallback", "ReportCallback"]
+
+
+class PrepareTrackingCallback(Callback):
+    """Hydra callback: create the MLflow database/experiment once before a multirun starts."""
+
+    def on_multirun_start(self, config, **kwargs):
+        try:
+            from hydra.core.hydra_config import HydraConfig
+
+            HydraConfig.instance().set_config(config)  # lets ${hydra:runtime.cwd} resolve
+            tcfg = config.tracking
+            if tcfg.get("enabled", False):
+                prepare_store(tcfg.tracking_uri, tcfg.get("experiment_name") or "plcore")
+        except Exception as err:  # noqa: BLE001 - the jobs will report it properly
+            log.warning("could not prepare the MLflow store: %s", err)
+
+
+def _sweep_runs(config, statuses=("FINISHED",)):
+    """The runs of the sweep that just ended (``hydra.sweep.dir`` tag), or None without tracking."""
+    from hydra.core.hydra_config import HydraConfig
+
+    tcfg = config.get("tracking", {})
+    if not tcfg or not tcfg.get("enabled", False):
+        return None, None, None
+    HydraConfig.instance().set_config(config)  # lets ${hydra:runtime.cwd} resolve
+    sweep_dir = str(config.hydra.sweep.dir)
+    runs = load_runs(tcfg.tracking_uri, experiment_name=tcfg.get("experiment_name") or "plcore",
+                     sweep_dir=sweep_dir, statuses=statuses)
+    return runs, sweep_dir, tcfg.tracking_uri
+
+
+class ReportCallback(Callback):
+    """Hydra callback: at the end of a multirun, write a report of THIS sweep's runs.
+
+    Opt-in: ``report=reproduction`` (the reproduction table, written when the sweep ran
+    presets with a ``paper`` block) or a preset that sets it (``experiment=cenda_table``).
+    ``writer`` is a registered writer name or a dotted path; ``output`` is relative to the
+    launch directory. The page ends with the sweep and the commit its runs came from.
+    """
+
+    def __init__(self, output: str = "docs/results/reproduction.md", writer: str = "reproduction"):
+        self.output = output
+        self.writer = writer
+
+    def on_multirun_end(self, config, **kwargs):
+        try:
+            runs, sweep_dir, _ = _sweep_runs(config)
+            if runs is None:
+                return
+            path = write_report(runs, self.output, self.writer, sweep_dir=sweep_dir)
+        except Exception as err:  # noqa: BLE001 - a report must not turn a finished sweep into a failure
+            log.warning("could not write the report %s: %s", self.output, err)
+            print(f"warning: could not write the report {self.output}: {err}")
+            return
+        if path is not None:
+            print(f"report written to {path}")
+
+
+class SweepSummaryCallback(Callback):
+    """Hydra callback: a sweep ends with a table of its runs and the command to browse them."""
+
+    def on_multirun_end(self, config, **kwargs):
+        try:
+            runs, sweep_dir, uri = _sweep_runs(config, statuses=())
+        except Exception as err:  # noqa: BLE001 - a summary must not fail a finished sweep
+            log.warning("could not summarise the sweep: %s", err)
+            return
+        if not runs:
+            return
+        for r in runs:
+            r.tags["plcore.status"] = r.status
+        print(f"\nsweep {sweep_dir}: {len(runs)} run(s)\n{sweep_table(runs)}\n"
+              f"browse them: mlflow ui --backend-store-uri {uri}", flush=True)
