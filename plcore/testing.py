@@ -285,30 +285,39 @@ def check_search_space(name, estimator):
 
 def check_declared_config(name, estimator):
     """The config node the component declares (``ComponentSpec.config``, composed without
-    importing the class) names the class in ``_target_``, has exactly its constructor's
-    parameters, and instantiates to a valid estimator (a value may differ from the class
-    default on purpose, e.g. ``bags=uniform`` composes ``r: 3``)."""
-    from hydra.utils import get_class
+    importing the class) names the class in ``_target_`` and equals its constructor's
+    parameters **value by value**; a value the Hydra config sets differently on purpose is
+    declared in ``ComponentSpec.config_overrides`` (e.g. ``bags=uniform`` composes ``r: 3``),
+    must be a constructor parameter and must really differ. The composed node instantiates to
+    a valid estimator."""
+    from hydra.utils import get_class, instantiate
     from omegaconf import OmegaConf
 
     from plcore.registry import get_registry
+    from plcore.validation import validate_params
 
     comp = get_registry().component_of(estimator)
     if comp is None or comp.kind == "preprocessor":
         return
     cls = type(estimator)
-    declared = OmegaConf.to_container(OmegaConf.create(comp.config()))
-    target = declared.pop("_target_", None)
-    assert target is not None and get_class(target) is cls, (
-        f"{name}: declared _target_ {target!r} does not name {cls.__module__}.{cls.__qualname__}")
+    spec = comp.spec
     defaults = OmegaConf.to_container(OmegaConf.create(cls().get_params(deep=False)))
-    assert sorted(declared) == sorted(defaults), (
-        f"{name}: the declared config of {comp.kind} {comp.name!r} does not have the constructor's parameters; "
-        f"declare config={defaults!r}")
-    from hydra.utils import instantiate
-
-    from plcore.validation import validate_params
-
+    if spec.config is not None:  # declared statically (composing imports nothing): checked value by value
+        declared = OmegaConf.to_container(OmegaConf.create(spec.config))
+        target = declared.pop("_target_", spec.target)
+        assert get_class(target) is cls, (
+            f"{name}: declared _target_ {target!r} does not name {cls.__module__}.{cls.__qualname__}")
+        differ = {k: (declared.get(k, "<missing>"), defaults.get(k, "<not a parameter>"))
+                  for k in sorted(set(declared) | set(defaults)) if declared.get(k, ...) != defaults.get(k, ...)}
+        assert not differ, (
+            f"{name}: the declared config of {comp.kind} {comp.name!r} differs from the constructor's defaults "
+            f"{differ} (declared, constructor); declare config={defaults!r} and put deliberate differences in "
+            "config_overrides")
+    overrides = OmegaConf.to_container(OmegaConf.create(spec.config_overrides))
+    for key, value in overrides.items():
+        assert key in defaults, f"{name}: config_overrides names {key!r}, which is not a constructor parameter"
+        assert value != defaults[key], (
+            f"{name}: config_overrides sets {key}={value!r}, the constructor's default already: remove it")
     validate_params(instantiate(comp.config(), _convert_="all"))
 
 

@@ -282,3 +282,44 @@ def test_search_space_check_catches_bad_grids(space, match, monkeypatch):
     monkeypatch.setitem(get_registry().components, ("learner", "bad_grid"), Component(spec, "t", "t", "0"))
     with pytest.raises(Exception, match=match):
         check_search_space("BadGrid", BadGrid())
+
+
+# ----------------------------------------------------------------------------- one source for defaults
+def _plknn_spec():
+    from plcore.registry import get_registry
+
+    return get_registry().get("learner", "plknn").spec
+
+
+def test_declared_config_differing_from_the_constructor_is_refused(monkeypatch):
+    from plcore.testing import check_declared_config
+
+    spec = _plknn_spec()
+    check_declared_config("plknn", PlKnnLearner())  # as registered: equal value by value
+    monkeypatch.setattr(spec, "config", {**spec.config, "k": 7})  # a default changed in one place only
+    with pytest.raises(AssertionError, match=r"differs from the constructor's defaults \{'k': \(7, 10\)\}"):
+        check_declared_config("plknn", PlKnnLearner())
+
+
+def test_a_deliberate_difference_is_declared_once_and_composed(monkeypatch):
+    from plcore.registry import get_registry
+    from plcore.testing import check_declared_config
+
+    spec = _plknn_spec()
+    monkeypatch.setattr(spec, "config_overrides", {"k": 7})
+    check_declared_config("plknn", PlKnnLearner())
+    assert get_registry().get("learner", "plknn").config()["k"] == 7
+    monkeypatch.setattr(spec, "config_overrides", {"k": 10})  # no difference: nothing to declare
+    with pytest.raises(AssertionError, match="the constructor's default already"):
+        check_declared_config("plknn", PlKnnLearner())
+    monkeypatch.setattr(spec, "config_overrides", {"kk": 3})
+    with pytest.raises(AssertionError, match="not a constructor parameter"):
+        check_declared_config("plknn", PlKnnLearner())
+
+
+def test_uniform_bags_compose_the_papers_r_declared_as_an_override():
+    from plcore.registry import get_registry
+
+    comp = get_registry().get("bags", "uniform")
+    assert comp.spec.config["r"] == UniformBags().r == 1 and comp.spec.config_overrides == {"r": 3}
+    assert comp.config()["r"] == 3

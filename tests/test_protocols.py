@@ -509,3 +509,20 @@ def test_n_jobs_is_validated_in_one_line():
         with pytest.raises(InvalidParameterError, match="'n_jobs' parameter of protocol kfold"):
             spec.validate({**spec.defaults, "n_jobs": bad})
     spec.validate({**spec.defaults, "n_jobs": -1})
+
+
+def test_protocol_functions_defaults_equal_the_one_table():
+    """A protocol called from Python and one composed by Hydra start from the same defaults
+    (plcore.run.defaults): a default changed in one place only fails here."""
+    import inspect
+
+    from plcore.run.defaults import PROTOCOL_DEFAULTS, SELECT_DEFAULTS
+
+    for name, table in PROTOCOL_DEFAULTS.items():
+        params = inspect.signature(PROTOCOLS[name].function).parameters
+        for key, value in table.items():
+            default = params[key].default
+            if key == "select":  # None in Python means nested selection's defaults
+                assert default is None and value == SELECT_DEFAULTS, name
+            else:
+                assert default == value, f"{name}.{key}: function {default!r}, table {value!r}"

@@ -55,15 +55,18 @@ class Component:
         return doc.strip().splitlines()[0] if doc.strip() else ""
 
     def config(self) -> dict:
-        """The Hydra config node of this component (a fresh dict)."""
+        """The Hydra config node of this component (a fresh dict): the declared constructor
+        defaults, then the spec's ``config_overrides``."""
         if self.spec.config is not None:
-            if self.kind in ESTIMATOR_KINDS and "_target_" not in self.spec.config:
-                return {"_target_": self.spec.target, **self.spec.config}
-            return dict(self.spec.config)
-        if self.kind in ESTIMATOR_KINDS:
+            node = dict(self.spec.config)
+            if self.kind in ESTIMATOR_KINDS and "_target_" not in node:
+                node = {"_target_": self.spec.target, **node}
+        elif self.kind in ESTIMATOR_KINDS:
             cls = self.spec.cls
-            return {"_target_": f"{cls.__module__}.{cls.__qualname__}", **cls().get_params(deep=False)}
-        return {}
+            node = {"_target_": f"{cls.__module__}.{cls.__qualname__}", **cls().get_params(deep=False)}
+        else:
+            node = {}
+        return {**node, **self.spec.config_overrides}
 
 
 @dataclass

@@ -35,8 +35,9 @@ class ComponentSpec:
     (``python -m plcore list``), ``--help`` and composing a run import nothing of it;
     the class is imported the first time :attr:`cls` is read (to instantiate it). The
     common conformance test (:func:`plcore.testing.check_declared_config`) checks that the
-    declared node equals the class's defaults. Passing the class itself still works (it
-    is then imported with the plugin).
+    declared node equals the class's defaults, value by value. A value the Hydra config sets
+    differently on purpose is declared once, in ``config_overrides``. Passing the class itself
+    still works (it is then imported with the plugin).
 
     Parameters
     ----------
@@ -50,9 +51,14 @@ class ComponentSpec:
         for ``dataset`` the loader function; for ``protocol`` a
         :class:`plcore.run.protocols.ProtocolSpec`. Or its import path ``"module:QualName"``.
     config : dict, optional
-        Hydra config node (the constructor's parameters; ``_target_`` is added from ``cls``).
-        Default for a class given as an object: ``{"_target_": ..., **cls().get_params(deep=False)}``.
-        Required for an estimator given by its import path.
+        The constructor's parameters and their defaults, exactly as the class declares them
+        (``_target_`` is added from ``cls``). Default for a class given as an object:
+        ``cls().get_params(deep=False)``. Required for an estimator given by its import path.
+    config_overrides : dict, optional
+        ``{parameter: value}`` that the Hydra config sets differently from the constructor's
+        default, on purpose (``bags=uniform`` composes ``r: 3``, the papers' protocol, while
+        ``UniformBags()`` keeps ``r=1``): the composed node is ``{**config, **config_overrides}``.
+        The one place such a difference is written; any other difference fails the check.
     description : str, optional
         One line for listings (default: first line of the docstring; required for a
         component given by its import path).
@@ -74,10 +80,12 @@ class ComponentSpec:
 
     def __init__(self, kind: str, name: str, cls: Any, config: dict | None = None,
                  description: str | None = None, prequential: Any = None, test_params: dict | None = None,
-                 expected_failed_checks: dict | None = None, search_space: dict | None = None):
+                 expected_failed_checks: dict | None = None, search_space: dict | None = None,
+                 config_overrides: dict | None = None):
         self.kind, self.name = kind, name
         self._cls, self._prequential = cls, prequential
         self.config, self.description = config, description
+        self.config_overrides = dict(config_overrides or {})
         self.test_params, self.expected_failed_checks = test_params, expected_failed_checks
         self.search_space = search_space
 

@@ -37,7 +37,8 @@ def plcore_components():
                       description="PL-KNN: distance-weighted candidate votes of the k nearest neighbours",
                       search_space={"k": [3, 5, 10, 20]}),
         ComponentSpec("bags", "uniform", f"{bags}:UniformBags",
-                      config={"_target_": "plcore.datasets.bags.UniformBags", "r": 3, "random_state": None},
+                      config={"_target_": "plcore.datasets.bags.UniformBags", "r": 1, "random_state": None},
+                      config_overrides={"r": 3},  # the papers' protocol (Cour et al.): three false positives
                       description="True label plus ``r`` distinct false positives drawn uniformly (Cour et al. protocol)."),
         ComponentSpec("bags", "fixed_size", f"{bags}:FixedSizeBags", config={"random_state": None, "s": 2},
                       description="Bags of exactly ``s`` labels: the true one plus ``s - 1`` random others (online paper)."),
