@@ -22,14 +22,16 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from plcore.exceptions import ConfigError, PlcoreError, RunInterrupted
-from plcore.registry import Registry, get_registry
+from plcore.registry import ProtocolSpec, Registry, get_registry
 
 log = logging.getLogger("plcore")
 
-__all__ = ["find_conf_dir", "store_configs", "build_setup", "resolve_run", "run_job", "main"]
+__all__ = ["find_conf_dir", "store_configs", "build_setup", "ResolvedRun", "resolve_run", "run_job", "main"]
 
 _OPTIONAL_KINDS = ("learner", "reducer", "clusterer", "bags")
 
@@ -167,9 +169,10 @@ def run_job(cfg) -> float | None:
     A :class:`PlcoreError` prints one line and exits 2 (``PLCORE_FULL_ERROR=1``: traceback);
     SIGINT / SIGTERM print one line and exit with the signal's code (130 / 143).
     """
+    job = _JobState()
     try:
         with _signals_end_runs():
-            return _run_job(cfg)
+            return _run_job(cfg, job)
     except PlcoreError as err:
         if os.environ.get("PLCORE_FULL_ERROR"):
             raise
@@ -178,14 +181,19 @@ def run_job(cfg) -> float | None:
     except KeyboardInterrupt as err:
         signum = getattr(err, "signum", signal.SIGINT)
         name = signal.Signals(signum).name
-        run = _LAST_RUN.get("run")
-        where = (f"; run {run.run_id} ended KILLED with {_LAST_RUN['steps']} step(s) logged"
+        run = job.run
+        where = (f"; run {run.run_id} ended KILLED with {job.steps} step(s) logged"
                  if run is not None and run.run_id is not None else "")
         print(f"interrupted by {name}{where}", file=sys.stderr, flush=True)
         sys.exit(128 + int(signum))
 
 
-_LAST_RUN: dict = {}
+@dataclass
+class _JobState:
+    """What one job has done so far, for the line printed when a signal stops it."""
+
+    run: Any = None
+    steps: int = 0
 
 
 def run_name(setup, dataset, pname: str, registry: Registry | None = None) -> str:
@@ -203,8 +211,8 @@ def run_name(setup, dataset, pname: str, registry: Registry | None = None) -> st
 class _StepReporter:
     """Per-step callback: logs to the run and, off a terminal, prints one line per step."""
 
-    def __init__(self, run, spec, params, label):
-        self.run, self.spec, self.label = run, spec, label
+    def __init__(self, run, spec, params, label, job: _JobState):
+        self.run, self.spec, self.label, self.job = run, spec, label, job
         self.total = params.get(spec.count_param) if spec.count_param else None
         self.quiet = sys.stderr.isatty()  # the progress bar shows it on a terminal
         self.t0 = time.perf_counter()
@@ -213,7 +221,7 @@ class _StepReporter:
     def __call__(self, step: dict):
         self.run.log_step(step)
         self.done += 1
-        _LAST_RUN["steps"] = self.done
+        self.job.steps = self.done
         if self.quiet:
             return
         head = self.spec.summary_keys[0].rsplit("_", 1)[0]
@@ -224,8 +232,25 @@ class _StepReporter:
               f"({time.perf_counter() - self.t0:.1f} s elapsed)", file=sys.stderr, flush=True)
 
 
-def resolve_run(cfg, registry: Registry | None = None):
-    """The effective run, decided once: ``(cfg, protocol_spec, setup, dataset, params)``.
+@dataclass
+class ResolvedRun:
+    """The effective run, decided once by :func:`resolve_run`.
+
+    ``cfg`` the composed config as it runs, ``spec`` the protocol's
+    :class:`~plcore.registry.ProtocolSpec`, ``setup`` the components
+    (:class:`~plcore.run.protocols.Setup`), ``dataset`` the loaded data set and ``params``
+    the protocol's keyword arguments.
+    """
+
+    cfg: Any
+    spec: ProtocolSpec
+    setup: Any
+    dataset: Any
+    params: dict
+
+
+def resolve_run(cfg, registry: Registry | None = None) -> ResolvedRun:
+    """The effective run, decided once (:class:`ResolvedRun`).
 
     ``cfg`` is a copy of the composed config that holds exactly what runs: the built-in
     PL-KNN where neither a learner nor a clusterer was given, no ``bags`` node where the
@@ -286,10 +311,10 @@ def resolve_run(cfg, registry: Registry | None = None):
             cfg.bags.pop("random_state")
     if setup.bags is not None:  # one draw now, so that bad bag settings (r >= q) fail before tracking
         apply_bags(dataset, setup.bags, cfg.seed)
-    return cfg, spec, setup, dataset, params
+    return ResolvedRun(cfg, spec, setup, dataset, params)
 
 
-def _run_job(cfg) -> float | None:
+def _run_job(cfg, job: _JobState) -> float | None:
     """Load data, build components, run the protocol, track, print the summary."""
     from hydra.core.hydra_config import HydraConfig
     from omegaconf import OmegaConf
@@ -300,7 +325,9 @@ def _run_job(cfg) -> float | None:
     tcfg = OmegaConf.to_container(cfg.tracking, resolve=True)
     if tcfg.get("enabled", False):  # a dead tracking server fails in seconds, before any work
         tracking.check_reachable(tcfg["tracking_uri"])
-    cfg, spec, setup, dataset, params = resolve_run(cfg, registry)
+    resolved_run = resolve_run(cfg, registry)
+    cfg, spec, setup, dataset, params = (resolved_run.cfg, resolved_run.spec, resolved_run.setup,
+                                         resolved_run.dataset, resolved_run.params)
     pname = spec.name
     resolved = OmegaConf.to_container(cfg, resolve=True)
     tags = tracking.version_tags(registry)
@@ -326,14 +353,13 @@ def _run_job(cfg) -> float | None:
               else f"candidate sets from {setup.bags!r}")
     print(f"{dataset.name}: n={dataset.n_samples} d={dataset.n_features} q={dataset.n_classes}, {source}; "
           f"protocol={pname}; {_describe(setup)}", flush=True)
-    _LAST_RUN.clear()
     with tracking.start_run(tcfg, params=tracking.flatten(resolved), tags=tags,
                             config_yaml=OmegaConf.to_yaml(cfg, resolve=True), run_name=name,
                             step_name=spec.step_name, fallback_dir=tags.get("hydra.output_dir")) as run:
-        _LAST_RUN.update(run=run, steps=0)
+        job.run = run
         run.set_tag("dataset.fingerprint", dataset.fingerprint())
         run.log_dataset(dataset)
-        reporter = _StepReporter(run, spec, params, f"{pname} {dataset.name}")
+        reporter = _StepReporter(run, spec, params, f"{pname} {dataset.name}", job)
         result = spec.function(setup, dataset, random_state=cfg.seed, progress=cfg.get("progress", True),
                                callback=reporter, **params)
         run.log_result(result)

@@ -302,29 +302,40 @@ def kfold(setup: Setup, dataset: PLDataset, *, n_splits: int = 10, shuffle: bool
     ds.validate()
     S_learner = _singletons(ds.y_true, ds.n_classes) if feed_truth else None
     splitter = KFold(n_splits=n_splits, shuffle=shuffle, random_state=random_state if shuffle else None)
-    result = ProtocolResult("kfold")
-    _label_source(result, feed_truth, setup.learner)
     tasks = [dict(setup=setup, X=ds.X, S=ds.S, y=ds.y_true, train=train, test=test, preprocessing=preprocessing,
                   step=i, fit_reducer_on=fit_reducer_on, reduced_preprocessing=reduced_preprocessing,
                   classes=ds.classes, S_learner=S_learner, select=select, random_state=random_state)
              for i, (train, test) in enumerate(splitter.split(ds.X))]
-    for step, predictions in _map_steps(_split_step, tasks, n_jobs=n_jobs, progress=progress, total=n_splits,
-                                        desc=f"{n_splits}-fold {ds.name}"):
+    return _evaluate_splits("kfold", setup, tasks, desc=f"{n_splits}-fold {ds.name}", feed_truth=feed_truth,
+                            preprocessing=preprocessing, reduced_preprocessing=reduced_preprocessing,
+                            refit_data=(lambda: ds) if refit else None,
+                            select=select, random_state=random_state, n_jobs=n_jobs, progress=progress,
+                            callback=callback)
+
+
+def _evaluate_splits(name, setup, tasks, *, desc, feed_truth, preprocessing, reduced_preprocessing, refit_data,
+                     select, random_state, n_jobs, progress, callback) -> ProtocolResult:
+    """The step loop kfold and holdout share: every split of ``tasks`` evaluated
+    (:func:`_split_step`, in ``n_jobs`` processes), each step reported to ``callback`` in
+    order, the summary, and, given ``refit_data()`` (the data set with its candidate sets),
+    the pipeline refitted on all its rows."""
+    result = ProtocolResult(name)
+    _label_source(result, feed_truth, setup.learner)
+    for step, predictions in _map_steps(_split_step, tasks, n_jobs=n_jobs, progress=progress, total=len(tasks),
+                                        desc=desc):
         result.steps.append(step)
         result.predictions.extend(predictions)
         if callback is not None:
             callback(step)
-    _summarise_splits(result)
-    if refit:
-        result.model = _refit(setup, ds.X, ds.S, preprocessing, reduced_preprocessing, ds.classes, S_learner,
-                              select, random_state, n_jobs)
-    return result
-
-
-def _summarise_splits(result):
     for key in ("accuracy", "transductive_accuracy", "fit_time", "predict_time", "n_components",
                 "reducer_transductive_accuracy"):
         _mean_std(result.steps, key, result.summary)
+    if refit_data is not None:
+        ds = refit_data()
+        S_learner = _singletons(ds.y_true, ds.n_classes) if feed_truth else None
+        result.model = _refit(setup, ds.X, ds.S, preprocessing, reduced_preprocessing, ds.classes, S_learner,
+                              select, random_state, n_jobs)
+    return result
 
 
 def holdout(setup: Setup, dataset: PLDataset, *, test_size: float = 0.2, n_repeats: int = 1,
@@ -349,8 +360,6 @@ def holdout(setup: Setup, dataset: PLDataset, *, test_size: float = 0.2, n_repea
                       test_size=test_size, n_repeats=n_repeats, preprocessing=preprocessing, stratify=stratify,
                       reduced_preprocessing=reduced_preprocessing, exact_labels=exact_labels, n_jobs=n_jobs,
                       random_state=random_state)
-    result = ProtocolResult("holdout")
-    _label_source(result, feed_truth, setup.learner)
     rng = np.random.RandomState(random_state)
     seeds = rng.randint(np.iinfo(np.int32).max, size=n_repeats)
     tasks = []
@@ -363,19 +372,11 @@ def holdout(setup: Setup, dataset: PLDataset, *, test_size: float = 0.2, n_repea
         tasks.append(dict(setup=setup, X=ds.X, S=ds.S, y=ds.y_true, train=train, test=test,
                           preprocessing=preprocessing, step=r, reduced_preprocessing=reduced_preprocessing,
                           classes=ds.classes, S_learner=S_learner, select=select, random_state=int(seeds[r])))
-    for step, predictions in _map_steps(_split_step, tasks, n_jobs=n_jobs, progress=progress, total=n_repeats,
-                                        desc=f"holdout {dataset.name}"):
-        result.steps.append(step)
-        result.predictions.extend(predictions)
-        if callback is not None:
-            callback(step)
-    _summarise_splits(result)
-    if refit:
-        ds = apply_bags(dataset, setup.bags, random_state)
-        S_learner = _singletons(ds.y_true, ds.n_classes) if feed_truth else None
-        result.model = _refit(setup, ds.X, ds.S, preprocessing, reduced_preprocessing, ds.classes, S_learner,
-                              select, random_state, n_jobs)
-    return result
+    return _evaluate_splits("holdout", setup, tasks, desc=f"holdout {dataset.name}", feed_truth=feed_truth,
+                            preprocessing=preprocessing, reduced_preprocessing=reduced_preprocessing,
+                            refit_data=(lambda: apply_bags(dataset, setup.bags, random_state)) if refit else None,
+                            select=select, random_state=random_state, n_jobs=n_jobs, progress=progress,
+                            callback=callback)
 
 
 def prequential(learner, X, S, classes, kernel=None):
