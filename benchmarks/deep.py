@@ -34,6 +34,14 @@ import numpy as np
 LEARNERS = ("proden", "rc", "cc", "lws", "cavl", "pop")
 
 
+def _classes() -> dict:
+    """Option name -> class, for the names of ``LEARNERS``."""
+    from plcore_deep import CavlLearner, CcLearner, LwsLearner, PopLearner, ProdenLearner, RcLearner
+
+    return {"proden": ProdenLearner, "rc": RcLearner, "cc": CcLearner, "lws": LwsLearner, "cavl": CavlLearner,
+            "pop": PopLearner}
+
+
 def _data(n, d=100, q=10, r=3, seed=0):
     from plcore.datasets.bags import UniformBags
 
@@ -78,7 +86,7 @@ def _one(impl, method, n, epochs, repeats, device):
     """Seconds per epoch (median) and peak memory of one implementation, in this process."""
     import torch
 
-    from plcore_deep import LEARNERS as CLASSES
+    CLASSES = _classes()
 
     X, S, _ = _data(n)
     times = []
@@ -103,7 +111,7 @@ def _accuracy(device):
     from sklearn.preprocessing import StandardScaler
 
     from plcore.datasets.bags import UniformBags
-    from plcore_deep import LEARNERS as CLASSES
+    CLASSES = _classes()
 
     X, y = load_digits(return_X_y=True)
     S = UniformBags(r=3).generate(y, random_state=0)

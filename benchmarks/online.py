@@ -14,13 +14,13 @@ Rows
 * plcore-online learners, ``plcore_online.learners.prequential`` (the online protocol's registered kernel:
   predict each example, then update, one call per stream), on both inner-loop paths:
   ``compiled`` (numba, the default) and ``numpy`` (the plain-numpy reference loop,
-  ``plcore_online._core.USE_JIT = False`` / ``PLCORE_ONLINE_NO_JIT=1``). The compiled rows
+  ``plcore_online._stream.USE_JIT = False`` / ``PLCORE_ONLINE_NO_JIT=1``). The compiled rows
   are warm: numba compiles each kernel on its first call in a process, and that first call
   is timed separately (printed above the tables, not part of the examples/s);
 * the same through the public API one example at a time (``predict`` + ``partial_fit``
   per row: what the protocol does for a learner without the fast path), compiled path;
 * ``literal``: the straightforward pure-Python implementation of Algorithm 1 from the
-  tests (``plugins/plcore-online/tests/reference_online.py``), on the first 500 rows;
+  tests (``plugins/plcore-online/tests/online_reference.py``), on the first 500 rows;
 * scikit-learn ``Perceptron`` and ``SGDClassifier(loss="hinge")``: (a) ``partial_fit``
   on the whole stream in one call -- one compiled epoch of one-vs-rest updates, *without*
   a prediction before each update; (b) ``predict`` + ``partial_fit`` per example, the
@@ -46,10 +46,15 @@ from sklearn.linear_model import Perceptron, SGDClassifier
 
 from plcore.datasets.bags import FixedSizeBags
 from plcore.datasets.loaders import load_dataset
-import plcore_online._core as core
 from plcore.tags import get_pll_tags
-from plcore_online import LEARNERS
-from plcore_online.learners import prequential
+import plcore_online._stream as kernels
+from plcore_online.learners import (AvgPegasosLearner, AvgPerceptronLearner, MaxPegasosLearner,
+                                    MaxPerceptronLearner, PegasosLearner, PerceptronLearner, prequential)
+
+#: option name -> class, in the order of the paper's figures
+LEARNERS = {"perceptron": PerceptronLearner, "avg_perceptron": AvgPerceptronLearner,
+            "max_perceptron": MaxPerceptronLearner, "pegasos": PegasosLearner,
+            "avg_pegasos": AvgPegasosLearner, "max_pegasos": MaxPegasosLearner}
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -86,7 +91,7 @@ def main(argv=None):
 
     def stream(cls, target, jit):
         def run():
-            core.USE_JIT = jit
+            kernels.USE_JIT = jit
             return prequential(cls(), X, target, classes)
         return run
 
@@ -110,7 +115,7 @@ def main(argv=None):
             jobs.append((f"plcore {lname} [{path}]", "prequential kernel (one call)", n, stream(cls, target, jit)))
     for lname in ("avg_perceptron", "avg_pegasos"):
         def generic(cls=LEARNERS[lname], m=1000):
-            core.USE_JIT = True
+            kernels.USE_JIT = True
             e = cls().partial_fit(X[:0], S[:0], classes=classes)
             for i in range(m):
                 e.predict(X[i:i + 1])
@@ -119,10 +124,10 @@ def main(argv=None):
         jobs.append((f"plcore {lname} [compiled]", "predict + partial_fit per example", 1000, generic))
 
     sys.path.insert(0, str(REPO / "plugins" / "plcore-online" / "tests"))
-    from reference_online import literal_stream
+    from online_reference import literal_stream
 
     Xa = np.hstack([X, np.ones((n, 1))])[:500]
-    jobs.append(("literal Algorithm 1 (pure Python)", "tests/reference_online.py", 500,
+    jobs.append(("literal Algorithm 1 (pure Python)", "tests/online_reference.py", 500,
                  lambda: literal_stream(Xa, S[:500], loss="avg", algorithm="perceptron")))
 
     best = [np.inf] * len(jobs)
@@ -131,7 +136,7 @@ def main(argv=None):
             t0 = time.perf_counter()
             fn()
             best[k] = min(best[k], time.perf_counter() - t0)
-    core.USE_JIT = True
+    kernels.USE_JIT = True
     rows = [(impl, mode, m / b) for (impl, mode, m, _), b in zip(jobs, best)]
     rate = {impl + " | " + mode: r for impl, mode, r in rows}
     ref = {"Perceptron": rows[0][2], "SGDClassifier(hinge)": rows[2][2]}

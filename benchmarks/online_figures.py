@@ -43,7 +43,13 @@ import numpy as np
 from plcore.datasets.bags import FixedSizeBags
 from plcore.datasets.loaders import load_dataset
 from plcore.run.protocols import Setup, online
-from plcore_online import LEARNERS
+from plcore_online.learners import (AvgPegasosLearner, AvgPerceptronLearner, MaxPegasosLearner,
+                                    MaxPerceptronLearner, PegasosLearner, PerceptronLearner)
+
+#: option name -> class, in the order of the paper's figures
+LEARNERS = {"perceptron": PerceptronLearner, "avg_perceptron": AvgPerceptronLearner,
+            "max_perceptron": MaxPerceptronLearner, "pegasos": PegasosLearner,
+            "avg_pegasos": AvgPegasosLearner, "max_pegasos": MaxPegasosLearner}
 
 #: (data set, paper figure, candidate-set sizes)
 SETUPS = [

@@ -67,12 +67,23 @@ def _data(data_home=None):
     return X, S, truth, source
 
 
+def _learner_classes() -> dict:
+    """Option name -> class, in the order of the paper's figures."""
+    from plcore_online.learners import (AvgPegasosLearner, AvgPerceptronLearner, MaxPegasosLearner,
+                                        MaxPerceptronLearner, PegasosLearner, PerceptronLearner)
+
+    return {"perceptron": PerceptronLearner, "avg_perceptron": AvgPerceptronLearner,
+            "max_perceptron": MaxPerceptronLearner, "pegasos": PegasosLearner,
+            "avg_pegasos": AvgPegasosLearner, "max_pegasos": MaxPegasosLearner}
+
+
 def measure(quick: bool = True, data_home=None):
     """Rows/s of every learner on every path; returns ``(results, info)``."""
-    import plcore_online._core as core
-    import plcore_online.learners as learners
+    import plcore_online._stream as kernels
     from plcore.tags import get_pll_tags
-    from plcore_online import LEARNERS
+    from plcore_online import learners
+
+    LEARNERS = _learner_classes()
 
     X, S, truth, source = _data(data_home)
     n, q = S.shape
@@ -80,9 +91,9 @@ def measure(quick: bool = True, data_home=None):
     rounds = 3 if quick else 7
     m_fast = n                        # rows streamed one at a time on the fast path
     m_old = 300 if quick else 1000    # the old path is ~20x slower: fewer rows
-    core.USE_JIT = True
+    kernels.USE_JIT = True
     t0 = time.perf_counter()
-    core.compile_kernels()
+    kernels.compile_kernels()
     compile_s = time.perf_counter() - t0
 
     def start(cls):
@@ -168,12 +179,13 @@ def table_rows(quick: bool = True) -> list[dict]:
 
 def _kernel_rows() -> list[dict]:
     """The compiled prequential kernel (what the online protocol runs) against the plain-numpy
-    reference loop (``plcore_online._core.USE_JIT = False``), one stream of 2000 rows each."""
+    reference loop (``plcore_online._stream.USE_JIT = False``), one stream of 2000 rows each."""
     import time
 
-    import plcore_online._core as core
-    from plcore_online import LEARNERS
+    import plcore_online._stream as kernels
     from plcore_online.learners import prequential
+
+    LEARNERS = _learner_classes()
 
     rng = np.random.RandomState(0)
     X = rng.normal(size=(2000, 36))
@@ -184,7 +196,7 @@ def _kernel_rows() -> list[dict]:
     for name in ("avg_perceptron", "avg_pegasos"):
         times = {}
         for jit in (True, False):
-            core.USE_JIT = jit
+            kernels.USE_JIT = jit
             prequential(LEARNERS[name](), X[:50], S[:50], classes)     # compile / warm up
             best = np.inf
             for _ in range(3):
@@ -192,7 +204,7 @@ def _kernel_rows() -> list[dict]:
                 prequential(LEARNERS[name](), X, S, classes)
                 best = min(best, time.perf_counter() - t0)
             times[jit] = best
-        core.USE_JIT = True
+        kernels.USE_JIT = True
         ratio = times[False] / times[True]
         rows.append({
             "method": f"{name} (prequential kernel)",

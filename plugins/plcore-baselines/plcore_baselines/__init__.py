@@ -4,6 +4,7 @@ IPAL (Zhang & Yu, IJCAI 2015), PL-SVM (Nguyen & Caruana, KDD 2008), PL-ECOC (Zha
 Tang, TKDE 2017) as learners and DELIN (Wu & Zhang, 2019) as a reducer.
 """
 
+from importlib.metadata import version as _version
 from typing import TYPE_CHECKING
 
 from plcore.utils import lazy_exports
@@ -14,7 +15,8 @@ if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are 
     from plcore_baselines.plecoc import PlEcocLearner
     from plcore_baselines.plsvm import PlSvmLearner
 
-__version__ = "0.1.0"
+__version__ = _version("plcore-baselines")   # from the package metadata: the version is pyproject.toml's
+
 __all__ = ["IpalLearner", "PlSvmLearner", "PlEcocLearner", "DelinReducer", "__version__"]
 
 __getattr__, __dir__ = lazy_exports(globals(), {"IpalLearner": "plcore_baselines.ipal",

@@ -19,7 +19,7 @@ rounding-level tolerance, and a column whose Cholesky pivot shows it is (to ~1e-
 in the span of the passive columns is refused, so the subproblems stay non-singular; like
 Lawson-Hanson in ``scipy.optimize.nnls``, the weight then goes to one of the copies. The
 objective equals the NNLS optimum to rounding; the KKT conditions hold to the same level
-(tested against ``scipy.optimize.nnls`` in ``tests/test_ipal_nnls.py``).
+(tested against ``scipy.optimize.nnls`` in ``tests/test_baselines_ipal_nnls.py``).
 
 This replaces one block-diagonal OSQP problem for all rows (``plcore_baselines._ipal.
 batched_nnls``, still available as ``IpalLearner(nnls_solver="osqp")``), which needed

@@ -12,7 +12,7 @@ Bao, Hang & Zhang, KDD 2021 (DESIGN.md "CENDA"). Alternates
    over its candidate set;
 
 from ``Y`` initialised by Eq. (1), until ``P`` stops changing (same ``d'``, subspace unchanged
-within ``tol``) or ``max_iter`` iterations. See :mod:`plcore_cenda._core` for how this is done
+within ``tol``) or ``max_iter`` iterations. See :mod:`plcore_cenda._projection` for how this is done
 without any m x m matrix.
 """
 
@@ -30,7 +30,7 @@ from plcore.progress import iterations
 from plcore.utils import uniform_confidences
 from plcore.validation import Integral, Interval, Real, StrOptions
 
-from plcore_cenda._core import (
+from plcore_cenda._projection import (
     cross_covariance,
     factor_constraint,
     generalized_eigenpairs,

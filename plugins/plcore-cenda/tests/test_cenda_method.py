@@ -1,8 +1,6 @@
 """CENDA against a literal dense implementation, invariants, ill-posed inputs, known answers."""
 
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,10 +12,9 @@ from sklearn.pipeline import make_pipeline
 from plcore.exceptions import InvalidParameterError
 from plcore.learners import PlKnnLearner
 from plcore_cenda import CendaConditioningWarning, CendaPlKnnLearner, CendaReducer
-from plcore_cenda._core import select_n_components, subspace_distance
+from plcore_cenda._projection import select_n_components, subspace_distance
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cenda_reference import dense_cenda  # noqa: E402
+from cenda_reference import dense_cenda  # tests/cenda_reference.py (tests/conftest.py puts tests/ on sys.path)
 
 
 def random_pl(m=60, d=10, q=5, r=1, offset=0.0, seed=0, signal=1.5):

@@ -6,6 +6,7 @@ model for tabular features. Importing this package does not import PyTorch (nor 
 module: names are served on first use).
 """
 
+from importlib.metadata import version as _version
 from typing import TYPE_CHECKING
 
 from plcore.utils import lazy_exports
@@ -13,19 +14,9 @@ from plcore.utils import lazy_exports
 if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are served lazily
     from plcore_deep.learners import CavlLearner, CcLearner, LwsLearner, PopLearner, ProdenLearner, RcLearner
 
-__version__ = "0.1.0"
+__version__ = _version("plcore-deep")   # from the package metadata: the version is pyproject.toml's
 
-__all__ = ["ProdenLearner", "RcLearner", "CcLearner", "LwsLearner", "CavlLearner", "PopLearner", "LEARNERS"]
+__all__ = ["ProdenLearner", "RcLearner", "CcLearner", "LwsLearner", "CavlLearner", "PopLearner", "__version__"]
 
-#: option name -> class name in :mod:`plcore_deep.learners`
-LEARNER_CLASSES = {
-    "proden": "ProdenLearner",
-    "rc": "RcLearner",
-    "cc": "CcLearner",
-    "lws": "LwsLearner",
-    "cavl": "CavlLearner",
-    "pop": "PopLearner",
-}
-
-__getattr__, __dir__ = lazy_exports(globals(), dict.fromkeys(LEARNER_CLASSES.values(), "plcore_deep.learners"),
-                                    tables={"LEARNERS": LEARNER_CLASSES})   # LEARNERS: option name -> class
+__getattr__, __dir__ = lazy_exports(globals(), dict.fromkeys(
+    ("ProdenLearner", "RcLearner", "CcLearner", "LwsLearner", "CavlLearner", "PopLearner"), "plcore_deep.learners"))

@@ -3,7 +3,15 @@ plugin's presets. Importing it imports no PyTorch (the learners load it at their
 
 from plcore.registry import ComponentSpec, hookimpl, load_presets
 
-from plcore_deep import LEARNER_CLASSES
+#: the option table: option name (``+learner=<name>``) -> class name in :mod:`plcore_deep.learners`
+LEARNER_OPTIONS = {
+    "proden": "ProdenLearner",
+    "rc": "RcLearner",
+    "cc": "CcLearner",
+    "lws": "LwsLearner",
+    "cavl": "CavlLearner",
+    "pop": "PopLearner",
+}
 
 #: fast settings for the common conformance test
 _TEST_PARAMS = {"hidden_layer_sizes": (16,), "n_epochs": 40, "batch_size": 32, "learning_rate": 1e-2,
@@ -44,7 +52,7 @@ def plcore_components():
     return [ComponentSpec(kind="learner", name=name, cls=f"plcore_deep.learners:{cls}",
                           config={**_COMMON, **_OWN.get(name, {})}, description=_DESCRIPTIONS[name],
                           search_space=SEARCH_SPACE, test_params={**_TEST_PARAMS, **_TEST_OVERRIDES.get(name, {})})
-            for name, cls in LEARNER_CLASSES.items()]
+            for name, cls in LEARNER_OPTIONS.items()]
 
 
 @hookimpl

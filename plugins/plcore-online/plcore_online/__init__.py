@@ -5,6 +5,7 @@ Labels", PAKDD 2020. Learners ``avg_perceptron``, ``max_perceptron``, ``avg_pega
 ``max_pegasos`` and the exact-label baselines ``perceptron`` and ``pegasos``.
 """
 
+from importlib.metadata import version as _version
 from typing import TYPE_CHECKING
 
 from plcore.utils import lazy_exports
@@ -13,27 +14,11 @@ if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are 
     from plcore_online.learners import (AvgPegasosLearner, AvgPerceptronLearner, MaxPegasosLearner,
                                         MaxPerceptronLearner, PegasosLearner, PerceptronLearner)
 
-__version__ = "0.1.0"
+__version__ = _version("plcore-online")   # from the package metadata: the version is pyproject.toml's
 
-__all__ = [
-    "AvgPerceptronLearner",
-    "MaxPerceptronLearner",
-    "AvgPegasosLearner",
-    "MaxPegasosLearner",
-    "PerceptronLearner",
-    "PegasosLearner",
-    "LEARNERS",
-]
+__all__ = ["PerceptronLearner", "AvgPerceptronLearner", "MaxPerceptronLearner",
+           "PegasosLearner", "AvgPegasosLearner", "MaxPegasosLearner", "__version__"]
 
-#: option name -> class name in :mod:`plcore_online.learners`, in the order of the paper's figures
-LEARNER_CLASSES = {
-    "perceptron": "PerceptronLearner",
-    "avg_perceptron": "AvgPerceptronLearner",
-    "max_perceptron": "MaxPerceptronLearner",
-    "pegasos": "PegasosLearner",
-    "avg_pegasos": "AvgPegasosLearner",
-    "max_pegasos": "MaxPegasosLearner",
-}
-
-__getattr__, __dir__ = lazy_exports(globals(), dict.fromkeys(LEARNER_CLASSES.values(), "plcore_online.learners"),
-                                    tables={"LEARNERS": LEARNER_CLASSES})   # LEARNERS: option name -> class
+__getattr__, __dir__ = lazy_exports(globals(), dict.fromkeys(
+    ("PerceptronLearner", "AvgPerceptronLearner", "MaxPerceptronLearner",
+     "PegasosLearner", "AvgPegasosLearner", "MaxPegasosLearner"), "plcore_online.learners"))

@@ -46,8 +46,8 @@ from plcore.exceptions import DataValidationError
 from plcore.utils import dense_candidates
 from plcore.validation import Integral, Interval, Real, validate_params
 
-import plcore_online._core as _core
-from plcore_online._core import StreamState, run_stream
+import plcore_online._stream as _stream
+from plcore_online._stream import StreamState, run_stream
 
 __all__ = [
     "AvgPerceptronLearner",
@@ -203,7 +203,7 @@ class _OnlineLinearLearner(BaseLearner):
         if (spec is not None and SINGLE_ROW_FAST_PATH and type(X) is np.ndarray
                 and X.shape == spec.x_shape and X.dtype == _F64 and X.flags.c_contiguous
                 and self.fit_intercept == spec.fit_intercept):
-            row = _core.augment_row(X, spec.fit_intercept)
+            row = _stream.augment_row(X, spec.fit_intercept)
             if row is not None:
                 return self.classes_[np.argmax(row @ self._state.Wt.T, axis=1)]
         return super().predict(X)
@@ -245,11 +245,11 @@ class _OnlineLinearLearner(BaseLearner):
     def _partial_one_row(self, X, y, classes):
         """The one-row fast path of :meth:`partial_fit`; False if the call needs the full path."""
         spec = self.__dict__.get("_row_spec")
-        if (spec is None or not SINGLE_ROW_FAST_PATH or not _core.USE_JIT
+        if (spec is None or not SINGLE_ROW_FAST_PATH or not _stream.USE_JIT
                 or type(X) is not np.ndarray or X.shape != spec.x_shape or X.dtype != _F64
                 or not X.flags.c_contiguous or type(y) is not np.ndarray
                 or (classes is not None and classes is not self.classes_)
-                or self.fit_intercept != spec.fit_intercept or not _core.jit_available()):
+                or self.fit_intercept != spec.fit_intercept or not _stream.jit_available()):
             return False
         if y.ndim == 2:
             if y.shape != spec.s_shape or y.dtype != _BOOL or not y.flags.c_contiguous:
@@ -262,7 +262,7 @@ class _OnlineLinearLearner(BaseLearner):
             S = spec.rows[code]
         else:
             return False
-        if not _core.run_one_row(self._state, X, S, fit_intercept=spec.fit_intercept,
+        if not _stream.run_one_row(self._state, X, S, fit_intercept=spec.fit_intercept,
                                  loss=self._loss, algorithm=self._algorithm, **self._stream_kwargs()):
             return False   # NaN/inf or an empty candidate set: the full path raises the error
         self._sync()
@@ -475,7 +475,7 @@ def prequential(learner, X, S, classes):
     the predictions of the protocol's generic loop -- ``partial_fit(X[:0], S[:0],
     classes=classes)``, then for each row ``predict(X[i:i+1])`` followed by
     ``partial_fit(X[i:i+1], S[i:i+1])`` -- with one call of the stream kernel
-    (:func:`plcore_online._core.run_stream`) instead of two Python calls per example.
+    (:func:`plcore_online._stream.run_stream`) instead of two Python calls per example.
 
     Parameters
     ----------

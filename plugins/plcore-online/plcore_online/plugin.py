@@ -3,7 +3,16 @@ their compiled prequential kernel and the plugin's experiment presets."""
 
 from plcore.registry import ComponentSpec, hookimpl, load_presets
 
-from plcore_online import LEARNER_CLASSES
+#: the option table: option name (``+learner=<name>``) -> class name in :mod:`plcore_online.learners`,
+#: in the order of the paper's figures
+LEARNER_OPTIONS = {
+    "perceptron": "PerceptronLearner",
+    "avg_perceptron": "AvgPerceptronLearner",
+    "max_perceptron": "MaxPerceptronLearner",
+    "pegasos": "PegasosLearner",
+    "avg_pegasos": "AvgPegasosLearner",
+    "max_pegasos": "MaxPegasosLearner",
+}
 
 #: fast settings for the common conformance test (one pass instead of five)
 _TEST_PARAMS = {"n_epochs": 1}
@@ -47,7 +56,7 @@ def plcore_components():
                           config=dict(_DECLARED[name][0]), description=_DECLARED[name][1],
                           prequential="plcore_online.learners:prequential",
                           test_params=dict(_TEST_PARAMS), search_space=SEARCH_SPACES.get(name))
-            for name, cls in LEARNER_CLASSES.items()]
+            for name, cls in LEARNER_OPTIONS.items()]
 
 
 @hookimpl

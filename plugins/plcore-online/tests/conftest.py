@@ -1,4 +1,6 @@
-"""Make the literal reference implementation (``reference_online.py``) importable."""
+"""Put this tests folder on ``sys.path``: the tests import the literal reference implementation
+(``online_reference.py``) by its plain name, ``from online_reference import ...`` (pytest runs with
+``--import-mode=importlib``, which adds no folder to ``sys.path``)."""
 
 import sys
 from pathlib import Path

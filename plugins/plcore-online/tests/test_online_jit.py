@@ -5,11 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import plcore_online._core as core
-from plcore_online import LEARNERS
+import plcore_online._stream as kernels
+from plcore_online import learners
 from plcore_online.learners import prequential
+from plcore_online.plugin import LEARNER_OPTIONS
 
 pytest.importorskip("numba")
+
+#: option name -> class, from the plugin's option table (plugin.py)
+LEARNERS = {option: getattr(learners, cls) for option, cls in LEARNER_OPTIONS.items()}
 
 
 def _stream(seed, n=300, d=12, K=6):
@@ -22,7 +26,7 @@ def _stream(seed, n=300, d=12, K=6):
 
 
 def _run(monkeypatch, jit, cls, params, X, S):
-    monkeypatch.setattr(core, "USE_JIT", jit)
+    monkeypatch.setattr(kernels, "USE_JIT", jit)
     est = cls(**params)
     K = S.shape[1]
     preds = np.r_[prequential(est, X[:100], S[:100], np.arange(K)),
@@ -54,18 +58,18 @@ def test_compiled_equals_numpy(monkeypatch, name, params):
 def test_exact_ties_go_to_the_lowest_class(monkeypatch, jit):
     """After one Avg update all candidate rows are identical, so their scores tie exactly on any
     x (d = 40, where BLAS's ``W @ x`` rounds identical rows apart); ties go to the lowest class."""
-    monkeypatch.setattr(core, "USE_JIT", jit)
+    monkeypatch.setattr(kernels, "USE_JIT", jit)
     rng = np.random.RandomState(6)                  # numpy 2.4 / OpenBLAS: (W @ x).argmax() = 4 here
     X = rng.randn(2, 40)
     X[1] = 0.7 * X[0] + 0.1 * X[1]                  # x0 . x1 > 0
     S = np.zeros((2, 5), dtype=bool)
     S[0, [2, 3, 4]] = True                          # t=1: w2 = w3 = w4 = x0/3, w0 = -x0, w1 = 0
     S[1, 0] = True
-    st = core.StreamState(5, 40)
-    core.run_stream(st, X[:1], S[:1], loss="avg", algorithm="perceptron")
+    st = kernels.StreamState(5, 40)
+    kernels.run_stream(st, X[:1], S[:1], loss="avg", algorithm="perceptron")
     np.testing.assert_array_equal(st.Wt[2], st.Wt[3])
     np.testing.assert_array_equal(st.Wt[2], st.Wt[4])
-    preds = core.run_stream(st, X[1:], S[1:], loss="avg", algorithm="perceptron")
+    preds = kernels.run_stream(st, X[1:], S[1:], loss="avg", algorithm="perceptron")
     assert preds[0] == 2                            # scores (-a, 0, a/3, a/3, a/3), a > 0
     # the top non-candidate (tie 2/3/4 -> 2) took the update: w2 != w3 == w4
     assert not np.array_equal(st.Wt[2], st.Wt[3])
@@ -73,21 +77,21 @@ def test_exact_ties_go_to_the_lowest_class(monkeypatch, jit):
 
 
 def test_compiled_path_is_used_and_compiled_once():
-    assert core.jit_available()
+    assert kernels.jit_available()
     X, S = _stream(1, n=20)
     for name in ("avg_perceptron", "max_pegasos"):
         prequential(LEARNERS[name](), X, S, np.arange(6))
-    if core.USE_JIT:
-        perceptron, pegasos = core._jit_kernels()
+    if kernels.USE_JIT:
+        perceptron, pegasos = kernels._jit_kernels()
         assert len(perceptron.signatures) == 1 and len(pegasos.signatures) == 1
 
 
 def test_compile_kernels(monkeypatch):
     """The documented ``compile_kernels()`` builds both compiled kernels and returns the seconds taken."""
-    monkeypatch.setattr(core, "USE_JIT", True)
-    seconds = core.compile_kernels()
+    monkeypatch.setattr(kernels, "USE_JIT", True)
+    seconds = kernels.compile_kernels()
     assert isinstance(seconds, float) and seconds >= 0.0
-    perceptron, pegasos = core._jit_kernels()
+    perceptron, pegasos = kernels._jit_kernels()
     assert len(perceptron.signatures) == 1 and len(pegasos.signatures) == 1
     X, S = _stream(2, n=40)
     for name in ("max_perceptron", "avg_pegasos"):       # the compiled kernels then run
@@ -100,4 +104,4 @@ def test_compile_kernels(monkeypatch):
                                         ("true", False), ("YES", False), ("on", False)])
 def test_env_variable_selects_numpy(value, jit):
     env = {} if value is None else {"PLCORE_ONLINE_NO_JIT": value}
-    assert core._jit_from_env(env) is jit
+    assert kernels._jit_from_env(env) is jit

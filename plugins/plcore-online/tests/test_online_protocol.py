@@ -9,8 +9,12 @@ from plcore.data import PLDataset
 from plcore.datasets.bags import FixedSizeBags
 from plcore.run.protocols import Setup, online
 from plcore.registry import get_registry
-from plcore_online import LEARNERS, AvgPerceptronLearner, MaxPegasosLearner, PerceptronLearner
+from plcore_online import AvgPerceptronLearner, MaxPegasosLearner, PerceptronLearner, learners
 from plcore_online.learners import prequential
+from plcore_online.plugin import LEARNER_OPTIONS
+
+#: option name -> class, from the plugin's option table (plugin.py)
+LEARNERS = {option: getattr(learners, cls) for option, cls in LEARNER_OPTIONS.items()}
 
 
 def _blobs(n=150, seed=0):

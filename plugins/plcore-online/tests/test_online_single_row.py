@@ -12,12 +12,15 @@ import warnings
 import numpy as np
 import pytest
 
-import plcore_online._core as core
-import plcore_online.learners as learners
 from plcore.exceptions import DataValidationError
-from plcore_online import LEARNERS
+import plcore_online._stream as kernels
+from plcore_online import learners
+from plcore_online.plugin import LEARNER_OPTIONS
 
 pytest.importorskip("numba")
+
+#: option name -> class, from the plugin's option table (plugin.py)
+LEARNERS = {option: getattr(learners, cls) for option, cls in LEARNER_OPTIONS.items()}
 
 PARAMS = {
     "perceptron": [{}, {"eta": 0.3, "fit_intercept": False}],
@@ -29,7 +32,7 @@ CASES = [(name, p) for name in LEARNERS for p in PARAMS["perceptron" if "percept
 @pytest.fixture(autouse=True)
 def _compiled(monkeypatch):
     """The fast path of partial_fit needs the compiled kernels (also under PLCORE_ONLINE_NO_JIT=1)."""
-    monkeypatch.setattr(core, "USE_JIT", True)
+    monkeypatch.setattr(kernels, "USE_JIT", True)
 
 
 def _stream(seed, n=200, d=12, K=5):
@@ -257,7 +260,7 @@ def test_pickled_learner_continues_on_the_fast_path(count_full_path):
 
 
 def test_numpy_reference_path_validates_every_call(monkeypatch, count_full_path):
-    monkeypatch.setattr(core, "USE_JIT", False)
+    monkeypatch.setattr(kernels, "USE_JIT", False)
     X, S = _stream(13, n=20)
     est = LEARNERS["avg_pegasos"]().partial_fit(X[:1], S[:1])
     for i in range(1, 20):
@@ -272,7 +275,7 @@ def test_numpy_reference_path_validates_every_call(monkeypatch, count_full_path)
     old = _error(lambda: est.predict(Xb))
     monkeypatch.setattr(learners, "SINGLE_ROW_FAST_PATH", True)
     assert _error(lambda: est.predict(Xb)) == old
-    monkeypatch.setattr(core, "USE_JIT", True)
+    monkeypatch.setattr(kernels, "USE_JIT", True)
     jit = LEARNERS["avg_pegasos"]().partial_fit(X[:1], S[:1])
     for i in range(1, 20):
         jit.partial_fit(X[i:i + 1], S[i:i + 1])
@@ -288,8 +291,8 @@ def test_fast_path_signatures_are_those_of_the_stream():
         learners.prequential(est, X, S, np.arange(5))
         for i in range(len(X)):
             est.partial_fit(X[i:i + 1], S[i:i + 1])
-    if core.USE_JIT:
-        perceptron, pegasos = core._jit_kernels()
+    if kernels.USE_JIT:
+        perceptron, pegasos = kernels._jit_kernels()
         assert len(perceptron.signatures) == 1 and len(pegasos.signatures) == 1
     with warnings.catch_warnings():
         warnings.simplefilter("error")

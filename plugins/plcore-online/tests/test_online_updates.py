@@ -8,21 +8,25 @@ import zlib
 
 import numpy as np
 import pytest
-from reference_online import literal_stream, textbook_multiclass_perceptron
 
 from plcore.exceptions import InvalidParameterError
 from plcore.tags import get_pll_tags
-
 from plcore_online import (
-    LEARNERS,
     AvgPegasosLearner,
     AvgPerceptronLearner,
     MaxPegasosLearner,
     MaxPerceptronLearner,
     PegasosLearner,
     PerceptronLearner,
+    learners,
 )
 from plcore_online.learners import prequential
+from plcore_online.plugin import LEARNER_OPTIONS
+
+from online_reference import literal_stream, textbook_multiclass_perceptron  # tests/online_reference.py (conftest.py)
+
+#: option name -> class, from the plugin's option table (plugin.py)
+LEARNERS = {option: getattr(learners, cls) for option, cls in LEARNER_OPTIONS.items()}
 
 PL = {"avg_perceptron": ("avg", "perceptron"), "max_perceptron": ("max", "perceptron"),
       "avg_pegasos": ("avg", "pegasos"), "max_pegasos": ("max", "pegasos")}
@@ -163,16 +167,16 @@ def test_equals_literal_algorithm(name, shrink, intercept):
 
 def test_pegasos_long_stream_matches_literal():
     """The scale trick (W = c V) with renormalisations stays equal to the literal algorithm."""
-    import plcore_online._core as core
+    import plcore_online._stream as kernels
 
     X, S = _random_stream(7, n=1500, d=3, K=4)
-    old = core._NORM_REFRESH
-    core._NORM_REFRESH = 50
+    old = kernels._NORM_REFRESH
+    kernels._NORM_REFRESH = 50
     try:
         est = AvgPegasosLearner(lam=1e-3, fit_intercept=False, shrink_on_zero_loss=True)
         preds = prequential(est, X, S, np.arange(4))
     finally:
-        core._NORM_REFRESH = old
+        kernels._NORM_REFRESH = old
     ref, W, _, _ = literal_stream(X, S, loss="avg", algorithm="pegasos", lam=1e-3, shrink_on_zero_loss=True)
     np.testing.assert_array_equal(preds, ref)
     np.testing.assert_allclose(est.W_, W, rtol=1e-9, atol=1e-12)

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -29,9 +27,13 @@ from plcore_saute._info import (
 )
 from plcore_saute.reducers import resolve_n_features
 
-_spec = importlib.util.spec_from_file_location("saute_reference", Path(__file__).with_name("saute_reference.py"))
-ref = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(ref)
+from saute_reference import (  # tests/saute_reference.py (tests/conftest.py puts tests/ on sys.path)
+    conditional_entropies,
+    discretize_literal,
+    greedy_naive,
+    knn_update_literal,
+    saute_naive,
+)
 
 
 def _random_pl(m=60, d=12, q=4, r=1, seed=0, informative=3):
@@ -59,7 +61,7 @@ def test_discretize_matches_eq11_literal():
     rng = np.random.RandomState(1)
     X = np.column_stack([rng.normal(size=200), rng.exponential(size=200), np.full(200, 3.0),
                          rng.randint(0, 3, size=200).astype(float)])
-    np.testing.assert_array_equal(discretize(X).astype(int) - 2, ref.discretize_literal(X))
+    np.testing.assert_array_equal(discretize(X).astype(int) - 2, discretize_literal(X))
 
 
 def test_mutual_info_matches_sklearn_for_every_pair():
@@ -90,7 +92,7 @@ def test_conditional_entropy_matches_literal_formula(seed):
     Z, constant = standardize_columns(X)
     for vs in (1e-2, 1e-6):
         got = conditional_entropy(Z, constant, Y, S, vs)
-        want = ref.conditional_entropies(X, Y, S, vs)
+        want = conditional_entropies(X, Y, S, vs)
         assert np.all(np.isfinite(got))
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
     prior = Y.mean(0)
@@ -131,7 +133,7 @@ def test_incremental_greedy_equals_naive_recomputation(seed):
     B = discretize(X)
     for redundancy in (True, False):
         fast = greedy_select(H, B, 9, redundancy=redundancy)
-        slow = ref.greedy_naive(X, Y, S, 9, 1e-2, redundancy=redundancy)
+        slow = greedy_naive(X, Y, S, 9, 1e-2, redundancy=redundancy)
         assert fast == slow, (redundancy, fast, slow)
 
 
@@ -140,7 +142,7 @@ def test_knn_update_matches_literal_eq12_to_14():
     Y = _propagated_Y(X, S, 4)
     for k, alpha in ((8, 0.6), (3, 0.2)):
         got = knn_update(X[:, [0, 2]], Y, S, k, alpha)
-        np.testing.assert_allclose(got, ref.knn_update_literal(X[:, [0, 2]], Y, S, k, alpha), rtol=1e-12)
+        np.testing.assert_allclose(got, knn_update_literal(X[:, [0, 2]], Y, S, k, alpha), rtol=1e-12)
         assert np.all(got[~S] == 0) and np.allclose(got.sum(1), 1)
 
 
@@ -148,7 +150,7 @@ def test_knn_update_matches_literal_eq12_to_14():
 def test_whole_fit_equals_naive_table1(redundancy, cls):
     X, S, _ = _random_pl(m=45, d=10, q=4, r=1, seed=5, informative=3)
     est = cls(n_features=4, max_iter=5).fit(X, S)
-    A, Y, n_iter = ref.saute_naive(X, S, 4, max_iter=5, redundancy=redundancy)
+    A, Y, n_iter = saute_naive(X, S, 4, max_iter=5, redundancy=redundancy)
     assert list(est.selected_features_) == A
     assert est.n_iter_ == n_iter
     np.testing.assert_allclose(est.confidences_, Y, rtol=1e-10, atol=1e-14)

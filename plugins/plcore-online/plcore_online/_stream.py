@@ -40,7 +40,7 @@ so would break the ties-to-the-lowest-index rule (the Avg variants give all cand
 same update, so identical rows are common). The numpy path is used when ``USE_JIT`` is
 false: set at import from the environment variable ``PLCORE_ONLINE_NO_JIT`` (``1``,
 ``true``, ``yes`` or ``on`` select numpy), assignable at run time
-(``plcore_online._core.USE_JIT = False``), or when numba cannot be imported.
+(``plcore_online._stream.USE_JIT = False``), or when numba cannot be imported.
 """
 
 from __future__ import annotations

@@ -27,8 +27,9 @@ import scipy.sparse as sp
 
 from plcore.utils import flip_signs, uniform_confidences
 
+from plcore_cenda.exceptions import CendaConditioningWarning
+
 __all__ = [
-    "CendaConditioningWarning",
     "initial_confidences",
     "factor_constraint",
     "cross_covariance",
@@ -46,10 +47,6 @@ EIGEN_RTOL = 1e-10
 RCOND_MIN = 1e-12
 
 
-class CendaConditioningWarning(UserWarning):
-    """``B = mu X^T X + (1 - mu) I`` is singular or nearly so and was regularised."""
-
-
 # Eq. (1): ``Y[i, j] = 1 / |S_i|`` on the candidates of row ``i``, 0 elsewhere -- the shared
 # kernel of plcore.utils, kept importable here under the paper's name.
 initial_confidences = uniform_confidences
@@ -62,7 +59,7 @@ def factor_constraint(X: np.ndarray, mu: float, gram: np.ndarray | None = None):
     features, or ``d > m``, it is (nearly) singular and the generalised problem of
     Eq. (12) is ill-posed. Then a ridge ``eps * trace(B) / d * I`` is added, with the
     smallest ``eps`` (powers of ten from 1e-12) that brings the reciprocal condition number
-    above ``RCOND_MIN``, and a :class:`CendaConditioningWarning` says so.
+    above ``RCOND_MIN``, and a :class:`~plcore_cenda.exceptions.CendaConditioningWarning` says so.
 
     Parameters
     ----------

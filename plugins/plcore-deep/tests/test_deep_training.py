@@ -7,8 +7,12 @@ import pytest
 import torch
 
 from plcore.testing import make_pl_data
-from plcore_deep import LEARNERS, CcLearner, PopLearner, ProdenLearner
+from plcore_deep import CcLearner, PopLearner, ProdenLearner, learners
 from plcore_deep import _train
+from plcore_deep.plugin import LEARNER_OPTIONS
+
+#: option name -> class, from the plugin's option table (plugin.py)
+LEARNERS = {option: getattr(learners, cls) for option, cls in LEARNER_OPTIONS.items()}
 
 
 def _initial_network(seed, d, q, hidden):
