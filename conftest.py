@@ -12,6 +12,11 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(_var, "1")
 
+# A relative data home (the README's ``PLCORE_DATA_HOME=../shared/datasets``) means the folder
+# it names from where pytest was started; the commands the tests start run in other folders.
+if os.environ.get("PLCORE_DATA_HOME") and not Path(os.environ["PLCORE_DATA_HOME"]).expanduser().is_absolute():
+    os.environ["PLCORE_DATA_HOME"] = str(Path(os.environ["PLCORE_DATA_HOME"]).resolve())
+
 
 @pytest.fixture(scope="session")
 def data_home() -> Path:

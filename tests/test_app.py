@@ -45,7 +45,7 @@ def test_default_run_prints_summary_and_logs_finished_run(default_run):
     tags = run.data.tags
     assert tags["training_labels"] == "candidates"
     assert tags["plcore.version"] and tags["seed"] == "0" and len(tags["dataset.fingerprint"]) == 16
-    assert tags["overrides"] == "protocol.n_splits=3"
+    assert tags["overrides"] == "protocol.n_splits=3 +learner=plknn"  # the default learner, composed
     arts = {a.path for a in client.list_artifacts(run.info.run_id)}
     assert {"config.yaml", "predictions.csv", "plots"} <= arts
     assert [a.path for a in client.list_artifacts(run.info.run_id, "plots")] == ["plots/accuracy_per_fold.png"]
@@ -140,10 +140,12 @@ def test_primary_config_found_from_installed_wheel(tmp_path, plcore_cli):
     assert "name_or_path: digits" in proc.stdout
 
 
-def test_run_on_real_partial_labels_logs_no_bag_parameters(tmp_path, plcore_cli):
+@pytest.mark.data
+def test_run_on_real_partial_labels_logs_no_bag_parameters(tmp_path, data_home, plcore_cli):
     """lost carries its own candidate sets: the default bag generator is not applied, and the
     run says so and logs no ``bags.*`` parameter (it logs exactly what ran)."""
-    proc = plcore_cli(["dataset=lost", "protocol.n_splits=2", "+learner=plknn", "learner.k=3"], tmp_path)
+    proc = plcore_cli(["dataset=lost", "protocol.n_splits=2", "+learner=plknn", "learner.k=3"], tmp_path,
+                      {"PLCORE_DATA_HOME": str(data_home)})
     assert "bags=UniformBags not applied" in proc.stdout
     _, runs = mlflow_runs(tmp_path / "mlflow.db")
     (run,) = runs
@@ -219,3 +221,37 @@ def test_online_refuses_selection_in_one_line_before_tracking(tmp_path, plcore_c
     assert proc.stderr.strip().splitlines() == [
         "error: protocol 'online' does not select hyperparameters: a stream has no training part to search "
         "before it is predicted; choose them with kfold/holdout and protocol.select"], proc.stderr
+
+
+@pytest.mark.data
+def test_relative_data_home_names_the_folder_where_the_command_was_given(tmp_path, data_home, plcore_cli):
+    """``PLCORE_DATA_HOME=../shared/datasets`` from the repository root: jobs whose working
+    folder is elsewhere (a sweep's launcher) still find the data."""
+    import os
+
+    work = tmp_path / "deep" / "work"
+    work.mkdir(parents=True)
+    relative = os.path.relpath(data_home, work)
+    proc = plcore_cli(["dataset=lost", "+learner=plknn", "protocol.n_splits=2", "tracking=none",
+                       "hydra.job.chdir=true"], work, {"PLCORE_DATA_HOME": relative})
+    assert proc.stdout.strip().splitlines()[-1].startswith("accuracy_mean=0.")
+
+
+def test_the_default_learner_takes_parameters_as_hydra_users_write_them(tmp_path, plcore_cli):
+    """The default learner is the composed group ``+learner=plknn``: ``learner.k=5`` works on the
+    default run and in sweeps; ``+learner.k=5``, an unknown parameter, or a parameter of an
+    unselected kind is one line, exit 2, no run."""
+    proc = plcore_cli(["learner.k=5", "protocol.n_splits=2"], tmp_path)
+    _, (run,) = mlflow_runs(tmp_path / "mlflow.db")
+    assert run.data.params["learner.k"] == "5"
+    sweep = plcore_cli(["-m", "learner.k=3,5", "protocol.n_splits=2", "tracking=none", "dataset=iris", "bags.r=1"],
+                       tmp_path)
+    assert sweep.stdout.count("accuracy_mean=") == 2 and "learner.k=5" in sweep.stdout
+    (tmp_path / "bad").mkdir()
+    for args, words in ((["+learner.k=5"], "write learner.k=5"),
+                        (["learner.kk=5"], "has no parameter 'kk'; its parameters: k, metric"),
+                        (["reducer.thr=0.9"], "no reducer is selected: add +reducer=NAME")):
+        bad = plcore_cli(args, tmp_path / "bad", check=False)
+        err = bad.stderr.strip().splitlines()
+        assert bad.returncode == 2 and len(err) == 1 and words in err[0], bad.stderr
+    assert not (tmp_path / "bad" / "mlflow.db").exists()

@@ -146,21 +146,28 @@ def _describe(setup) -> str:
 
 
 @contextmanager
-def _signals_end_runs():
-    """SIGTERM (``timeout``, Slurm, Kubernetes) raises :class:`RunInterrupted` like Ctrl-C raises
-    ``KeyboardInterrupt``, so the run ends KILLED with what was done (main thread only)."""
+def _signals_end_runs(job: "_JobState"):
+    """SIGTERM (``timeout``, Slurm, Kubernetes) and SIGINT (Ctrl-C) raise
+    :class:`RunInterrupted`, so the run ends KILLED with what was done (main thread only).
+
+    The signal is also remembered in ``job``: a raise that lands where it is swallowed (a
+    finaliser, a library's ``except BaseException``) is raised again at the next step
+    (:meth:`_JobState.check`), so a signal is never lost.
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def _raise(signum, frame):
+        job.signum = signum
         raise RunInterrupted(signum)
 
-    previous = signal.signal(signal.SIGTERM, _raise)
+    previous = {s: signal.signal(s, _raise) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def run_job(cfg) -> float | None:
@@ -171,7 +178,7 @@ def run_job(cfg) -> float | None:
     """
     job = _JobState()
     try:
-        with _signals_end_runs():
+        with _signals_end_runs(job):
             return _run_job(cfg, job)
     except PlcoreError as err:
         if os.environ.get("PLCORE_FULL_ERROR"):
@@ -194,6 +201,12 @@ class _JobState:
 
     run: Any = None
     steps: int = 0
+    signum: int | None = None  # a signal received (see _signals_end_runs)
+
+    def check(self) -> None:
+        """Raise :class:`RunInterrupted` again if a signal came and its first raise was lost."""
+        if self.signum is not None:
+            raise RunInterrupted(self.signum)
 
 
 def run_name(setup, dataset, pname: str, registry: Registry | None = None) -> str:
@@ -219,6 +232,7 @@ class _StepReporter:
         self.done = 0
 
     def __call__(self, step: dict):
+        self.job.check()
         self.run.log_step(step)
         self.done += 1
         self.job.steps = self.done
@@ -362,6 +376,7 @@ def _run_job(cfg, job: _JobState) -> float | None:
         reporter = _StepReporter(run, spec, params, f"{pname} {dataset.name}", job)
         result = spec.function(setup, dataset, random_state=cfg.seed, progress=cfg.get("progress", True),
                                callback=reporter, **params)
+        job.check()
         run.log_result(result)
     line = spec.summary_line(result.summary)
     if run.run_id is not None:
@@ -373,8 +388,75 @@ def _run_job(cfg, job: _JobState) -> float | None:
 _OVERRIDE = re.compile(r"^[+~]{0,2}(learner|reducer|clusterer|bags|dataset|protocol|tracking)=(.+)$")
 
 
+_COMPONENT_KINDS = ("learner", "reducer", "clusterer")
+_SELECT = re.compile(r"^(\+{0,2})(learner|reducer|clusterer)=(.*)$")
+_PARAM = re.compile(r"^(\+{0,2})(learner|reducer|clusterer|bags)\.([A-Za-z_][\w]*)(\S*?)=(.*)$")
+_FLAGS_WITH_VALUE = {"--cfg", "-c", "--package", "-p", "--info", "-i", "--config-path", "-cp", "--config-name",
+                     "-cn", "--config-dir", "-cd", "--experimental-rerun", "--shell-completion", "-sc"}
+
+
+def compose_default_learner(argv: list[str]) -> list[str]:
+    """The command line as Hydra composes it: ``learner=X`` (no ``+``) selects a component
+    as ``+learner=X`` does (components are added, not in the primary defaults), and a run that
+    selects no learner, clusterer or preset gets the built-in PL-KNN as the composed group
+    ``+learner=plknn`` -- so ``learner.k=5`` works on the default run and in sweeps."""
+    out, chosen = [], set()
+    for arg in argv:
+        m = _SELECT.match(arg)
+        if m:
+            chosen.add(m.group(2))
+            if not m.group(1):
+                arg = "+" + arg
+        out.append(arg)
+    presets = any(a.split("=", 1)[0].lstrip("+~") == "experiment" for a in argv)
+    if not ({"learner", "clusterer"} & chosen) and not presets:
+        out.append("+learner=plknn")
+    return out
+
+
+def check_component_overrides(argv: list[str], registry: Registry, cfg_groups: dict | None = None) -> None:
+    """One line for a parameter override that Hydra would reject in several: ``learner.kk=5``
+    (no such parameter), ``+learner.k=5`` (``+`` adds a new key: the parameter exists) or
+    ``reducer.thr=0.9`` without ``+reducer=NAME``. Runs with a preset are left to Hydra (the
+    preset chooses the components)."""
+    if any(a.split("=", 1)[0].lstrip("+~") == "experiment" for a in argv):
+        return
+    selected = {}
+    for arg in argv:
+        m = _SELECT.match(arg)
+        if m and m.group(3) and not any(ch in m.group(3) for ch in ",()[]{}$*"):
+            selected[m.group(2)] = m.group(3)
+        bags = re.match(r"^\+{0,2}bags=(\w+)$", arg)
+        if bags:
+            selected["bags"] = bags.group(1)
+    selected.setdefault("bags", "uniform")
+    for arg in argv:  # a class of the user's own (learner._target_=...): its parameters are its own
+        m = _PARAM.match(arg)
+        if m and m.group(3) == "_target_":
+            selected[m.group(2)] = "none"
+    for arg in argv:
+        m = _PARAM.match(arg)
+        if not m:
+            continue
+        plus, kind, key = m.group(1), m.group(2), m.group(3)
+        name = selected.get(kind)
+        if name is None:
+            raise ConfigError(f"{arg} sets a parameter of a {kind}, but no {kind} is selected: add +{kind}=NAME "
+                              f"({', '.join(registry.names(kind))})")
+        if name == "none" or ("-" in name or "," in name):
+            continue
+        params = [k for k in registry.get(kind, name).config() if k != "_target_"]
+        if key not in params:
+            raise ConfigError(f"{kind} {name!r} has no parameter {key!r}; its parameters: {', '.join(params)}")
+        if plus == "+":
+            raise ConfigError(f"{arg}: {kind}.{key} exists already ('+' adds a new key): write "
+                              f"{arg[1:]}")
+
+
 def check_overrides(argv, registry: Registry) -> None:
-    """Fail fast, in one line, on a misspelled component name (``+learner=plknnn``)."""
+    """Fail fast, in one line, on a misspelled component name (``+learner=plknnn``) and on a
+    component parameter Hydra would reject (:func:`check_component_overrides`)."""
+    check_component_overrides(argv, registry)
     for arg in argv:
         m = _OVERRIDE.match(arg)
         if not m:
@@ -408,6 +490,14 @@ def print_listing(registry: Registry, file=None) -> None:
             print(f"  {e.entry_point} ({e.distribution} {e.version}): {e.error}", file=file)
 
 
+def _absolute_data_home() -> None:
+    """A relative ``$PLCORE_DATA_HOME`` names a folder from where the command was given; jobs
+    (launchers, the tests' scratch folders) may run elsewhere, so it is made absolute here."""
+    home = os.environ.get("PLCORE_DATA_HOME")
+    if home and not Path(home).expanduser().is_absolute():
+        os.environ["PLCORE_DATA_HOME"] = str(Path(home).expanduser().resolve())
+
+
 def main(argv=None) -> int:
     """Entry point of ``python -m plcore``.
 
@@ -417,6 +507,7 @@ def main(argv=None) -> int:
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     full_error = bool(os.environ.get("PLCORE_FULL_ERROR"))
+    _absolute_data_home()
     try:
         registry = get_registry()
         if argv[:1] == ["list"]:
@@ -430,6 +521,7 @@ def main(argv=None) -> int:
             from plcore.run.predict import main as predict_main
 
             return predict_main(argv[1:])
+        argv = compose_default_learner(argv)
         check_overrides(argv, registry)
         store_configs(registry)
         conf_dir = find_conf_dir()
