@@ -34,7 +34,7 @@ from plcore.data import candidates_from_target, check_candidates, check_features
 from plcore.exceptions import DataValidationError
 from plcore.tags import Tags, get_pll_tags
 from plcore.utils import dense_candidates
-from plcore.validation import validate_params
+from plcore.validation import check_data_limits, validate_params
 
 __all__ = ["BaseLearner", "BaseReducer", "BaseClusterer", "BaseBagGenerator", "KINDS"]
 
@@ -74,6 +74,7 @@ class _PLLFitMixin(_PLLTagsMixin):
         validate_params(self)
         X = _validate_X(self, X, reset=True)
         S, classes, _ = candidates_from_target(y, n_samples=X.shape[0])
+        check_data_limits(self, n_samples=X.shape[0], n_features=X.shape[1], n_classes=S.shape[1])
         self.classes_ = classes
         return X, _candidate_input(self, S)
 
@@ -81,6 +82,18 @@ class _PLLFitMixin(_PLLTagsMixin):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
         return tags
+
+
+def _finite_scores(estimator, scores):
+    """``scores``, unless a row has a NaN or no finite maximum (an overflow or a failure inside
+    the method): such a row would become an arbitrary prediction, so it raises instead."""
+    scores = np.asarray(scores)
+    bad = np.isnan(scores).any(axis=1) | ~np.isfinite(np.max(scores, axis=1))
+    if bad.any():
+        raise DataValidationError(f"{type(estimator).__name__}: non-finite scores for rows "
+                                  f"{np.flatnonzero(bad)[:10].tolist()} (an overflow or NaN inside the method); "
+                                  "scale the features or check the data")
+    return scores
 
 
 class BaseLearner(_PLLFitMixin, ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
@@ -101,7 +114,7 @@ class BaseLearner(_PLLFitMixin, ClassifierMixin, BaseEstimator, metaclass=ABCMet
     def predict(self, X):
         """Predicted labels, one per row of ``X``, taken from ``classes_``."""
         check_is_fitted(self)
-        scores = self._scores(self._validate_predict(X))
+        scores = _finite_scores(self, self._scores(self._validate_predict(X)))
         return self.classes_[np.argmax(scores, axis=1)]
 
     def _validate_predict(self, X):
@@ -172,6 +185,8 @@ class BaseClusterer(_PLLTagsMixin, ClusterMixin, BaseEstimator, metaclass=ABCMet
             S, classes, _ = candidates_from_target(y, n_samples=X.shape[0])
             self.classes_ = classes
             S = _candidate_input(self, S)
+        check_data_limits(self, n_samples=X.shape[0], n_features=X.shape[1],
+                          n_classes=None if S is None else S.shape[1])
         self._fit(X, S)
         return self
 

@@ -33,6 +33,7 @@ __all__ = [
     "check_partial_labels",
     "candidates_from_target",
     "labels_to_candidates",
+    "max_feature_magnitude",
 ]
 
 _MAX_LISTED = 10
@@ -47,7 +48,9 @@ def _first(indices, limit=_MAX_LISTED) -> str:
 
 
 def check_features(X, *, name: str = "X") -> np.ndarray:
-    """Return ``X`` as a 2-D float64 array; reject NaN/inf naming the rows and columns."""
+    """Return ``X`` as a 2-D float64 array; reject NaN/inf naming the rows and columns, and
+    values so large that squared distances or covariances would overflow
+    (:func:`max_feature_magnitude`), saying to scale them."""
     X = np.asarray(X, dtype=np.float64) if not sp.issparse(X) else X
     if sp.issparse(X):
         raise DataValidationError(
@@ -64,7 +67,22 @@ def check_features(X, *, name: str = "X") -> np.ndarray:
             f"{name} contains NaN or inf values at rows {_first(np.unique(rows))}, "
             f"columns {_first(np.unique(cols))}"
         )
+    largest = float(np.max(np.abs(X))) if X.size else 0.0
+    if largest > max_feature_magnitude(*X.shape):
+        cols = np.nonzero(np.max(np.abs(X), axis=0) > max_feature_magnitude(*X.shape))[0]
+        raise DataValidationError(
+            f"{name} has values up to {largest:.3g} (columns {_first(cols)}): their squares and sums of products "
+            "overflow float64 in distances and covariances; scale the features first (e.g. "
+            "protocol.preprocessing=standardize, or sklearn.preprocessing.StandardScaler)"
+        )
     return X
+
+
+def max_feature_magnitude(n_samples: int, n_features: int) -> float:
+    """The largest feature magnitude ``m`` for which every sum of ``n_samples * n_features``
+    squared differences stays finite in float64: ``(2 m)^2 n d <= max``, i.e.
+    ``m = sqrt(max) / (2 sqrt(n d))`` (about 1e149 for a million rows of a thousand features)."""
+    return float(np.sqrt(np.finfo(np.float64).max) / (2.0 * np.sqrt(max(1, n_samples) * max(1, n_features))))
 
 
 def check_candidates(S, *, n_samples: int | None = None, allow_empty_rows: bool = False):

@@ -444,6 +444,34 @@ def check_bad_input_raises(name, estimator):
         _expect_value_error(name, what, lambda X_=X_, S_=S_: fit(_set_seed(estimator), X_, S_))
 
 
+def check_extreme_features_refused(name, estimator):
+    """Features whose squares overflow float64 (X * 1e200) are refused in one line at ``fit``,
+    never turned into silently wrong predictions (the one validation, :func:`plcore.data.check_features`)."""
+    X, S, y = make_pl_data()
+    try:
+        _fit(_set_seed(estimator), X * 1e200, S)
+    except ValueError as err:
+        assert len(str(err).strip().splitlines()) == 1, f"{name}: a multi-line error for X * 1e200: {err}"
+        return
+    raise AssertionError(f"{name}: fit accepted X * 1e200, whose squares overflow float64")
+
+
+def check_data_limits_refused(name, estimator):
+    """A parameter bounded by the data's shape (``_data_limits``) above that bound is refused
+    in one line at ``fit`` (and by the command line before a run), not capped silently or left
+    to fail deep inside the method."""
+    X, S, y = make_pl_data()
+    for param in getattr(estimator, "_data_limits", {}):
+        est = _set_seed(estimator).set_params(**{param: 10 ** 6})
+        try:
+            _fit(est, X, S)
+        except ValueError as err:
+            message = str(err).strip()
+            assert len(message.splitlines()) == 1 and param in message, f"{name}: {param}=10**6 gave: {err}"
+            continue
+        raise AssertionError(f"{name}: fit accepted {param}=10**6 on {X.shape[0]} rows of {X.shape[1]} features")
+
+
 def check_bags_valid(name, estimator):
     """Bags are a bool (n, q) matrix without empty rows; q follows ``n_classes``."""
     X, S, y = make_pl_data(n_samples=200, n_classes=5, r=1)
@@ -466,12 +494,14 @@ _PREPROCESSOR_CHECKS = (check_parameter_constraints, check_param_validation)
 _LEARNER_CHECKS = _COMMON_CHECKS + (check_candidate_matrix_dense_and_sparse, check_predictions_in_classes,
                    check_scores_shape, check_confidences, check_learns_on_separable_data,
                    check_partial_fit_stream, check_deterministic_under_seed, check_clone_and_pickle,
-                   check_bad_input_raises)
+                   check_bad_input_raises, check_extreme_features_refused, check_data_limits_refused)
 _REDUCER_CHECKS = _COMMON_CHECKS + (check_candidate_matrix_dense_and_sparse, check_reducer_keeps_rows,
                    check_confidences, check_reducer_in_pipeline, check_deterministic_under_seed,
-                   check_clone_and_pickle, check_bad_input_raises)
+                   check_clone_and_pickle, check_bad_input_raises, check_extreme_features_refused,
+                   check_data_limits_refused)
 _CLUSTERER_CHECKS = _COMMON_CHECKS + (check_candidate_matrix_dense_and_sparse, check_clusterer_labels,
-                     check_deterministic_under_seed, check_clone_and_pickle, check_bad_input_raises)
+                     check_deterministic_under_seed, check_clone_and_pickle, check_bad_input_raises,
+                     check_extreme_features_refused, check_data_limits_refused)
 _BAG_CHECKS = _COMMON_CHECKS + (check_bags_valid, check_deterministic_under_seed, check_clone_and_pickle,
                check_bad_input_raises)
 

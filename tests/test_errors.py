@@ -206,8 +206,30 @@ def protocol_unknown_parameter(tmp):
     return ["+protocol.n_fold=3"], {}, ["protocol 'kfold' has no parameter(s) n_fold"]
 
 
+def learner_metric_unknown(tmp):
+    return ["+learner=plknn", "learner.metric=nosuchmetric"], {}, ["'metric' parameter of PlKnnLearner",
+                                                                    "nosuchmetric"]
+
+
+def clusterer_more_clusters_than_classes(tmp):
+    return ["+clusterer=spectral", "clusterer.n_clusters=1000", "protocol=clustering"], {}, [
+        "n_clusters=1000 exceeds the 10 class(es)"]
+
+
+def reducer_more_features_than_the_data(tmp):
+    return ["+reducer=saute", "reducer.n_features=50", "+learner=plknn", "dataset=iris"], {}, [
+        "n_features=50 exceeds the 4 feature(s)"]
+
+
+def protocol_parameter_of_another_protocol(tmp):
+    return ["protocol=clustering", "+clusterer=kmeans", "protocol.n_repeats=3"], {}, [
+        "protocol 'clustering' has no parameter 'n_repeats'"]
+
+
 LATE_CASES = [no_truth, protocol_n_splits, bags_r_above_q, protocol_n_splits_above_n, protocol_shuffle,
-              protocol_unknown_preprocessing, protocol_unknown_parameter]
+              protocol_unknown_preprocessing, protocol_unknown_parameter, learner_metric_unknown,
+              clusterer_more_clusters_than_classes, reducer_more_features_than_the_data,
+              protocol_parameter_of_another_protocol]
 
 
 @pytest.mark.parametrize("case", CASES + LATE_CASES, ids=lambda c: c.__name__)
@@ -215,7 +237,8 @@ def test_bad_input_is_one_line_exit_2_and_no_run(case, tmp_path, plcore_cli):
     cwd = tmp_path / "cwd"
     cwd.mkdir()
     args, env, needles = case(tmp_path)
-    proc = plcore_cli([*CLI, *args], cwd, env_extra=env, check=False, timeout=120)
+    base = CLI if "protocol=clustering" not in args else ["tracking=mlflow", "protocol.n_partitions=2"]
+    proc = plcore_cli([*base, *args], cwd, env_extra=env, check=False, timeout=120)
     assert_one_line_error(proc, cwd, needles)
 
 
@@ -231,3 +254,57 @@ def test_plknn_k_above_training_size_warns_once_naming_k_and_n():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         PlKnnLearner(k=12).fit(X, S)  # k == n: no warning
+
+
+# --- every registered component, from the command line, with an out-of-range setting
+
+
+def _out_of_range(comp):
+    """``(parameter, value)`` that the component's ``_parameter_constraints`` refuse (a value
+    below an interval's left bound, or above its right one), else one of its ``_data_limits``
+    far above the data; None if it declares neither."""
+    from plcore.exceptions import InvalidParameterError
+    from plcore.validation import Interval, validate_params
+
+    cls = comp.spec.cls
+    for key, constraints in sorted(getattr(cls, "_parameter_constraints", {}).items()):
+        for c in constraints:
+            if not isinstance(c, Interval):
+                continue
+            tries = [c.left - 1, c.left] if c.left is not None else []
+            tries += [c.right + 1, c.right] if c.right is not None else []
+            for value in tries:
+                value = int(value) if c.type is not float and float(value).is_integer() else float(value)
+                try:
+                    validate_params(cls(**{key: value}))
+                except InvalidParameterError:
+                    return key, value
+                except TypeError:  # e.g. a parameter another one constrains at construction
+                    break
+    for key in getattr(cls, "_data_limits", {}):
+        return key, 10 ** 6
+    return None
+
+
+def _component_cases():
+    from plcore.registry import ESTIMATOR_KINDS, get_registry
+
+    reg = get_registry()
+    return [(kind, name) for (kind, name) in sorted(reg.components) if kind in ESTIMATOR_KINDS]
+
+
+@pytest.mark.parametrize("kind, name", _component_cases(), ids=lambda v: str(v))
+def test_every_component_out_of_range_is_one_line_exit_2_and_no_run(kind, name, tmp_path, plcore_cli):
+    from plcore.registry import get_registry
+
+    comp = get_registry().get(kind, name)
+    bad = _out_of_range(comp)
+    assert bad is not None, f"{kind} {name} declares no bounded parameter to test"
+    key, value = bad
+    kfold = ["protocol.n_splits=2"]
+    select = {"learner": [f"+learner={name}", *kfold], "reducer": [f"+reducer={name}", *kfold],
+              "bags": [f"bags={name}", *kfold],
+              "clusterer": [f"+clusterer={name}", "protocol=clustering", "protocol.n_partitions=2"]}[kind]
+    proc = plcore_cli(["tracking=mlflow", "dataset=iris", *select, f"{kind}.{key}={value}"], tmp_path, check=False,
+                      timeout=120)
+    assert_one_line_error(proc, tmp_path, [key])

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from plcore.base import BaseLearner
-from plcore.neighbors import NeighborIndex
+from plcore.neighbors import METRIC_CONSTRAINT, NeighborIndex
 from plcore.utils import dense_candidates, vote_confidences
 from plcore.validation import Integral, Interval, StrOptions
 
@@ -86,7 +86,7 @@ class PlKnnLearner(BaseLearner):
     _parameter_constraints = {
         "k": [Interval(Integral, 1, None, closed="left")],
         "weights": [StrOptions(set(_WEIGHTS))],
-        "metric": [str, callable],
+        "metric": METRIC_CONSTRAINT,
         "n_jobs": [Integral, None],
     }
 

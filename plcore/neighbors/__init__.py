@@ -124,7 +124,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["NeighborIndex", "kneighbors", "choose_algorithm", "staged_search", "ALGORITHMS"]
+from plcore.validation import StrOptions
+
+__all__ = ["NeighborIndex", "kneighbors", "choose_algorithm", "staged_search", "ALGORITHMS", "METRICS",
+           "METRIC_CONSTRAINT"]
 
 ALGORITHMS = ("auto", "brute", "brute32", "kd_tree", "ball_tree", "faiss_brute", "hnsw")
 #: the exact algorithms (every one but the approximate ``"hnsw"``)
@@ -145,6 +148,16 @@ FAISS_MIN_DIM = 64
 FAISS_MIN_N = 10000
 
 _EUCLIDEAN = ("euclidean", "l2", "minkowski")
+
+#: metric names a neighbour search accepts on feature vectors: scikit-learn's brute-force
+#: metrics less those that need more than the features (``precomputed`` distances,
+#: ``mahalanobis`` / ``seuclidean`` with their matrices, 2-D ``haversine``)
+METRICS = frozenset({"braycurtis", "canberra", "chebyshev", "cityblock", "correlation", "cosine", "dice",
+                     "euclidean", "hamming", "jaccard", "l1", "l2", "manhattan", "minkowski", "nan_euclidean",
+                     "rogerstanimoto", "russellrao", "sokalsneath", "sqeuclidean", "yule"})
+#: the ``_parameter_constraints`` entry of a ``metric`` parameter: one of :data:`METRICS` or a callable,
+#: so that a misspelled name fails before any fit, in one line
+METRIC_CONSTRAINT = [StrOptions(set(METRICS)), callable]
 
 
 def _is_euclidean(metric, p=2) -> bool:

@@ -275,7 +275,7 @@ def resolve_run(cfg, registry: Registry | None = None) -> ResolvedRun:
     from omegaconf import OmegaConf, open_dict
 
     from plcore.run.protocols import apply_bags, bags_apply
-    from plcore.validation import validate_params
+    from plcore.validation import check_data_limits, validate_params
 
     registry = registry or get_registry()
     cfg = copy.deepcopy(cfg)
@@ -305,6 +305,10 @@ def resolve_run(cfg, registry: Registry | None = None) -> ResolvedRun:
     if dataset.y_true is None:
         raise ConfigError(f"data set {dataset.name!r} has no true labels: every protocol evaluates against them")
     spec.validate(params, dataset)
+    for kind in ("learner", "reducer", "clusterer"):  # k, n_clusters, n_features, ... against the data's shape
+        if getattr(setup, kind) is not None:
+            check_data_limits(getattr(setup, kind), n_samples=dataset.n_samples, n_features=dataset.n_features,
+                              n_classes=dataset.n_classes)
     if "select" in params:  # nested selection: settings and search space checked (and logged) as used
         from plcore.run.selection import check_select
 
@@ -410,7 +414,9 @@ def compose_default_learner(argv: list[str]) -> list[str]:
         out.append(arg)
     presets = any(a.split("=", 1)[0].lstrip("+~") == "experiment" for a in argv)
     if not ({"learner", "clusterer"} & chosen) and not presets:
-        out.append("+learner=plknn")
+        # beside the other overrides: Hydra's parser takes them as one run of positional arguments
+        last = max((i for i, a in enumerate(out) if "=" in a and not a.startswith("-")), default=len(out) - 1)
+        out.insert(last + 1, "+learner=plknn")
     return out
 
 
@@ -434,6 +440,14 @@ def check_component_overrides(argv: list[str], registry: Registry, cfg_groups: d
         m = _PARAM.match(arg)
         if m and m.group(3) == "_target_":
             selected[m.group(2)] = "none"
+    protocol = next((a.split("=", 1)[1] for a in argv if re.match(r"^protocol=\w+$", a)), "kfold")
+    if protocol in registry.names("protocol"):
+        known = registry.get("protocol", protocol).config()
+        for arg in argv:
+            m = re.match(r"^(\+{0,2})protocol\.(\w+)\S*?=", arg)
+            if m and not m.group(1) and m.group(2) not in known:
+                raise ConfigError(f"protocol {protocol!r} has no parameter {m.group(2)!r}; its parameters: "
+                                  f"{', '.join(k for k in known if k != 'name')}")
     for arg in argv:
         m = _PARAM.match(arg)
         if not m:

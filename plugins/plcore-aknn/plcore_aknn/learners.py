@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from plcore.base import BaseLearner
 from plcore.learners.plknn import weighted_votes
-from plcore.neighbors import NeighborIndex, staged_search
+from plcore.neighbors import METRIC_CONSTRAINT, NeighborIndex, staged_search
 from plcore.utils import uniform_confidences, vote_confidences
 from plcore.validation import Integral, Interval, Real, StrOptions
 
@@ -30,7 +30,7 @@ __all__ = ["AknnLearner", "AknnMulticlassLearner", "KnnOracleLearner"]
 
 _WEIGHTS = ("linear", "uniform")
 _K_MAX = [Interval(Integral, 1, None, closed="left")]
-_SEARCH = {"metric": [str, callable], "n_jobs": [Integral, None]}
+_SEARCH = {"metric": METRIC_CONSTRAINT, "n_jobs": [Integral, None]}
 
 
 class _AdaptiveKnnBase(BaseLearner):

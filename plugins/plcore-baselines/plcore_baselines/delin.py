@@ -122,6 +122,7 @@ class DelinReducer(BaseReducer):
         self.update = update
         self.n_jobs = n_jobs
 
+    _data_limits = {"n_components": ("n_features", "n_classes")}  # the exact LDA bound q - 1: in fit
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "k": [Interval(Integral, 1, None, closed="left")],

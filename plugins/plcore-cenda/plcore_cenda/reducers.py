@@ -122,6 +122,7 @@ class CendaReducer(BaseReducer):
     confidence-based dependence maximization. KDD 2021, 46-54.
     """
 
+    _data_limits = {"n_components": ("n_features", "n_classes")}
     _parameter_constraints = {**_CENDA_CONSTRAINTS, "n_jobs": [Integral, None]}
 
     def __init__(self, thr=0.999, mu=0.5, k=8, alpha=1.0, max_iter=50, tol=1e-6,

@@ -154,6 +154,7 @@ class PlcClusterer(BaseClusterer):
         self.w_tol = w_tol
         self.random_state = random_state
 
+    _data_limits = {"n_clusters": ("n_samples", "n_classes")}  # a cluster per class at most
     _parameter_constraints = {
         "k": [_COUNT1],
         "alpha": [_WEIGHT],
@@ -297,6 +298,7 @@ class KMeansClusterer(BaseClusterer):
         self.n_init = n_init
         self.random_state = random_state
 
+    _data_limits = {"n_clusters": ("n_samples", "n_classes")}  # a cluster per class at most
     _parameter_constraints = {
         "n_clusters": [_COUNT1, None],
         "n_init": [_COUNT1, StrOptions({"auto"})],
@@ -337,6 +339,7 @@ class SpectralClusterer(BaseClusterer):
         self.n_init = n_init
         self.random_state = random_state
 
+    _data_limits = {"n_clusters": ("n_samples", "n_classes")}  # a cluster per class at most
     _parameter_constraints = {
         "n_clusters": [_COUNT1, None],
         "affinity": [StrOptions({"nearest_neighbors", "rbf"})],

@@ -146,6 +146,7 @@ class SauteReducer(_BaseSelector):
 
     _redundancy = True
 
+    _data_limits = {"n_features": "n_features"}
     _parameter_constraints = {
         "n_features": _N_FEATURES_CONSTRAINT,
         "alpha": [Interval(Real, 0.0, 1.0, closed="neither")],
@@ -217,6 +218,7 @@ class RandomSelectionReducer(_BaseSelector):
         Seed of the draw.
     """
 
+    _data_limits = {"n_features": "n_features"}
     _parameter_constraints = {"n_features": _N_FEATURES_CONSTRAINT, "random_state": ["random_state"]}
 
     def __init__(self, n_features=None, random_state=None):
@@ -253,6 +255,7 @@ class MaxJointEntropyReducer(_BaseSelector):
         ``H(A_p)`` after each pick (natural log).
     """
 
+    _data_limits = {"n_features": "n_features"}
     _parameter_constraints = {"n_features": _N_FEATURES_CONSTRAINT}
 
     def __init__(self, n_features=None):
