@@ -255,3 +255,21 @@ def test_the_default_learner_takes_parameters_as_hydra_users_write_them(tmp_path
         err = bad.stderr.strip().splitlines()
         assert bad.returncode == 2 and len(err) == 1 and words in err[0], bad.stderr
     assert not (tmp_path / "bad" / "mlflow.db").exists()
+
+
+def test_predict_by_a_name_several_runs_share_refuses_or_takes_the_latest(tmp_path, plcore_cli):
+    """After a sweep over learner.k, several runs share one name: ``predict run=NAME`` lists
+    their ids and the parameter that differs in one line; ``latest=true`` takes the newest."""
+    base = ["dataset=iris", "bags.r=1", "protocol.n_splits=2"]
+    plcore_cli(["-m", *base, "learner.k=3,5"], tmp_path)
+    client, runs = mlflow_runs(tmp_path / "mlflow.db")
+    assert len(runs) == 2 and len({r.info.run_name for r in runs}) == 1
+    name = runs[0].info.run_name
+    proc = plcore_cli(["predict", f"run={name}", "data=iris"], tmp_path, check=False)
+    err = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(err) == 1, proc.stderr
+    assert f"2 FINISHED runs are named {name!r}" in err[0] and "learner.k=3" in err[0] and "learner.k=5" in err[0]
+    assert all(r.info.run_id in err[0] for r in runs)
+    newest = max(runs, key=lambda r: r.info.start_time)
+    ok = plcore_cli(["predict", f"run={name}", "data=iris", "latest=true", "out=p.csv"], tmp_path)
+    assert newest.info.run_id in ok.stdout

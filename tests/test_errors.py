@@ -226,7 +226,20 @@ def protocol_parameter_of_another_protocol(tmp):
         "protocol 'clustering' has no parameter 'n_repeats'"]
 
 
-LATE_CASES = [no_truth, protocol_n_splits, bags_r_above_q, protocol_n_splits_above_n, protocol_shuffle,
+def unknown_top_level_setting(tmp):
+    return ["sed=1"], {}, ["unknown setting 'sed'", "seed", "+sed=1"]
+
+
+def unknown_dataset_setting(tmp):
+    return ["dataset.foo=1"], {}, ["data set 'digits' has no setting 'foo'", "name_or_path"]
+
+
+def a_file_named_as_a_data_set(tmp):
+    return ["dataset=some/file.mat"], {}, ["unknown dataset 'some/file.mat'",
+                                           "dataset=file dataset.name_or_path=some/file.mat"]
+
+
+LATE_CASES = [unknown_top_level_setting, unknown_dataset_setting, a_file_named_as_a_data_set, no_truth, protocol_n_splits, bags_r_above_q, protocol_n_splits_above_n, protocol_shuffle,
               protocol_unknown_preprocessing, protocol_unknown_parameter, learner_metric_unknown,
               clusterer_more_clusters_than_classes, reducer_more_features_than_the_data,
               protocol_parameter_of_another_protocol]

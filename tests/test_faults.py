@@ -202,24 +202,36 @@ def test_tracking_server_vanishing_mid_run_leaves_a_local_fallback(tmp_path, mlf
     assert proc.returncode == 2, err
     line = err.strip().splitlines()[-1]
     assert line.startswith(f"error: tracking store {server.url} failed during run ") and "written to" in line, err
-    path = Path(line.rsplit("written to ", 1)[1])
+    assert line.endswith("(python -m plcore import FILE logs them into a store)"), line
+    path = Path(line.rsplit("written to ", 1)[1].split(" (python -m plcore import")[0])
     if not path.is_absolute():
         path = tmp_path / path
     record = json.loads(path.read_text())
     assert len(record["steps"]) == 6 and record["summary"]["accuracy_mean"] > 0.5  # nothing was lost
     assert record["params"]["learner.delay"] == "0.7"
+    # the documented command logs the file into a store once one is back
+    (tmp_path / "later").mkdir()
+    done = subprocess.run([sys.executable, "-m", "plcore", "import", str(path)], cwd=tmp_path / "later",
+                          env=_env(), capture_output=True, text=True, timeout=WAIT)
+    assert done.returncode == 0 and "logged as run" in done.stdout, done.stderr
+    client, (run,) = _runs(tmp_path / "later" / "mlflow.db")
+    assert run.info.status == "FINISHED" and run.data.tags["plcore.imported_from"] == path.name
+    assert len(client.get_metric_history(run.info.run_id, "fold/accuracy")) == 6
+    assert run.data.metrics["accuracy_mean"] == record["summary"]["accuracy_mean"]
+    assert run.data.params["learner.delay"] == "0.7"
 
 
-def test_a_store_that_cannot_be_opened_leaves_a_local_fallback(tmp_path):
+def test_an_unusable_store_fails_in_one_line_before_any_work(tmp_path):
+    """A store whose folder is missing (or a file), or that cannot be written, is refused before
+    the data is loaded: one line, exit 2, nothing computed, no folder created."""
     (tmp_path / "blocked").write_text("a file where the store's folder should be")
-    uri = f"sqlite:///{tmp_path / 'blocked' / 'mlflow.db'}"
-    proc = _start(CHEAP, tmp_path, MLFLOW_TRACKING_URI=uri)
-    out, err = proc.communicate(timeout=WAIT)
-    assert proc.returncode == 2, err
-    line = err.strip().splitlines()[-1]
-    assert line.startswith(f"error: tracking store {uri} could not be opened (") and "written to" in line, err
-    record = json.loads(Path(line.rsplit("written to ", 1)[1]).read_text())
-    assert len(record["steps"]) == 2 and record["run_id"] is None
+    for uri in (f"sqlite:///{tmp_path / 'blocked' / 'mlflow.db'}", f"sqlite:///{tmp_path / 'no' / 'dir' / 'mlflow.db'}"):
+        proc = _start(CHEAP, tmp_path, MLFLOW_TRACKING_URI=uri)
+        out, err = proc.communicate(timeout=WAIT)
+        assert proc.returncode == 2, err
+        assert err.strip().splitlines() == [err.strip()] and err.startswith(f"error: tracking store {uri}: the folder"), err
+        assert "[kfold" not in err and "accuracy" not in out, (out, err)  # before any work
+    assert not (tmp_path / "no").exists() and not list(tmp_path.glob("outputs/*/*/plcore-unlogged-*.json"))
 
 
 # ----------------------------------------------------------------------------- a failing component

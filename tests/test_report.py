@@ -101,9 +101,34 @@ def test_sweep_writes_the_reproduction_report_and_report_command_rebuilds_it(tmp
     assert f"_Made from 2 run(s) of sweep `{sweep}` at commit " in text  # scoped to the sweep, says the commit
 
     again = tmp_path / "again.md"
-    plcore_cli(["report", "--out", str(again), "--sweep-dir", sweep], tmp_path)
+    plcore_cli(["report", "--writer", "reproduction", "--out", str(again), "--sweep-dir", sweep], tmp_path)
     strip = lambda t: [l for l in t.splitlines() if not l.startswith("Generated")]  # noqa: E731
     assert strip(again.read_text()) == strip(text)
+
+
+def test_report_summarises_any_sweep_and_never_overwrites_a_tracked_file(tmp_path, plcore_cli):
+    """``python -m plcore report --sweep-dir`` on an ordinary sweep (no paper block) writes a
+    summary of its runs, by default to ``plcore-report.md`` here; a file git tracks is replaced
+    only with ``--overwrite``."""
+    import subprocess
+
+    plcore_cli(["-m", "dataset=iris", "bags.r=1", "learner.k=3,5", "protocol.n_splits=2", "progress=false",
+                "hydra.sweep.dir=sweep"], tmp_path)
+    proc = plcore_cli(["report", "--sweep-dir", "sweep"], tmp_path)
+    assert "report written to plcore-report.md (2 runs)" in proc.stdout
+    table = [l for l in (tmp_path / "plcore-report.md").read_text().splitlines() if l.startswith("| plknn")]
+    assert len(table) == 2 and "learner.k=3" in table[0] and "learner.k=5" in table[1]
+    assert all("| FINISHED | accuracy |" in row for row in table)
+    tracked = tmp_path / "tracked.md"
+    tracked.write_text("keep me\n")
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "add", "tracked.md"], cwd=tmp_path, check=True)
+    refused = plcore_cli(["report", "--sweep-dir", "sweep", "--out", "tracked.md"], tmp_path, check=False)
+    assert refused.returncode == 2 and refused.stderr.strip() == (
+        "error: tracked.md is tracked by git: pass --overwrite to replace it, or --out another file")
+    assert tracked.read_text() == "keep me\n"
+    plcore_cli(["report", "--sweep-dir", "sweep", "--out", "tracked.md", "--overwrite"], tmp_path)
+    assert tracked.read_text().startswith("# Sweep summary")
 
 
 def test_report_command_with_nothing_to_report(tmp_path, plcore_cli):

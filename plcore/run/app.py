@@ -178,7 +178,7 @@ def run_job(cfg) -> float | None:
     """
     job = _JobState()
     try:
-        with _signals_end_runs(job):
+        with _signals_end_runs(job), _warnings_once_in_one_line():
             return _run_job(cfg, job)
     except PlcoreError as err:
         if os.environ.get("PLCORE_FULL_ERROR"):
@@ -193,6 +193,27 @@ def run_job(cfg) -> float | None:
                  if run is not None and run.run_id is not None else "")
         print(f"interrupted by {name}{where}", file=sys.stderr, flush=True)
         sys.exit(128 + int(signum))
+
+
+@contextmanager
+def _warnings_once_in_one_line():
+    """During a job, each warning (category and text) is shown once, on one line
+    (``warning: Category: text``): a method warning on every fold, or a library resetting
+    Python's registry of shown warnings, does not repeat it."""
+    import warnings
+
+    seen = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        key = (category, str(message))
+        if key not in seen:
+            seen.add(key)
+            text = " ".join(str(message).split())
+            print(f"warning: {category.__name__}: {text}", file=sys.stderr, flush=True)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        yield
 
 
 @dataclass
@@ -241,8 +262,9 @@ class _StepReporter:
         head = self.spec.summary_keys[0].rsplit("_", 1)[0]
         value = step.get(head)
         shown = f" {head}={value:.4f}" if isinstance(value, (int, float)) else ""
-        total = f"/{self.total}" if self.total else ""
-        print(f"[{self.label}] {self.spec.step_name} {self.done}{total}{shown} "
+        total = f" of {self.total}" if self.total else ""
+        index = step.get("step", self.done - 1)  # the step as MLflow and the plots number it (from 0)
+        print(f"[{self.label}] {self.spec.step_name} {index} ({self.done}{total} done){shown} "
               f"({time.perf_counter() - self.t0:.1f} s elapsed)", file=sys.stderr, flush=True)
 
 
@@ -341,8 +363,8 @@ def _run_job(cfg, job: _JobState) -> float | None:
 
     registry = get_registry()
     tcfg = OmegaConf.to_container(cfg.tracking, resolve=True)
-    if tcfg.get("enabled", False):  # a dead tracking server fails in seconds, before any work
-        tracking.check_reachable(tcfg["tracking_uri"])
+    if tcfg.get("enabled", False):  # a dead server or an unwritable store fails in seconds, before any work
+        tracking.check_store(tcfg["tracking_uri"])
     resolved_run = resolve_run(cfg, registry)
     cfg, spec, setup, dataset, params = (resolved_run.cfg, resolved_run.spec, resolved_run.setup,
                                          resolved_run.dataset, resolved_run.params)
@@ -393,6 +415,9 @@ _OVERRIDE = re.compile(r"^[+~]{0,2}(learner|reducer|clusterer|bags|dataset|proto
 
 
 _COMPONENT_KINDS = ("learner", "reducer", "clusterer")
+#: the primary config's top-level keys and groups (conf/config.yaml)
+_TOP_LEVEL = frozenset({"seed", "progress", "dataset", "bags", "protocol", "tracking", "report", "experiment",
+                        "learner", "reducer", "clusterer", "hydra"})
 _SELECT = re.compile(r"^(\+{0,2})(learner|reducer|clusterer)=(.*)$")
 _PARAM = re.compile(r"^(\+{0,2})(learner|reducer|clusterer|bags)\.([A-Za-z_][\w]*)(\S*?)=(.*)$")
 _FLAGS_WITH_VALUE = {"--cfg", "-c", "--package", "-p", "--info", "-i", "--config-path", "-cp", "--config-name",
@@ -440,6 +465,20 @@ def check_component_overrides(argv: list[str], registry: Registry, cfg_groups: d
         m = _PARAM.match(arg)
         if m and m.group(3) == "_target_":
             selected[m.group(2)] = "none"
+    for arg in argv:  # a top-level key Hydra does not know (seed, progress and the groups)
+        key = arg.split("=", 1)[0]
+        root = re.split(r"[./]", key, maxsplit=1)[0]
+        if "=" in arg and not arg.startswith(("+", "~", "-")) and root not in _TOP_LEVEL:
+            raise ConfigError(f"unknown setting {key!r}; the settings are {', '.join(sorted(_TOP_LEVEL - {'hydra'}))} "
+                              f"and hydra.*; a new key needs a '+' (+{arg})")
+    dataset = next((a.split("=", 1)[1] for a in argv if re.match(r"^dataset=[\w.-]+$", a)), "digits")
+    if dataset in registry.names("dataset"):
+        known = registry.get("dataset", dataset).config()
+        for arg in argv:
+            m = re.match(r"^dataset\.(\w+)\S*?=", arg)
+            if m and m.group(1) not in known:
+                raise ConfigError(f"data set {dataset!r} has no setting {m.group(1)!r}; its settings: "
+                                  f"{', '.join(k for k in known if k != '_target_')}")
     protocol = next((a.split("=", 1)[1] for a in argv if re.match(r"^protocol=\w+$", a)), "kfold")
     if protocol in registry.names("protocol"):
         known = registry.get("protocol", protocol).config()
@@ -484,7 +523,10 @@ def check_overrides(argv, registry: Registry) -> None:
             continue  # sweep functions / interpolations: let Hydra handle them
         for v in value.split(","):
             if v and v not in names:
-                raise ConfigError(f"unknown {kind} {v!r}; available {kind} options: {', '.join(names)}")
+                hint = ""
+                if kind == "dataset" and ("/" in v or "\\" in v or Path(v).suffix in (".mat", ".arff", ".csv", ".npz")):
+                    hint = f"; a file is loaded with dataset=file dataset.name_or_path={v}"
+                raise ConfigError(f"unknown {kind} {v!r}; available {kind} options: {', '.join(names)}{hint}")
 
 
 def print_listing(registry: Registry, file=None) -> None:
@@ -535,6 +577,10 @@ def main(argv=None) -> int:
             from plcore.run.predict import main as predict_main
 
             return predict_main(argv[1:])
+        if argv[:1] == ["import"]:
+            from plcore.run.importer import main as import_main
+
+            return import_main(argv[1:])
         argv = compose_default_learner(argv)
         check_overrides(argv, registry)
         store_configs(registry)

@@ -25,7 +25,7 @@ def _dataset(name, description):
 
 @hookimpl
 def plcore_report_writers():
-    return {"reproduction": "plcore.run.report:reproduction_page"}
+    return {"reproduction": "plcore.run.report:reproduction_page", "summary": "plcore.run.report:summary_page"}
 
 
 @hookimpl

@@ -29,7 +29,7 @@ PROTOCOL_DEFAULTS = {
 PROTOCOL_DESCRIPTIONS = {
     "kfold": "k-fold cross-validation: fit ``scaler -> [reducer ->] learner`` on each training fold.",
     "holdout": "Repeated random train/test splits (``n_repeats`` seeds from ``random_state``).",
-    "online": "Online protocol: predict each example before learning from it (DESIGN.md section 5).",
+    "online": "Online protocol: predict each example before learning from it (test-then-train).",
     "clustering": "Partial-label clustering: a fraction ``rho`` keeps its candidate sets, the rest get all labels.",
 }
 

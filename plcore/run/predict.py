@@ -24,11 +24,13 @@ __all__ = ["find_run", "predict_file", "main"]
 
 _RUN_ID = re.compile(r"^[0-9a-f]{32}$")
 USAGE = ("usage: python -m plcore predict run=<run id or run name> data=<file or data set name> "
-         "[out=<csv>] [tracking_uri=<uri>] [data_home=<dir>]")
+         "[out=<csv>] [tracking_uri=<uri>] [data_home=<dir>] [experiment=<name>] [latest=true]")
 
 
-def find_run(client, run: str, experiment_name: str | None = None):
-    """The run with id ``run``, else the latest FINISHED run named ``run``."""
+def find_run(client, run: str, experiment_name: str | None = None, latest: bool = False):
+    """The run with id ``run``, else the FINISHED run named ``run``: when several share the name
+    (a sweep over a parameter), one line lists their ids and the parameters that differ, unless
+    ``latest`` picks the most recent."""
     if _RUN_ID.match(run):
         try:
             return client.get_run(run)
@@ -39,9 +41,16 @@ def find_run(client, run: str, experiment_name: str | None = None):
     escaped = run.replace("'", "\\'")
     found = client.search_runs(exp_ids, filter_string=f"attributes.run_name = '{escaped}' and "
                                                       "attributes.status = 'FINISHED'",
-                               order_by=["attributes.start_time DESC"], max_results=1) if exp_ids else []
+                               order_by=["attributes.start_time DESC"], max_results=50) if exp_ids else []
     if not found:
         raise ConfigError(f"no FINISHED run named {run!r} in the tracking store")
+    if len(found) > 1 and not latest:
+        keys = sorted({k for r in found for k in r.data.params})
+        differ = [k for k in keys if len({r.data.params.get(k) for r in found}) > 1]
+        shown = "; ".join(f"{r.info.run_id} ({', '.join(f'{k}={r.data.params.get(k)}' for k in differ[:4])})"
+                          for r in found[:10])
+        raise ConfigError(f"{len(found)} FINISHED runs are named {run!r}: {shown}; pass run=<id>, or latest=true "
+                          "for the most recent")
     return found[0]
 
 
@@ -64,7 +73,7 @@ def _parse(argv) -> dict:
             print(__doc__)
             raise SystemExit(0)
         key, sep, value = a.partition("=")
-        if not sep or key not in ("run", "data", "out", "tracking_uri", "data_home", "experiment"):
+        if not sep or key not in ("run", "data", "out", "tracking_uri", "data_home", "experiment", "latest"):
             raise ConfigError(f"unexpected argument {a!r}; {USAGE}")
         args[key] = value
     for key in ("run", "data"):
@@ -88,7 +97,10 @@ def main(argv=None) -> int:
         raise TrackingError(f"no tracking database at {uri}; pass tracking_uri=... or set MLFLOW_TRACKING_URI")
     check_reachable(uri)
     client = MlflowClient(tracking_uri=uri)
-    run = find_run(client, args["run"], args.get("experiment"))
+    latest = args.get("latest", "false").lower()
+    if latest not in ("true", "false"):
+        raise ConfigError(f"latest must be true or false, got {args['latest']!r}")
+    run = find_run(client, args["run"], args.get("experiment"), latest=latest == "true")
     rid = run.info.run_id
     mlflow.set_tracking_uri(uri)
     try:

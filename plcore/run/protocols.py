@@ -1,4 +1,4 @@
-"""Evaluation protocols (DESIGN.md section 5).
+"""Evaluation protocols: k-fold, holdout, online (test-then-train) and partial-label clustering.
 
 Preprocessing (``standardize`` | ``minmax`` | ``none``) is always fitted on the training
 part only, as the first step of the evaluated pipeline.
@@ -403,7 +403,7 @@ def prequential(learner, X, S, classes, kernel=None):
 def online(setup: Setup, dataset: PLDataset, *, n_runs: int = 100, preprocessing: str = "none",
            exact_labels: str = "auto", select: dict | None = None, random_state=0, progress: bool = True,
            callback: Callable | None = None) -> ProtocolResult:
-    """Online protocol: predict each example before learning from it (DESIGN.md section 5).
+    """Online protocol: predict each example before learning from it (test-then-train).
 
     Each of ``n_runs`` runs draws fresh candidate sets (from the bag generator) and a
     fresh random order. The metric is the mistake rate w.r.t. the true label after each

@@ -31,7 +31,7 @@ from plcore.exceptions import ConfigError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["RunRecord", "load_runs", "paired_ttest", "fmt_mean_std", "reproduction_table", "sweep_table",
+__all__ = ["RunRecord", "load_runs", "paired_ttest", "fmt_mean_std", "reproduction_table", "summary_page", "sweep_table",
            "write_report", "main"]
 
 #: runs of the same sweep share this tag (set by :mod:`plcore.run.app`)
@@ -245,6 +245,26 @@ def write_report(runs: Sequence[RunRecord], output: str | Path, writer: str | Ca
     return output
 
 
+#: the headline summary metric of each protocol, with its spread
+_HEADLINES = (("accuracy_mean", "accuracy_std"), ("mistake_rate_final_mean", "mistake_rate_final_std"),
+              ("acc_mean", "acc_std"))
+
+
+def summary_page(runs: Sequence[RunRecord]) -> str:
+    """Any sweep's runs as a markdown table (the default writer of ``python -m plcore report``):
+    run name, the overrides that made it, its status, and its headline metric (mean +- std
+    over the protocol's steps)."""
+    if not runs:
+        return ""
+    lines = ["| run | overrides | status | metric | mean +- std |", "| --- | --- | --- | --- | --- |"]
+    for r in sorted(runs, key=lambda r: (r.name, r.tags.get("overrides", ""))):
+        key, spread = next(((k, s) for k, s in _HEADLINES if k in r.metrics), (None, None))
+        value = fmt_mean_std(mean=r.metrics[key], std=r.metrics.get(spread, float("nan")), digits=4) if key else "-"
+        lines.append(f"| {r.name} | `{r.tags.get('overrides', '') or '(none)'}` | {r.status} | "
+                     f"{key.rsplit('_', 1)[0] if key else '-'} | {value} |")
+    return "# Sweep summary\n\n" + "\n".join(lines) + "\n"
+
+
 def sweep_table(runs: Sequence[RunRecord], metric_keys=("accuracy_mean", "mistake_rate_final_mean", "acc_mean")) -> str:
     """A plain-text table of a sweep's runs: name, overrides, status and headline metric."""
     rows = [("run", "overrides", "status", "metric")]
@@ -263,17 +283,35 @@ def main(argv=None) -> int:
                     help="default: $MLFLOW_TRACKING_URI or sqlite:///mlflow.db in the current directory")
     ap.add_argument("--experiment", default="plcore", help="MLflow experiment name (default: plcore)")
     ap.add_argument("--sweep-dir", default=None, help="only runs of this Hydra sweep directory")
-    ap.add_argument("--writer", default="reproduction",
-                    help="a registered writer (reproduction, cenda_table, ...) or a dotted path to f(runs) -> markdown")
-    ap.add_argument("--out", default="docs/results/reproduction.md", help="output markdown file")
+    ap.add_argument("--writer", default="summary",
+                    help="a registered writer (summary: any sweep's runs; reproduction, cenda_table, ...) or a "
+                         "dotted path to f(runs) -> markdown")
+    ap.add_argument("--out", default="plcore-report.md", help="output markdown file (default: plcore-report.md here)")
+    ap.add_argument("--overwrite", action="store_true", help="replace the output even if git tracks it")
     args = ap.parse_args(argv)
     import os
 
+    if Path(args.out).exists() and not args.overwrite and _tracked_by_git(Path(args.out)):
+        raise ConfigError(f"{args.out} is tracked by git: pass --overwrite to replace it, or --out another file")
     uri = args.tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
-    runs = load_runs(uri, experiment_name=args.experiment, sweep_dir=args.sweep_dir)
+    runs = load_runs(uri, experiment_name=args.experiment, sweep_dir=args.sweep_dir,
+                     statuses=("FINISHED", "FAILED", "KILLED") if args.writer == "summary" else ("FINISHED",))
     path = write_report(runs, args.out, args.writer, sweep_dir=args.sweep_dir)
     if path is None:
-        print(f"nothing to report: no matching runs in {uri} (experiment {args.experiment!r})")
+        what = "no matching runs" if not runs else f"{len(runs)} run(s), none the {args.writer!r} writer reports"
+        print(f"nothing to report: {what} in {uri} (experiment {args.experiment!r})")
         return 1
     print(f"report written to {path} ({len(runs)} runs)")
     return 0
+
+
+def _tracked_by_git(path: Path) -> bool:
+    """Whether ``path`` is a file git tracks (False where git or a checkout is missing)."""
+    import subprocess
+
+    try:
+        proc = subprocess.run(["git", "ls-files", "--error-unmatch", path.name], cwd=path.resolve().parent,
+                              capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return proc.returncode == 0

@@ -34,7 +34,8 @@ from plcore.tracking.store import prepare_store, reap_orphans
 
 log = logging.getLogger(__name__)
 
-__all__ = ["flatten", "MlflowRun", "NullRun", "start_run", "open_run", "dataset_info", "log_model"]
+__all__ = ["flatten", "MlflowRun", "NullRun", "start_run", "open_run", "dataset_info", "log_model",
+           "import_fallback"]
 
 _PARAM_MAX = 6000
 
@@ -264,12 +265,15 @@ def _log_model(mlflow, infer_signature, run_id, pipe, X_example, classes, requir
             mlflow.log_text(json.dumps([str(c) for c in classes]), "classes.json")
 
 
-def _fallback_file(handle: MlflowRun, params: dict, tags: dict, directory: Path, error: str | None = None) -> Path:
+def _fallback_file(handle: MlflowRun, params: dict, tags: dict, directory: Path, error: str | None = None,
+                   run_name: str | None = None) -> Path:
     """Everything the run produced, as JSON, when the tracking store failed mid-run."""
     result = handle.result
     record = {
         "error": error or _describe(handle.fault),
         "run_id": handle.run_id, "tracking_uri": handle.tcfg.get("tracking_uri"),
+        "experiment_name": handle.tcfg.get("experiment_name") or "plcore", "step_name": handle.step_name,
+        "run_name": handle.tcfg.get("run_name") or run_name,
         "params": {k: str(v) for k, v in params.items()}, "tags": tags, "steps": handle.steps,
         "summary": {} if result is None else _numeric(result.summary),
         "result_tags": {} if result is None else dict(result.tags),
@@ -324,10 +328,9 @@ def start_run(tcfg: dict, *, params: dict, tags: dict, config_yaml: str, run_nam
     try:
         handle = open_run(tcfg, params=params, tags=tags, config_yaml=config_yaml, run_name=run_name,
                           step_name=step_name)
-    except Exception as err:  # noqa: BLE001 - the run computes all the same; its results go to the fallback
-        log.warning("tracking failed (%s); the run continues and is saved locally at the end", _describe(err))
-        handle = MlflowRun(None, None, tcfg, step_name=step_name)
-        handle.fault = err
+    except Exception as err:  # noqa: BLE001 - nothing computed yet: one line, and no work lost
+        raise TrackingError(f"tracking store {tcfg['tracking_uri']} could not be opened ({_describe(err)}); "
+                            "run with tracking=none or another MLFLOW_TRACKING_URI") from err
     status = "FAILED"
     try:
         yield handle
@@ -344,15 +347,56 @@ def start_run(tcfg: dict, *, params: dict, tags: dict, config_yaml: str, run_nam
             handle.end(status)
         except KeyboardInterrupt:  # a second Ctrl-C while the run is being ended: keep a copy
             path = _fallback_file(handle, params, tags, Path(fallback_dir or Path.cwd()),
-                                  error="interrupted while the run was being ended")
+                                  error="interrupted while the run was being ended", run_name=run_name)
             log.warning("the run's results were also written to %s", path)
             raise
         if handle.fault is not None:
-            path = _fallback_file(handle, params, tags, Path(fallback_dir or Path.cwd()))
+            path = _fallback_file(handle, params, tags, Path(fallback_dir or Path.cwd()), run_name=run_name)
             what = "could not be opened" if handle.run_id is None else f"failed during run {handle.run_id}"
             raise TrackingError(f"tracking store {tcfg['tracking_uri']} {what} ({_describe(handle.fault)}); "
-                                f"its results were written to {path}")
+                                f"its results were written to {path} (python -m plcore import FILE logs them into a "
+                                "store)")
 
 
 def _describe(fault) -> str:
     return fault if isinstance(fault, str) else f"{type(fault).__name__}: {fault}"
+
+
+def import_fallback(path: str | Path, tracking_uri: str, experiment_name: str | None = None) -> str:
+    """Log a fallback file (``plcore-unlogged-*.json``, written when the store failed during a
+    run) into a store as a new run: its params, tags, per-step and summary metrics and
+    predictions, tagged ``plcore.imported_from`` (and ``plcore.original_run_id``); ``FINISHED``
+    when the file holds the summary, else ``KILLED``. Returns the new run's id."""
+    from mlflow.entities import Metric, Param
+    from mlflow.tracking import MlflowClient
+
+    path = Path(path)
+    try:
+        record = json.loads(path.read_text())
+        steps, params, tags = record["steps"], record["params"], dict(record["tags"])
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise TrackingError(f"{path} is not a plcore fallback file ({type(err).__name__}: {err})") from None
+    exp_id = prepare_store(tracking_uri, experiment_name or record.get("experiment_name") or "plcore")
+    client = MlflowClient(tracking_uri=tracking_uri)
+    tags.update({k: str(v) for k, v in record.get("result_tags", {}).items()})
+    tags["plcore.imported_from"] = path.name
+    if record.get("run_id"):
+        tags["plcore.original_run_id"] = record["run_id"]
+    run_id = client.create_run(exp_id, tags=tags, run_name=record.get("run_name")).info.run_id
+    items = [Param(k, str(v)[:_PARAM_MAX]) for k, v in params.items()]
+    for i in range(0, len(items), 100):
+        client.log_batch(run_id, params=items[i:i + 100])
+    ts, prefix = _now_ms(), record.get("step_name") or "step"
+    metrics = [Metric(k if k.startswith("selected.") else f"{prefix}/{k}", v, ts, int(step.get("step", 0)))
+               for step in steps for k, v in _numeric(step).items()]
+    metrics += [Metric(k, v, ts, 0) for k, v in _numeric(record.get("summary", {})).items()]
+    for i in range(0, len(metrics), 500):
+        client.log_batch(run_id, metrics=metrics[i:i + 500])
+    if record.get("predictions"):
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=list(record["predictions"][0]))
+        writer.writeheader()
+        writer.writerows(record["predictions"])
+        client.log_text(run_id, buf.getvalue(), "predictions.csv")
+    client.set_terminated(run_id, status="FINISHED" if record.get("summary") else "KILLED")
+    return run_id

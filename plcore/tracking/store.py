@@ -16,7 +16,7 @@ from plcore.exceptions import TrackingError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["check_reachable", "prepare_store", "reap_orphans"]
+__all__ = ["check_store", "check_reachable", "prepare_store", "reap_orphans"]
 
 _EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}  # MLflow 3: model training, not GenAI
 _HEALTH_TIMEOUT_S = 5.0
@@ -32,8 +32,8 @@ def _sqlite_file(tracking_uri: str) -> Path | None:
 
 @contextmanager
 def _file_lock(path: Path):
-    """An exclusive advisory lock on ``path`` (created if needed), held for the block."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """An exclusive advisory lock on ``path`` (the file created if needed, in an existing folder),
+    held for the block."""
     with open(path, "a+b") as fh:
         try:
             import fcntl
@@ -74,6 +74,24 @@ def _create_sqlite_store(path: Path) -> None:
             for lg, level in zip(quiet, levels):
                 lg.setLevel(level)
         os.replace(tmp, path)
+
+
+def check_store(tracking_uri: str) -> None:
+    """Fail fast, in one line, before any work, when the store cannot take a run: an HTTP
+    server that does not answer (:func:`check_reachable`), or a SQLite file whose folder does
+    not exist (plcore creates no folder the user did not name) or that cannot be written."""
+    check_reachable(tracking_uri)
+    path = _sqlite_file(tracking_uri)
+    if path is None:
+        return
+    folder = path.parent
+    if not folder.is_dir():
+        raise TrackingError(f"tracking store {tracking_uri}: the folder {folder} does not exist (plcore creates no "
+                            "folder you did not name); create it, or run with tracking=none or another "
+                            "MLFLOW_TRACKING_URI")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise TrackingError(f"tracking store {tracking_uri} is not writable; fix its permissions, or run with "
+                            "tracking=none or another MLFLOW_TRACKING_URI")
 
 
 def check_reachable(tracking_uri: str, timeout: float = _HEALTH_TIMEOUT_S) -> None:

@@ -255,7 +255,8 @@ def train(X: np.ndarray, S: np.ndarray, *, method: Method, hidden_layer_sizes, n
 def predict_logits(model: nn.Module, X: np.ndarray, device: torch.device, batch_size: int = 8192) -> np.ndarray:
     """The float64 outputs of ``model`` for ``X``, in batches on ``device``."""
     model = model.to(device)
-    Xt = torch.as_tensor(X, dtype=torch.float64)
+    X = np.asarray(X, dtype=np.float64)
+    Xt = torch.as_tensor(X if X.flags.writeable else X.copy())  # PyTorch warns on a read-only array
     out = [model(Xt[i:i + batch_size].to(device)).cpu() for i in range(0, X.shape[0], batch_size)]
     model.to("cpu")
     return torch.cat(out).numpy() if out else np.empty((0, model[-1].out_features))
