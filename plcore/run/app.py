@@ -262,7 +262,7 @@ class _StepReporter:
         head = self.spec.summary_keys[0].rsplit("_", 1)[0]
         value = step.get(head)
         shown = f" {head}={value:.4f}" if isinstance(value, (int, float)) else ""
-        total = f" of {self.total}" if self.total else ""
+        total = f" of {self.total}" if self.total and self.done <= self.total else ""  # stored splits may differ
         index = step.get("step", self.done - 1)  # the step as MLflow and the plots number it (from 0)
         print(f"[{self.label}] {self.spec.step_name} {index} ({self.done}{total} done){shown} "
               f"({time.perf_counter() - self.t0:.1f} s elapsed)", file=sys.stderr, flush=True)
