@@ -239,7 +239,11 @@ def a_file_named_as_a_data_set(tmp):
                                            "dataset=file dataset.name_or_path=some/file.mat"]
 
 
-LATE_CASES = [unknown_top_level_setting, unknown_dataset_setting, a_file_named_as_a_data_set, no_truth, protocol_n_splits, bags_r_above_q, protocol_n_splits_above_n, protocol_shuffle,
+def plus_on_a_default_group(tmp):
+    return ["+dataset=iris"], {}, ["dataset is in the defaults", "dataset=iris"]
+
+
+LATE_CASES = [plus_on_a_default_group, unknown_top_level_setting, unknown_dataset_setting, a_file_named_as_a_data_set, no_truth, protocol_n_splits, bags_r_above_q, protocol_n_splits_above_n, protocol_shuffle,
               protocol_unknown_preprocessing, protocol_unknown_parameter, learner_metric_unknown,
               clusterer_more_clusters_than_classes, reducer_more_features_than_the_data,
               protocol_parameter_of_another_protocol]

@@ -235,6 +235,24 @@ def test_an_unusable_store_fails_in_one_line_before_any_work(tmp_path):
 
 
 # ----------------------------------------------------------------------------- a failing component
+def test_component_raising_in_fit_is_one_line_naming_its_failed_run(tmp_path):
+    """An error that only fit can find ends the run FAILED (traceback as its artifact) and prints
+    one line, exit 1; HYDRA_FULL_ERROR=1 shows the traceback."""
+    args = SLOW + ["+learner.fail=true", "protocol.n_splits=2", "protocol.refit=false"]
+    proc = _start(args, tmp_path)
+    out, err = proc.communicate(timeout=WAIT)
+    lines = [l for l in err.splitlines() if l.startswith(("error", "Traceback"))]
+    assert proc.returncode == 1 and len(lines) == 1 and "Traceback" not in err, err
+    client, (run,) = _runs(tmp_path / "mlflow.db")
+    assert lines[0] == (f"error: RuntimeError: deliberate failure inside fit; run {run.info.run_id} ended FAILED "
+                        "with the traceback as its artifact error/traceback.txt (HYDRA_FULL_ERROR=1 prints the "
+                        "traceback)")
+    assert run.info.status == "FAILED"
+    full = _start(args, tmp_path, HYDRA_FULL_ERROR="1")
+    out, err = full.communicate(timeout=WAIT)
+    assert full.returncode == 1 and "Traceback" in err and "deliberate failure inside fit" in err
+
+
 @pytest.mark.slow
 def test_component_raising_in_fit_fails_its_run_and_the_sweep_goes_on(tmp_path):
     proc = _start(["-m"] + SLOW + ["+learner.fail=true,false", "protocol.n_splits=2", "protocol.refit=false"],

@@ -174,7 +174,10 @@ def run_job(cfg) -> float | None:
     """One Hydra job.
 
     A :class:`PlcoreError` prints one line and exits 2 (``PLCORE_FULL_ERROR=1``: traceback);
-    SIGINT / SIGTERM print one line and exit with the signal's code (130 / 143).
+    SIGINT / SIGTERM print one line and exit with the signal's code (130 / 143); any other
+    error (a component failing inside ``fit``) prints one line naming the FAILED run, whose
+    traceback is its artifact, and exits 1 (``HYDRA_FULL_ERROR=1`` or ``PLCORE_FULL_ERROR=1``:
+    the traceback here too). In a sweep the error is raised on, so the sweep goes on.
     """
     job = _JobState()
     try:
@@ -193,6 +196,27 @@ def run_job(cfg) -> float | None:
                  if run is not None and run.run_id is not None else "")
         print(f"interrupted by {name}{where}", file=sys.stderr, flush=True)
         sys.exit(128 + int(signum))
+    except Exception as err:
+        if os.environ.get("PLCORE_FULL_ERROR") or os.environ.get("HYDRA_FULL_ERROR") == "1":
+            raise
+        run = job.run
+        where = (f"; run {run.run_id} ended FAILED with the traceback as its artifact error/traceback.txt"
+                 if run is not None and run.run_id is not None else "")
+        text = " ".join(f"{type(err).__name__}: {err}".split())
+        print(f"error: {text}{where} (HYDRA_FULL_ERROR=1 prints the traceback)", file=sys.stderr, flush=True)
+        if _in_multirun():
+            raise  # the launcher records the failed job and the sweep goes on
+        sys.exit(1)
+
+
+def _in_multirun() -> bool:
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        mode = HydraConfig.get().mode
+    except Exception:  # noqa: BLE001 - not inside a Hydra job
+        return False
+    return mode is not None and mode.name == "MULTIRUN"
 
 
 @contextmanager
@@ -509,6 +533,11 @@ def check_component_overrides(argv: list[str], registry: Registry, cfg_groups: d
 def check_overrides(argv, registry: Registry) -> None:
     """Fail fast, in one line, on a misspelled component name (``+learner=plknnn``) and on a
     component parameter Hydra would reject (:func:`check_component_overrides`)."""
+    for arg in argv:
+        m = re.match(r"^\+(dataset|bags|protocol|tracking|report|experiment)=(.*)$", arg)
+        if m:
+            raise ConfigError(f"{arg}: {m.group(1)} is in the defaults, so it is chosen without '+': "
+                              f"{m.group(1)}={m.group(2)}")
     check_component_overrides(argv, registry)
     for arg in argv:
         m = _OVERRIDE.match(arg)
