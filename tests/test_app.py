@@ -273,3 +273,20 @@ def test_predict_by_a_name_several_runs_share_refuses_or_takes_the_latest(tmp_pa
     newest = max(runs, key=lambda r: r.info.start_time)
     ok = plcore_cli(["predict", f"run={name}", "data=iris", "latest=true", "out=p.csv"], tmp_path)
     assert newest.info.run_id in ok.stdout
+
+
+def test_override_checks_leave_sweeps_over_components_to_each_job():
+    """A group swept over several options (``+learner=plknn,ipal learner.k=5``,
+    ``protocol=kfold,holdout protocol.test_size=0.3``) is not checked as one component."""
+    from plcore.exceptions import ConfigError
+    from plcore.registry import get_registry
+    from plcore.run.app import check_overrides, compose_default_learner
+
+    reg = get_registry()
+    for argv in (["-m", "+learner=plknn,ipal", "learner.k=5"], ["-m", "protocol=kfold,holdout", "protocol.test_size=0.3"],
+                 ["-m", "bags=uniform,fixed_size", "bags.random_state=null"], ["experiment=plknn_lost", "learner.zz=1"]):
+        check_overrides(compose_default_learner(argv), reg)
+    with pytest.raises(ConfigError, match="has no parameter 'zz'"):
+        check_overrides(compose_default_learner(["-m", "+learner=plknn", "learner.zz=1,2"]), reg)
+    assert compose_default_learner(["learner.k=5", "--cfg", "job"]) == ["learner.k=5", "+learner=plknn", "--cfg", "job"]
+    assert compose_default_learner(["learner=ipal"]) == ["+learner=ipal"]

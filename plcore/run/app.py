@@ -448,6 +448,11 @@ _FLAGS_WITH_VALUE = {"--cfg", "-c", "--package", "-p", "--info", "-i", "--config
                      "-cn", "--config-dir", "-cd", "--experimental-rerun", "--shell-completion", "-sc"}
 
 
+def _swept(value: str) -> bool:
+    """Whether an override's value names several options (a sweep) or an interpolation."""
+    return any(ch in value for ch in ",()[]{}$*")
+
+
 def compose_default_learner(argv: list[str]) -> list[str]:
     """The command line as Hydra composes it: ``learner=X`` (no ``+``) selects a component
     as ``+learner=X`` does (components are added, not in the primary defaults), and a run that
@@ -469,21 +474,18 @@ def compose_default_learner(argv: list[str]) -> list[str]:
     return out
 
 
-def check_component_overrides(argv: list[str], registry: Registry, cfg_groups: dict | None = None) -> None:
+def check_component_overrides(argv: list[str], registry: Registry) -> None:
     """One line for a parameter override that Hydra would reject in several: ``learner.kk=5``
     (no such parameter), ``+learner.k=5`` (``+`` adds a new key: the parameter exists) or
     ``reducer.thr=0.9`` without ``+reducer=NAME``. Runs with a preset are left to Hydra (the
-    preset chooses the components)."""
+    preset chooses the components), and so are the keys of a group swept over several options."""
     if any(a.split("=", 1)[0].lstrip("+~") == "experiment" for a in argv):
         return
     selected = {}
     for arg in argv:
-        m = _SELECT.match(arg)
-        if m and m.group(3) and not any(ch in m.group(3) for ch in ",()[]{}$*"):
-            selected[m.group(2)] = m.group(3)
-        bags = re.match(r"^\+{0,2}bags=(\w+)$", arg)
-        if bags:
-            selected["bags"] = bags.group(1)
+        m = _SELECT.match(arg) or re.match(r"^(\+{0,2})(bags)=(.+)$", arg)
+        if m and m.group(3):
+            selected[m.group(2)] = "*" if _swept(m.group(3)) else m.group(3)
     selected.setdefault("bags", "uniform")
     for arg in argv:  # a class of the user's own (learner._target_=...): its parameters are its own
         m = _PARAM.match(arg)
@@ -495,7 +497,7 @@ def check_component_overrides(argv: list[str], registry: Registry, cfg_groups: d
         if "=" in arg and not arg.startswith(("+", "~", "-")) and root not in _TOP_LEVEL:
             raise ConfigError(f"unknown setting {key!r}; the settings are {', '.join(sorted(_TOP_LEVEL - {'hydra'}))} "
                               f"and hydra.*; a new key needs a '+' (+{arg})")
-    dataset = next((a.split("=", 1)[1] for a in argv if re.match(r"^dataset=[\w.-]+$", a)), "digits")
+    dataset = next((a.split("=", 1)[1] for a in argv if a.startswith("dataset=")), "digits")
     if dataset in registry.names("dataset"):
         known = registry.get("dataset", dataset).config()
         for arg in argv:
@@ -503,7 +505,7 @@ def check_component_overrides(argv: list[str], registry: Registry, cfg_groups: d
             if m and m.group(1) not in known:
                 raise ConfigError(f"data set {dataset!r} has no setting {m.group(1)!r}; its settings: "
                                   f"{', '.join(k for k in known if k != '_target_')}")
-    protocol = next((a.split("=", 1)[1] for a in argv if re.match(r"^protocol=\w+$", a)), "kfold")
+    protocol = next((a.split("=", 1)[1] for a in argv if a.startswith("protocol=")), "kfold")
     if protocol in registry.names("protocol"):
         known = registry.get("protocol", protocol).config()
         for arg in argv:
@@ -520,7 +522,7 @@ def check_component_overrides(argv: list[str], registry: Registry, cfg_groups: d
         if name is None:
             raise ConfigError(f"{arg} sets a parameter of a {kind}, but no {kind} is selected: add +{kind}=NAME "
                               f"({', '.join(registry.names(kind))})")
-        if name == "none" or ("-" in name or "," in name):
+        if name in ("none", "*"):
             continue
         params = [k for k in registry.get(kind, name).config() if k != "_target_"]
         if key not in params:
