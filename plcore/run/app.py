@@ -474,6 +474,18 @@ def compose_default_learner(argv: list[str]) -> list[str]:
     return out
 
 
+def _check_group_keys(argv, registry: Registry, group: str, default: str, what: str, noun: str) -> None:
+    """``group.key=value`` overrides checked against the node of the chosen ``group`` option."""
+    chosen = next((a.split("=", 1)[1] for a in argv if a.startswith(f"{group}=")), default)
+    if chosen not in registry.names(group):  # a sweep, or a name check_overrides reports
+        return
+    known = [k for k in registry.get(group, chosen).config() if k not in ("_target_", "name")]
+    for arg in argv:
+        m = re.match(rf"^{group}\.(\w+)\S*?=", arg)
+        if m and m.group(1) not in known:
+            raise ConfigError(f"{what} {chosen!r} has no {noun} {m.group(1)!r}; its {noun}s: {', '.join(known)}")
+
+
 def check_component_overrides(argv: list[str], registry: Registry) -> None:
     """One line for a parameter override that Hydra would reject in several: ``learner.kk=5``
     (no such parameter), ``+learner.k=5`` (``+`` adds a new key: the parameter exists) or
@@ -497,22 +509,8 @@ def check_component_overrides(argv: list[str], registry: Registry) -> None:
         if "=" in arg and not arg.startswith(("+", "~", "-")) and root not in _TOP_LEVEL:
             raise ConfigError(f"unknown setting {key!r}; the settings are {', '.join(sorted(_TOP_LEVEL - {'hydra'}))} "
                               f"and hydra.*; a new key needs a '+' (+{arg})")
-    dataset = next((a.split("=", 1)[1] for a in argv if a.startswith("dataset=")), "digits")
-    if dataset in registry.names("dataset"):
-        known = registry.get("dataset", dataset).config()
-        for arg in argv:
-            m = re.match(r"^dataset\.(\w+)\S*?=", arg)
-            if m and m.group(1) not in known:
-                raise ConfigError(f"data set {dataset!r} has no setting {m.group(1)!r}; its settings: "
-                                  f"{', '.join(k for k in known if k != '_target_')}")
-    protocol = next((a.split("=", 1)[1] for a in argv if a.startswith("protocol=")), "kfold")
-    if protocol in registry.names("protocol"):
-        known = registry.get("protocol", protocol).config()
-        for arg in argv:
-            m = re.match(r"^(\+{0,2})protocol\.(\w+)\S*?=", arg)
-            if m and not m.group(1) and m.group(2) not in known:
-                raise ConfigError(f"protocol {protocol!r} has no parameter {m.group(2)!r}; its parameters: "
-                                  f"{', '.join(k for k in known if k != 'name')}")
+    _check_group_keys(argv, registry, "dataset", "digits", "data set", "setting")
+    _check_group_keys(argv, registry, "protocol", "kfold", "protocol", "parameter")
     for arg in argv:
         m = _PARAM.match(arg)
         if not m:
@@ -585,6 +583,10 @@ def _absolute_data_home() -> None:
         os.environ["PLCORE_DATA_HOME"] = str(Path(home).expanduser().resolve())
 
 
+#: ``python -m plcore <command> ...``: the module whose ``main(argv)`` runs it
+_SUBCOMMANDS = {"report": "plcore.run.report", "predict": "plcore.run.predict", "import": "plcore.run.importer"}
+
+
 def main(argv=None) -> int:
     """Entry point of ``python -m plcore``.
 
@@ -600,18 +602,10 @@ def main(argv=None) -> int:
         if argv[:1] == ["list"]:
             print_listing(registry)
             return 0
-        if argv[:1] == ["report"]:
-            from plcore.run.report import main as report_main
+        if argv[:1] and argv[0] in _SUBCOMMANDS:
+            import importlib
 
-            return report_main(argv[1:])
-        if argv[:1] == ["predict"]:
-            from plcore.run.predict import main as predict_main
-
-            return predict_main(argv[1:])
-        if argv[:1] == ["import"]:
-            from plcore.run.importer import main as import_main
-
-            return import_main(argv[1:])
+            return importlib.import_module(_SUBCOMMANDS[argv[0]]).main(argv[1:])
         argv = compose_default_learner(argv)
         check_overrides(argv, registry)
         store_configs(registry)
