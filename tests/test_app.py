@@ -290,3 +290,14 @@ def test_override_checks_leave_sweeps_over_components_to_each_job():
         check_overrides(compose_default_learner(["-m", "+learner=plknn", "learner.zz=1,2"]), reg)
     assert compose_default_learner(["learner.k=5", "--cfg", "job"]) == ["learner.k=5", "+learner=plknn", "--cfg", "job"]
     assert compose_default_learner(["learner=ipal"]) == ["+learner=ipal"]
+
+
+def test_clustering_run_logs_the_classes_scored_and_plc_diagnostics(tmp_path, plcore_cli):
+    """A clustering run logs what the protocol derived from the data as parameters and PLC's
+    pseudo-label accuracy and graph components as metrics."""
+    plcore_cli(["+clusterer=plc", "protocol=clustering", "dataset=iris", "bags.r=1", "protocol.n_partitions=2",
+                "clusterer.k=5", "clusterer.outer_iter=1"], tmp_path)
+    _, (run,) = mlflow_runs(tmp_path / "mlflow.db")
+    assert run.data.params["classes_scored"] == "3" and run.data.params["classes_left_out"] == "none"
+    assert run.data.params["protocol.draw"] == "stratified" and run.data.params["protocol.classes"] == "present"
+    assert 0.5 < run.data.metrics["pseudo_label_acc_mean"] <= 1 and run.data.metrics["graph_components_mean"] >= 1

@@ -19,6 +19,7 @@ from plcore.run.protocols import (
     holdout,
     kfold,
     online,
+    stratified_mask,
 )
 from plcore.testing import make_pl_data
 
@@ -287,6 +288,62 @@ def test_clustering_protocol_random_partitions():
     assert res.summary["acc_mean"] == pytest.approx(1.0)  # well-separated blobs
     assert res.summary["nmi_mean"] == pytest.approx(1.0)
     assert res.extra["confusion"].sum() == 3 * 72
+
+
+def test_stratified_partitions_follow_the_plc_demo_rule():
+    """Per class in label order ceil(rho n_c) rows, the list cut to round(rho n): with class sizes
+    10, 25, 7, 3 and rho 0.2 that is 2 + 5 + 2 + 1 = 10 rows cut to 9, so the last class loses its row."""
+    y = np.repeat([0, 1, 2, 3], [10, 25, 7, 3])
+    for seed in range(5):
+        mask = stratified_mask(y, 0.2, np.random.RandomState(seed))
+        np.testing.assert_array_equal(np.bincount(y[mask], minlength=4), [2, 5, 2, 0])
+    ds = PLDataset(np.zeros((45, 2)), np.ones((45, 4), bool), y)
+    parts = clustering_partitions(ds, rho=0.2, n_partitions=20, splits="auto", random_state=0)
+    assert all(np.array_equal(np.bincount(y[lab], minlength=4), [2, 5, 2, 0]) and (lab ^ ev).all()
+               for lab, ev in parts)
+    assert len({tuple(np.flatnonzero(lab)) for lab, _ in parts}) == 20  # different rows each time
+    uniform = clustering_partitions(ds, rho=0.2, n_partitions=20, splits="auto", random_state=0, draw="uniform")
+    counts = np.array([np.bincount(y[lab], minlength=4) for lab, _ in uniform])
+    assert (counts.sum(axis=1) == 9).all() and counts[:, 3].any()  # uniform draws reach the last class
+
+
+class _PseudoLabelClusterer(CandidateVoteClusterer):
+    """Test clusterer that exposes the first candidate of every row as its pseudo-labels."""
+
+    def _fit(self, X, S):
+        super()._fit(X, S)
+        self.pseudo_labels_ = np.argmax(S, axis=1)
+        self.n_graph_components_ = 7
+
+
+def test_clustering_scores_the_classes_present_only():
+    """A label column with no true instance is dropped from the candidate sets and the cluster
+    count (``classes="present"``) and named as a run parameter; ``classes="all"`` keeps it."""
+    X, _, y = make_pl_data(n_samples=90, n_classes=3, cluster_std=0.3)
+    S = np.zeros((90, 4), bool)
+    S[np.arange(90), y] = True
+    S[:10, 3] = True  # column 3: a candidate, never the truth
+    lab = np.arange(90) < 45
+    ds = PLDataset(X, S, y, classes=np.array(["a", "b", "c", "d"]), meta={"splits": [(lab, ~lab)]})
+    with pytest.warns(UserWarning, match=r"1 label column\(s\) of unnamed have no true instance \(d\): 3 clusters"):
+        res = clustering(Setup(clusterer=_PseudoLabelClusterer(random_state=0)), ds, progress=False)
+    assert res.params == {"classes_scored": 3, "classes_left_out": "d"}
+    assert res.extra["confusion"].shape == (3, 3)
+    # the evaluated rows carry all 3 labels, so their pseudo-label (first candidate) is class 0
+    assert res.summary["pseudo_label_acc_mean"] == np.mean(y[~lab] == 0)
+    assert res.summary["graph_components_mean"] == 7
+    seen = {}
+
+    class Spy(CandidateVoteClusterer):
+        def _fit(self, X, S):
+            seen["q"] = S.shape[1]
+            super()._fit(X, S)
+
+    with pytest.warns(UserWarning, match="no true instance"):
+        clustering(Setup(clusterer=Spy(random_state=0)), ds, progress=False)
+    assert seen["q"] == 3
+    res = clustering(Setup(clusterer=Spy(random_state=0)), ds, classes="all", progress=False)
+    assert seen["q"] == 4 and res.params == {"classes_scored": 4, "classes_left_out": "none"}
 
 
 def test_clustering_uses_stored_splits_and_marks_unlabelled_rows():

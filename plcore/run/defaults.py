@@ -21,7 +21,8 @@ PROTOCOL_DEFAULTS = {
                 "reduced_preprocessing": "none", "exact_labels": "auto", "refit": True,
                 "select": dict(SELECT_DEFAULTS), "n_jobs": 1},
     "online": {"n_runs": 100, "exact_labels": "auto", "preprocessing": "none", "select": dict(SELECT_DEFAULTS)},
-    "clustering": {"rho": 0.1, "n_partitions": 10, "splits": "auto", "preprocessing": "standardize",
+    "clustering": {"rho": 0.1, "n_partitions": 10, "splits": "auto", "draw": "stratified", "classes": "present",
+                   "preprocessing": "standardize",
                    "preprocessing_by_part": False, "select": dict(SELECT_DEFAULTS)},
 }
 

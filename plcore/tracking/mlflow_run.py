@@ -179,6 +179,11 @@ class MlflowRun:
         ts = _now_ms() if ts is None else ts
         for key, value in getattr(result, "tags", {}).items():
             self.set_tag(key, value)
+        derived = getattr(result, "params", None) or {}
+        if derived:
+            from mlflow.entities import Param
+
+            self._call("log_batch", self.run_id, params=[Param(k, str(v)[:_PARAM_MAX]) for k, v in derived.items()])
         summary = _numeric(result.summary)
         if summary:
             self._call("log_batch", self.run_id, metrics=[Metric(k, v, ts, 0) for k, v in summary.items()])
@@ -274,7 +279,8 @@ def _fallback_file(handle: MlflowRun, params: dict, tags: dict, directory: Path,
         "run_id": handle.run_id, "tracking_uri": handle.tcfg.get("tracking_uri"),
         "experiment_name": handle.tcfg.get("experiment_name") or "plcore", "step_name": handle.step_name,
         "run_name": handle.tcfg.get("run_name") or run_name,
-        "params": {k: str(v) for k, v in params.items()}, "tags": tags, "steps": handle.steps,
+        "params": {k: str(v) for k, v in {**params, **(getattr(result, "params", None) or {})}.items()},
+        "tags": tags, "steps": handle.steps,
         "summary": {} if result is None else _numeric(result.summary),
         "result_tags": {} if result is None else dict(result.tags),
         "predictions": [] if result is None else result.predictions,
