@@ -72,7 +72,8 @@ def child(n, sd_solver):
     wall = time.perf_counter() - t0
     print(json.dumps({"wall_s": wall, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                       "before_mb": before, "acc": clustering_accuracy(y[unl], est.labels_[unl]),
-                      "nmi": nmi(y[unl], est.labels_[unl]), "f_iters": est.f_init_info_["n_iter"]}))
+                      "nmi": nmi(y[unl], est.labels_[unl]), "f_iters": est.f_init_info_["n_iter"],
+                      "components": getattr(est, "n_graph_components_", None)}))
 
 
 def run_child(n, sd_solver, timeout):

@@ -17,7 +17,8 @@ PLC alternates the optimisation of Eq. (9) (Algorithm 1):
    class; or the demo's dense multiplicative updates Eqs. (16)-(17));
 3. ``outer_iter`` times: W by Eq. (11) and symmetrisation, F by a pass of the row
    subproblems Eq. (13) (sequential, as the demo), S and D by Eq. (14);
-4. Ng-Jordan-Weiss spectral clustering of W.
+4. Ng-Jordan-Weiss spectral clustering of W, made connected by a floor on its kNN pattern
+   (``plcore_plc._spectral``).
 
 Defaults follow the paper's public demo (DESIGN.md "PLC"). The n weight QPs of a step
 are solved in one compiled loop to a certified duality gap, warm-started from the previous
@@ -44,7 +45,7 @@ from plcore.validation import Integral, Interval, Real, StrOptions
 
 from plcore_plc._graph import gram_blocks, knn, neighbour_sqdist, symmetrise, t_matrix, weights_matrix
 from plcore_plc._propagation import classwise_sqdist, propagate_classwise, propagate_constraints
-from plcore_plc._spectral import njw_spectral_clustering
+from plcore_plc._spectral import DENSE_MAX, floored_spectral_clustering
 
 __all__ = ["PlcClusterer", "KMeansClusterer", "SpectralClusterer"]
 
@@ -107,6 +108,17 @@ class PlcClusterer(BaseClusterer):
     w_tol : float, default=1e-7
         The weight QPs (Eqs. (1), (11)) stop when each block's duality gap is at most
         ``w_tol`` times the scale of its gradient (``2 lambda_max(Q_j) + max |c_j|``).
+    affinity_floor : float, default=0.01
+        When the final W has more connected components than clusters (it joins neighbours with
+        the same pseudo-label only, and classes fall apart), the top eigenspace of the spectral
+        step is not defined; then every edge of the symmetric kNN pattern gets this fraction of
+        the mean edge weight of W added (``plcore_plc._spectral.connect_affinity``), which joins
+        the pieces, and the embedding keeps one eigenvector per component of W. 0 keeps W as it is. Chosen on synthetic mixtures and UCI data with
+        uniform bags (docs/results/plc.md).
+    eigen_solver : {"auto", "dense", "lobpcg"}, default="auto"
+        The spectral embedding's eigensolver: a dense symmetric solver, or LOBPCG (a block
+        method, right for repeated eigenvalues, in O(n) memory); ``"auto"`` is dense up to
+        ``plcore_plc._spectral.DENSE_MAX`` rows.
     random_state : int, RandomState or None
         Seeds the k-means restarts (and the dense solver's random start of S and D).
 
@@ -115,11 +127,16 @@ class PlcClusterer(BaseClusterer):
     labels_ : ndarray of shape (n,)
         Cluster of every sample.
     affinity_ : sparse matrix (n, n)
-        The final symmetric weight matrix W.
+        The final symmetric weight matrix W (before the floor).
+    n_graph_components_ : int
+        Connected components of ``affinity_`` (a warning when the embedded affinity, after the
+        floor, still has more than ``n_clusters_``).
     confidences_ : ndarray of shape (n, q)
         The final label confidence matrix F (rows on the candidates, sum 1).
     pseudo_labels_ : ndarray of shape (n,)
-        ``argmax F`` used for the pairwise constraints.
+        ``argmax F`` of the initial confidences (Eq. (12)), used for the pairwise constraints
+        (with ``refresh_constraints``: of the last F). The clustering protocol scores it as
+        ``pseudo_label_acc``.
     neighbors_ : ndarray of shape (n, k)
     sd_objectives_ : list of ndarray
         Eq. (14) objective of every S/D solve (its trace for ``sd_solver="dense"``).
@@ -133,7 +150,8 @@ class PlcClusterer(BaseClusterer):
     def __init__(self, k=10, alpha=0.01, beta=0.01, gamma=10.0, lam=1.0, mu=1.0, inner_iter=10,
                  outer_iter=5, n_clusters=None, f_step="sequential", f_sweeps=1, f_tol=1e-5,
                  sd_solver="classwise", sd_tol=1e-3, refresh_constraints=False,
-                 standardize=True, n_init=20, w_tol=1e-7, random_state=None):
+                 standardize=True, n_init=20, w_tol=1e-7, affinity_floor=0.01, eigen_solver="auto",
+                 random_state=None):
         self.k = k
         self.alpha = alpha
         self.beta = beta
@@ -152,6 +170,8 @@ class PlcClusterer(BaseClusterer):
         self.standardize = standardize
         self.n_init = n_init
         self.w_tol = w_tol
+        self.affinity_floor = affinity_floor
+        self.eigen_solver = eigen_solver
         self.random_state = random_state
 
     _data_limits = {"n_clusters": ("n_samples", "n_classes")}  # a cluster per class at most
@@ -174,6 +194,8 @@ class PlcClusterer(BaseClusterer):
         "standardize": ["boolean"],
         "n_init": [_COUNT1],
         "w_tol": [Interval(Real, 0, np.inf, closed="neither")],
+        "affinity_floor": [_WEIGHT],
+        "eigen_solver": [StrOptions({"auto", "dense", "lobpcg"})],
         "random_state": ["random_state"],
     }
 
@@ -225,6 +247,7 @@ class PlcClusterer(BaseClusterer):
             self.confidences_ = uniform_confidences(Y)
             self.pseudo_labels_ = np.argmax(self.confidences_, axis=1)
             self.affinity_ = sp.csr_matrix((n, n))
+            self.n_graph_components_ = n
             self.neighbors_ = np.zeros((n, 0), dtype=np.int64)
             self.f_init_info_ = {}
             return
@@ -267,8 +290,19 @@ class PlcClusterer(BaseClusterer):
         self.affinity_ = W
         self.confidences_ = F
         self.pseudo_labels_ = pseudo
-        self.labels_ = njw_spectral_clustering(W, self.n_clusters_, n_init=int(self.n_init),
-                                               random_state=km_seed)
+        self.labels_ = self._spectral(W, nbr, km_seed)
+
+    def _spectral(self, W, nbr, seed):
+        """The final step: NJW spectral clustering of W, joined by the kNN floor where it falls apart."""
+        dense_max = {"auto": DENSE_MAX, "dense": W.shape[0], "lobpcg": 0}[self.eigen_solver]
+        labels, self.n_graph_components_, parts = floored_spectral_clustering(
+            W, nbr, self.n_clusters_, floor=float(self.affinity_floor), n_init=int(self.n_init), random_state=seed,
+            dense_max=dense_max)
+        if parts > self.n_clusters_:
+            warnings.warn(f"PLC: the final affinity has {parts} connected components for {self.n_clusters_} "
+                          f"clusters; the spectral embedding is not unique (raise affinity_floor or k)",
+                          UserWarning, stacklevel=4)
+        return labels
 
 
 # ---------------------------------------------------------------- the paper's baselines
