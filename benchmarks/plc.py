@@ -3,6 +3,7 @@
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \
         .venv/bin/python benchmarks/plc.py [--sizes 5000 20000 50000] [--dense-max 5000] \
                                            [--timeout 3600] [--part2-n 5000] [--skip-part2]
+    ... benchmarks/plc.py --eigen 1000 2000 3000 5000
 
 Data: synthetic, BirdSong-like (d = 38, q = 13): Gaussian blobs; a fraction rho = 0.1 of
 the rows is labelled (true label + one false positive), the others are unlabelled (all q
@@ -24,7 +25,9 @@ gap target (at most ``--max-sweeps``; the gap checks are not timed); then one co
 ``sequential_pass`` against its plain-Python reference (``jit=False``) at ``--python-n``
 (best of 3). Part 3 times the W step (Eq. (11), n QPs over the simplex, k = 10 and 40):
 the compiled solver (``plcore_plc._simplex``) against one block-diagonal OSQP problem of all
-blocks, and the difference of their objectives.
+blocks, and the difference of their objectives. Part 4 (``--eigen 1000 2000 3000 5000``, alone)
+times the spectral step's eigensolvers on PLC's own final W: dense ``eigh`` against LOBPCG, and
+how far apart their embedded subspaces are (the measurement behind ``_spectral.DENSE_MAX``).
 Prints markdown tables.
 """
 
@@ -242,6 +245,30 @@ def part2(n, python_n, max_sweeps):
     print(f"| {t_jit:.4f} | {t_py:.3f} | {t_py / t_jit:.0f}x | {np.abs(F_jit - F_py).max():.1e} |")
 
 
+def part4(sizes, q=13):
+    """The spectral step's eigensolvers on PLC's own final W (synthetic data, defaults): dense
+    ``eigh`` vs LOBPCG, time and agreement of the embedded subspaces (how DENSE_MAX was set)."""
+    import scipy.linalg
+
+    from plcore_plc import PlcClusterer
+    from plcore_plc._spectral import njw_embedding
+
+    print(f"\n### Part 4: the spectral step's eigensolvers on PLC's final W (q = {q}), best of 3\n")
+    print("| n | components of W | dense eigh (s) | LOBPCG (s) | ratio dense / LOBPCG | LOBPCG vs dense: min cos "
+          "principal angle | ARPACK (before) (s) | ARPACK vs dense: min cos |")
+    print("|---|---|---|---|---|---|---|---|")
+    for n in sizes:
+        X, S, _ = synthetic(n, q=q)
+        est = PlcClusterer(random_state=0).fit(X, S)
+        W = est.affinity_
+        t_dense, U = best_of(lambda: njw_embedding(W, q, 0, solver="dense"))
+        t_block, V = best_of(lambda: njw_embedding(W, q, 0, solver="lobpcg"))
+        t_arpack, A = best_of(lambda: njw_embedding(W, q, 0, solver="arpack"))
+        cos = [scipy.linalg.svdvals(np.linalg.qr(U)[0].T @ np.linalg.qr(M)[0]).min() for M in (V, A)]
+        print(f"| {n} | {est.n_graph_components_} | {t_dense:.2f} | {t_block:.2f} | {t_dense / t_block:.1f}x "
+              f"| {cos[0]:.8f} | {t_arpack:.2f} | {cos[1]:.8f} |", flush=True)
+
+
 def table_rows(quick: bool = True) -> list[dict]:
     """Rows for ``benchmarks/run_all.py``: the default fit against the dense S/D solver
     (fresh processes, same data), and the compiled Eq. (13) pass against plain Python."""
@@ -288,6 +315,8 @@ def main():
     ap.add_argument("--python-n", type=int, default=500)
     ap.add_argument("--max-sweeps", type=int, default=2000)
     ap.add_argument("--skip-part2", action="store_true")
+    ap.add_argument("--eigen", type=int, nargs="*", default=None, metavar="N",
+                    help="only part 4: the spectral step's eigensolvers at these n (e.g. 1000 2000 3000 5000)")
     ap.add_argument("--child", nargs=2, metavar=("N", "SD_SOLVER"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -295,6 +324,9 @@ def main():
         return
     print(f"numpy {np.__version__}, Python {platform.python_version()}, "
           f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, {os.cpu_count()} CPU(s)")
+    if args.eigen:
+        part4(args.eigen)
+        return
     part1(args.sizes, args.dense_max, args.timeout)
     if not args.skip_part2:
         part2(args.part2_n, args.python_n, args.max_sweeps)

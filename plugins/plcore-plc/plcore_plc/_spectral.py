@@ -7,7 +7,7 @@ eigenvector per component: the top-q eigenspace is not defined, and a Krylov sol
 arbitrary part of it. :func:`connect_affinity` adds a small floor on the kNN pattern, which
 joins the pieces (as long as the kNN graph itself is connected) while leaving the strong
 within-class weights in charge; :func:`njw_embedding` computes the top eigenvectors with a
-dense solver up to ``dense_max`` rows and with a block method (LOBPCG) above.
+dense solver up to :data:`DENSE_MAX` rows and with a block method (LOBPCG) above.
 """
 
 from __future__ import annotations
@@ -18,14 +18,15 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
-from scipy.sparse.linalg import lobpcg
+from scipy.sparse.linalg import eigsh, lobpcg
 from sklearn.cluster import KMeans
 
 __all__ = ["connect_affinity", "n_components", "knn_pattern", "njw_embedding", "njw_spectral_clustering",
            "floored_spectral_clustering", "canonical_labels", "DENSE_MAX"]
 
-#: the largest n whose embedding uses a dense eigensolver (``benchmarks/plc.py --eigen``:
-#: 1.1 s at n = 2000, 7 s at 4000 on 2 cores; shift-invert Lanczos agrees to 1e-8 there)
+#: the largest n whose embedding uses the dense eigensolver by default (``benchmarks/plc.py
+#: --eigen``, one thread: 0.4 s at n = 2000, 1.8 s at 3000, growing as n^3; LOBPCG finds the
+#: same subspace there in 0.1-0.5 s). Dense below: the reference, immune to any convergence issue.
 DENSE_MAX = 3000
 
 
@@ -54,17 +55,19 @@ def connect_affinity(W, N, floor: float) -> sp.csr_matrix:
     return sp.csr_matrix(W + eps * N)
 
 
-def njw_embedding(W, n_clusters, random_state=None, dense_max: int = DENSE_MAX):
+def njw_embedding(W, n_clusters, random_state=None, solver: str = "auto"):
     """Rows of the top ``n_clusters`` eigenvectors of ``D^-1/2 W D^-1/2``, unit-normalised.
 
     ``W`` is a symmetric non-negative (sparse) affinity; ``D`` its degrees. The top
     eigenvectors of the normalised affinity are the bottom ones of the normalised Laplacian
     ``I - D^-1/2 W D^-1/2`` (Ng, Jordan & Weiss 2001). Eigenvalue 1 has one eigenvector per
-    connected component, ``D^1/2 1_C``, so it is repeated whenever W is not connected. Up to
-    ``dense_max`` rows a dense symmetric solver (exact for repeated eigenvalues); above, LOBPCG
-    (a block method: it finds repeated eigenvalues, which single-vector Lanczos may miss) with a
-    block of ``n_clusters + max(4, n_clusters // 2)`` vectors, started from the component
-    vectors and random ones.
+    connected component, ``D^1/2 1_C``, so it is repeated whenever W is not connected.
+    ``solver``: ``"dense"`` (``scipy.linalg.eigh``, exact for repeated eigenvalues),
+    ``"lobpcg"`` (a block method, which finds repeated eigenvalues, block
+    ``n_clusters + max(4, n_clusters // 2)``, started from the component vectors and random
+    ones; dense below five times the block), ``"auto"`` (dense up to :data:`DENSE_MAX` rows,
+    LOBPCG above) or ``"arpack"`` (single-vector Lanczos, ``eigsh``: plcore's spectral step before
+    2026-11-25, kept for comparison; it can miss copies of a repeated eigenvalue).
     """
     W = sp.csr_matrix(W, dtype=np.float64)
     n = W.shape[0]
@@ -74,10 +77,17 @@ def njw_embedding(W, n_clusters, random_state=None, dense_max: int = DENSE_MAX):
     A = sp.csr_matrix(0.5 * (A + A.T))
     k = int(min(n_clusters, n))
     block = k + max(4, k // 2)
-    if n <= dense_max or block >= n // 5:
-        _, U = scipy.linalg.eigh(A.toarray(), subset_by_index=(n - k, n - 1))
+    rng = np.random.RandomState(random_state)
+    if solver == "auto":
+        solver = "dense" if n <= DENSE_MAX else "lobpcg"
+    if solver == "arpack" and k < n - 1:
+        # shift by I so the wanted end of the spectrum (near 1) is the largest in magnitude
+        _, U = eigsh(A + sp.identity(n), k=k, which="LA", v0=rng.uniform(-1, 1, n), tol=1e-10,
+                     maxiter=max(1000, 50 * n))
+    elif solver == "lobpcg" and block < n // 5:
+        U = _lobpcg_top(A, deg, k, block, rng)
     else:
-        U = _lobpcg_top(A, deg, k, block, np.random.RandomState(random_state))
+        _, U = scipy.linalg.eigh(A.toarray(), subset_by_index=(n - k, n - 1))
     norms = np.linalg.norm(U, axis=1, keepdims=True)
     return U / (norms + np.finfo(float).eps)
 
@@ -98,17 +108,15 @@ def _lobpcg_top(A, deg, k, block, rng, tol=1e-6, maxiter=2000):
     return U[:, np.argsort(vals)[::-1][:k]]
 
 
-def njw_spectral_clustering(W, n_clusters, *, n_init=20, max_iter=1000, random_state=None,
-                            dense_max: int = DENSE_MAX):
+def njw_spectral_clustering(W, n_clusters, *, n_init=20, max_iter=1000, random_state=None, solver="auto"):
     """Cluster labels (n,) by k-means (``n_init`` seeded restarts) on the NJW embedding."""
-    U = njw_embedding(W, n_clusters, random_state, dense_max=dense_max)
+    U = njw_embedding(W, n_clusters, random_state, solver=solver)
     km = KMeans(n_clusters=int(min(n_clusters, U.shape[0])), n_init=n_init, max_iter=max_iter,
                 random_state=random_state)
     return canonical_labels(km.fit_predict(U))
 
 
-def floored_spectral_clustering(W, nbr, n_clusters, *, floor, n_init=20, random_state=None,
-                                dense_max: int = DENSE_MAX):
+def floored_spectral_clustering(W, nbr, n_clusters, *, floor, n_init=20, random_state=None, solver="auto"):
     """PLC's final step: NJW spectral clustering of W, made whole where W falls apart.
 
     When W has ``c > n_clusters`` connected components, eigenvalue 1 is repeated c times and
@@ -123,7 +131,7 @@ def floored_spectral_clustering(W, nbr, n_clusters, *, floor, n_init=20, random_
     if parts > n_clusters and floor > 0:
         W = connect_affinity(W, knn_pattern(nbr, W.shape[0]), floor)
         parts, n_vectors = n_components(W), parts_w
-    U = njw_embedding(W, n_vectors, random_state, dense_max=dense_max)
+    U = njw_embedding(W, n_vectors, random_state, solver=solver)
     km = KMeans(n_clusters=int(min(n_clusters, U.shape[0])), n_init=n_init, max_iter=1000, random_state=random_state)
     return canonical_labels(km.fit_predict(U)), parts_w, parts
 

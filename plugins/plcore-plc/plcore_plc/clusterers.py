@@ -45,7 +45,7 @@ from plcore.validation import Integral, Interval, Real, StrOptions
 
 from plcore_plc._graph import gram_blocks, knn, neighbour_sqdist, symmetrise, t_matrix, weights_matrix
 from plcore_plc._propagation import classwise_sqdist, propagate_classwise, propagate_constraints
-from plcore_plc._spectral import DENSE_MAX, floored_spectral_clustering
+from plcore_plc._spectral import floored_spectral_clustering
 
 __all__ = ["PlcClusterer", "KMeansClusterer", "SpectralClusterer"]
 
@@ -115,10 +115,11 @@ class PlcClusterer(BaseClusterer):
         the mean edge weight of W added (``plcore_plc._spectral.connect_affinity``), which joins
         the pieces, and the embedding keeps one eigenvector per component of W. 0 keeps W as it is. Chosen on synthetic mixtures and UCI data with
         uniform bags (docs/results/plc.md).
-    eigen_solver : {"auto", "dense", "lobpcg"}, default="auto"
+    eigen_solver : {"auto", "dense", "lobpcg", "arpack"}, default="auto"
         The spectral embedding's eigensolver: a dense symmetric solver, or LOBPCG (a block
         method, right for repeated eigenvalues, in O(n) memory); ``"auto"`` is dense up to
-        ``plcore_plc._spectral.DENSE_MAX`` rows.
+        ``plcore_plc._spectral.DENSE_MAX`` rows. ``"arpack"``: single-vector Lanczos, plcore's
+        solver before 2026-11-25, kept for comparison (it can miss repeated eigenvalues).
     random_state : int, RandomState or None
         Seeds the k-means restarts (and the dense solver's random start of S and D).
 
@@ -195,7 +196,7 @@ class PlcClusterer(BaseClusterer):
         "n_init": [_COUNT1],
         "w_tol": [Interval(Real, 0, np.inf, closed="neither")],
         "affinity_floor": [_WEIGHT],
-        "eigen_solver": [StrOptions({"auto", "dense", "lobpcg"})],
+        "eigen_solver": [StrOptions({"auto", "dense", "lobpcg", "arpack"})],
         "random_state": ["random_state"],
     }
 
@@ -294,10 +295,9 @@ class PlcClusterer(BaseClusterer):
 
     def _spectral(self, W, nbr, seed):
         """The final step: NJW spectral clustering of W, joined by the kNN floor where it falls apart."""
-        dense_max = {"auto": DENSE_MAX, "dense": W.shape[0], "lobpcg": 0}[self.eigen_solver]
         labels, self.n_graph_components_, parts = floored_spectral_clustering(
             W, nbr, self.n_clusters_, floor=float(self.affinity_floor), n_init=int(self.n_init), random_state=seed,
-            dense_max=dense_max)
+            solver=self.eigen_solver)
         if parts > self.n_clusters_:
             warnings.warn(f"PLC: the final affinity has {parts} connected components for {self.n_clusters_} "
                           f"clusters; the spectral embedding is not unique (raise affinity_floor or k)",

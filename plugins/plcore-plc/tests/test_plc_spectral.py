@@ -40,8 +40,8 @@ def test_lobpcg_finds_repeated_eigenvalues_as_the_dense_solver_does(k):
     """Six components: eigenvalue 1 six times. LOBPCG's top-k space is the dense solver's."""
     W, _ = _blocks_graph()
     assert n_components(W) == 6
-    dense = njw_embedding(W, k, 0, dense_max=W.shape[0])
-    block = njw_embedding(W, k, 0, dense_max=0)
+    dense = njw_embedding(W, k, 0, solver="dense")
+    block = njw_embedding(W, k, 0, solver="lobpcg")
     assert _same_subspace(dense, block) > 1 - 1e-8
 
 
