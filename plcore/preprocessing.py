@@ -7,7 +7,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, clone
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-__all__ = ["IsotropicScaler", "RescaledReducer", "fitted_reducer"]
+from plcore.validation import Interval, Real, validate_params
+
+__all__ = ["IsotropicScaler", "MinMaxNonConstant", "RescaledReducer", "fitted_reducer"]
 
 
 class IsotropicScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -30,6 +32,39 @@ class IsotropicScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return (X - self.mean_) / self.scale_
+
+
+class MinMaxNonConstant(TransformerMixin, BaseEstimator):
+    """Drop the columns that are constant on the fitted rows (range at most ``tol``), scale the
+    others to [0, 1] (``preprocessing="minmax_nonconstant"``: the deep-PLL tabular recipe of
+    Fuchs & Kalinke, UAI 2025, fitted here on the training part only)."""
+
+    _parameter_constraints: dict = {"tol": [Interval(Real, 0, None, closed="left")]}
+
+    def __init__(self, tol=1e-10):
+        self.tol = tol
+
+    def fit(self, X, y=None):
+        """Learn the kept columns, their minima and ranges from ``X``; return self."""
+        validate_params(self)
+        X = validate_data(self, X, dtype=np.float64)
+        low, high = X.min(axis=0), X.max(axis=0)
+        self.support_ = (high - low) > self.tol
+        self.min_, self.range_ = low[self.support_], (high - low)[self.support_]
+        return self
+
+    def transform(self, X):
+        """``(X[:, support_] - min_) / range_``."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return (X[:, self.support_] - self.min_) / self.range_
+
+    def get_feature_names_out(self, input_features=None):
+        """The names of the kept columns."""
+        check_is_fitted(self)
+        names = np.asarray(input_features if input_features is not None else
+                           [f"x{i}" for i in range(self.support_.size)], dtype=object)
+        return names[self.support_]
 
 
 class RescaledReducer(TransformerMixin, BaseEstimator):

@@ -290,6 +290,10 @@ def test_override_checks_leave_sweeps_over_components_to_each_job():
         check_overrides(compose_default_learner(["-m", "+learner=plknn", "learner.zz=1,2"]), reg)
     assert compose_default_learner(["learner.k=5", "--cfg", "job"]) == ["learner.k=5", "+learner=plknn", "--cfg", "job"]
     assert compose_default_learner(["learner=ipal"]) == ["+learner=ipal"]
+    # a preset that selects the group itself: learner=X replaces its choice (plus would add a second)
+    assert compose_default_learner(["experiment=deep_published_table", "learner=cc"], reg) == [
+        "experiment=deep_published_table", "learner=cc"]
+    assert compose_default_learner(["experiment=plc_lost", "learner=cc"], reg) == ["experiment=plc_lost", "+learner=cc"]
 
 
 def test_clustering_run_logs_the_classes_scored_and_plc_diagnostics(tmp_path, plcore_cli):

@@ -489,6 +489,19 @@ def test_reduced_preprocessing_scales_the_reducer_output_and_keeps_its_attribute
     assert base.summary["n_components_mean"] == 2
 
 
+def test_minmax_nonconstant_drops_constant_columns_and_scales_on_the_fitted_rows():
+    from plcore.preprocessing import MinMaxNonConstant
+    from plcore.run.pipeline import make_preprocessor
+
+    X = np.array([[1.0, 5.0, 2.0], [3.0, 5.0, 4.0], [2.0, 5.0, 8.0]])
+    sc = make_preprocessor("minmax_nonconstant").fit(X)
+    assert isinstance(sc, MinMaxNonConstant)
+    np.testing.assert_allclose(sc.transform(X), [[0, 0], [1, 1 / 3], [0.5, 1]])
+    np.testing.assert_array_equal(sc.get_feature_names_out(), ["x0", "x2"])
+    # rows it was not fitted on keep the fitted scale (values outside [0, 1] stay so)
+    np.testing.assert_allclose(sc.transform([[5.0, 0.0, 14.0]]), [[2.0, 2.0]])
+
+
 def test_isotropic_scaler_keeps_neighbours_and_reaches_unit_rms():
     from sklearn.neighbors import NearestNeighbors
 

@@ -453,17 +453,42 @@ def _swept(value: str) -> bool:
     return any(ch in value for ch in ",()[]{}$*")
 
 
-def compose_default_learner(argv: list[str]) -> list[str]:
+def preset_groups(registry: Registry, name: str, _seen=None) -> set:
+    """The groups (``learner``, ``clusterer``, ...) that experiment preset ``name`` selects in its
+    defaults list, through the presets it extends; an unknown name selects none."""
+    seen = set() if _seen is None else _seen
+    if name in seen or name not in registry.experiments:
+        return set()
+    seen.add(name)
+    groups = set()
+    for entry in registry.experiments[name].get("defaults") or []:
+        if isinstance(entry, dict):
+            for key in entry:
+                groups.add(key.removeprefix("override ").strip().lstrip("/").split("/")[0])
+        elif isinstance(entry, str) and entry != "_self_":
+            groups |= preset_groups(registry, entry.lstrip("/").removeprefix("experiment/"), seen)
+    return groups
+
+
+def compose_default_learner(argv: list[str], registry: Registry | None = None) -> list[str]:
     """The command line as Hydra composes it: ``learner=X`` (no ``+``) selects a component
-    as ``+learner=X`` does (components are added, not in the primary defaults), and a run that
-    selects no learner, clusterer or preset gets the built-in PL-KNN as the composed group
-    ``+learner=plknn`` -- so ``learner.k=5`` works on the default run and in sweeps."""
+    as ``+learner=X`` does (components are added, not in the primary defaults) -- unless the
+    chosen preset selects that group itself, when it replaces the preset's choice
+    (``experiment=deep_published learner=cc``) -- and a run that selects no learner, clusterer
+    or preset gets the built-in PL-KNN as the composed group ``+learner=plknn`` -- so
+    ``learner.k=5`` works on the default run and in sweeps."""
+    in_preset = set()
+    if registry is not None:
+        for arg in argv:
+            key, _, value = arg.partition("=")
+            if key.lstrip("+") == "experiment":
+                in_preset |= preset_groups(registry, value)
     out, chosen = [], set()
     for arg in argv:
         m = _SELECT.match(arg)
         if m:
             chosen.add(m.group(2))
-            if not m.group(1):
+            if not m.group(1) and m.group(2) not in in_preset:
                 arg = "+" + arg
         out.append(arg)
     presets = any(a.split("=", 1)[0].lstrip("+~") == "experiment" for a in argv)
@@ -606,7 +631,7 @@ def main(argv=None) -> int:
             import importlib
 
             return importlib.import_module(_SUBCOMMANDS[argv[0]]).main(argv[1:])
-        argv = compose_default_learner(argv)
+        argv = compose_default_learner(argv, registry)
         check_overrides(argv, registry)
         store_configs(registry)
         conf_dir = find_conf_dir()

@@ -70,5 +70,7 @@ def plcore_components():
                       description="scale every feature to [0, 1] (scikit-learn MinMaxScaler)"),
         ComponentSpec("preprocessor", "isotropic", "plcore.preprocessing:IsotropicScaler",
                       description="centre, divide all features by one RMS (neighbours unchanged)"),
+        ComponentSpec("preprocessor", "minmax_nonconstant", "plcore.preprocessing:MinMaxNonConstant",
+                      description="drop constant features, scale the others to [0, 1] (the deep-PLL tabular recipe)"),
     ]
     return specs

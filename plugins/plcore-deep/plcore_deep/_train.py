@@ -17,16 +17,18 @@ from torch import nn
 
 from plcore_deep import _losses as L
 
-__all__ = ["METHODS", "Method", "build_network", "resolve_device", "train", "predict_logits"]
+__all__ = ["METHODS", "Method", "batch_size_for", "build_network", "resolve_device", "train", "predict_logits"]
 
 
 # ----------------------------------------------------------------------------- networks
-def build_network(n_features: int, n_classes: int, hidden_layer_sizes) -> nn.Sequential:
-    """``Linear -> ReLU`` per hidden layer, then a linear output layer (no hidden layer: the
-    linear model). PyTorch's default initialisation, drawn from the global generator."""
+def build_network(n_features: int, n_classes: int, hidden_layer_sizes, batch_norm: bool = False) -> nn.Sequential:
+    """``Linear -> ReLU`` per hidden layer (``Linear -> ReLU -> BatchNorm1d`` with ``batch_norm``,
+    the order of the field's tabular MLP, Fuchs & Kalinke's ``models/mlp.py``), then a linear
+    output layer (no hidden layer: the linear model). PyTorch's default initialisation, drawn
+    from the global generator."""
     layers, width = [], n_features
     for size in hidden_layer_sizes:
-        layers += [nn.Linear(width, int(size)), nn.ReLU()]
+        layers += [nn.Linear(width, int(size)), nn.ReLU()] + ([nn.BatchNorm1d(int(size))] if batch_norm else [])
         width = int(size)
     layers.append(nn.Linear(width, n_classes))
     return nn.Sequential(*layers)
@@ -166,24 +168,45 @@ def _optimizer(name, params, lr, weight_decay, momentum):
     return torch.optim.SGD(params, lr=lr, weight_decay=weight_decay, momentum=momentum)
 
 
-def train(X: np.ndarray, S: np.ndarray, *, method: Method, hidden_layer_sizes, n_epochs: int, batch_size: int,
+def batch_size_for(batch_size, n_train: int) -> int:
+    """``"auto"``: the rule of the field's tabular recipe (Fuchs & Kalinke, UAI 2025): 16 rows
+    below 5,000 training rows, else 256; an integer is kept."""
+    if batch_size == "auto":
+        return 16 if n_train < 5000 else 256
+    return int(batch_size)
+
+
+def _schedule(opt, name: str, learning_rate: float, n_epochs: int, steps_per_epoch: int):
+    """``"one_cycle"``: :class:`torch.optim.lr_scheduler.OneCycleLR` up to ``learning_rate`` over
+    the whole run, stepped after every batch (PyTorch's defaults: 30% warm-up, cosine
+    annealing, from and to ``learning_rate / 25`` and ``/ 1e4``); ``"constant"``: none."""
+    if name == "constant":
+        return None
+    return torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=learning_rate, epochs=n_epochs,
+                                               steps_per_epoch=max(1, steps_per_epoch))
+
+
+def train(X: np.ndarray, S: np.ndarray, *, method: Method, hidden_layer_sizes, n_epochs: int, batch_size,
           learning_rate: float, weight_decay: float, optimizer: str, momentum: float, early_stopping: bool,
           validation_fraction: float, n_iter_no_change: int, tol: float, score, device: torch.device,
-          seed: int, iterations=lambda it, desc: it, desc: str = "") -> Result:
+          seed: int, batch_norm: bool = False, lr_schedule: str = "constant",
+          iterations=lambda it, desc: it, desc: str = "") -> Result:
     """Fit a network on ``X`` (n, d) and candidate matrix ``S`` (n, q, bool) with ``method``.
 
     ``seed`` fixes the initial weights, the batch order and the early-stopping split (on the
     CPU the result is then bit-identical). With ``early_stopping`` a ``validation_fraction`` of
     the rows is held out, ``score(S_val, logits_val)`` (a criterion of candidate sets only) is
     evaluated after every epoch, the best epoch's weights are kept, and training stops after
-    ``n_iter_no_change`` epochs without an improvement of more than ``tol``.
+    ``n_iter_no_change`` epochs without an improvement of more than ``tol``. ``batch_size`` may
+    be ``"auto"`` (:func:`batch_size_for`); with ``batch_norm`` a last batch of one row is
+    skipped (batch statistics need two).
     """
     n, q = S.shape
     rng = np.random.RandomState(seed)
     gen = torch.Generator().manual_seed(int(rng.randint(2**31 - 1)))
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(rng.randint(2**31 - 1)))
-        model = build_network(X.shape[1], q, hidden_layer_sizes)
+        model = build_network(X.shape[1], q, hidden_layer_sizes, batch_norm)
     model.to(device)
     Xt = torch.from_numpy(X.astype(np.float32)).to(device)
     St = torch.from_numpy(S.astype(np.float32)).to(device)
@@ -196,23 +219,32 @@ def train(X: np.ndarray, S: np.ndarray, *, method: Method, hidden_layer_sizes, n
     train_rows = torch.as_tensor(rows, device=device)
     val_rows = torch.as_tensor(val, device=device)
     W = method.initial(St)
+    n_train = len(rows)
+    batch_size = batch_size_for(batch_size, n_train)
     state = State(model, Xt, St, W, train_rows, batch_size)
     opt = _optimizer(optimizer, model.parameters(), learning_rate, weight_decay, momentum)
+    scheduler = _schedule(opt, lr_schedule, learning_rate, n_epochs, math.ceil(n_train / batch_size))
+    smallest = 2 if batch_norm else 1
     result = Result(model=model, confidences=None, candidates=None)
     best_score, best_state, stall = -math.inf, None, 0
-    n_train = len(rows)
     for epoch in iterations(range(n_epochs), desc):
         model.train()
         order = train_rows[torch.randperm(n_train, generator=gen).to(device)]
         total = torch.zeros((), device=device)
         for start in range(0, n_train, batch_size):
             idx = order[start:start + batch_size]
+            if len(idx) < smallest:
+                if scheduler is not None:
+                    scheduler.step()
+                continue
             xb, sb = Xt[idx], St[idx]
             logits = model(xb)
             loss = method.loss(logits, sb, W[idx])
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
+            if scheduler is not None:
+                scheduler.step()
             total += loss.detach() * len(idx)
             if method.update == "before":
                 W[idx] = method.targets(logits.detach(), sb)

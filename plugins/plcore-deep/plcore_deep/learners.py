@@ -59,15 +59,21 @@ class _DeepLearner(BaseLearner):
     ----------
     hidden_layer_sizes : tuple of int, default=(500,)
         Widths of the MLP's hidden ReLU layers; ``()`` is the linear model.
+    batch_norm : bool, default=False
+        Batch normalisation after every hidden layer's ReLU.
     n_epochs : int, default=200
         Passes over the training rows (fewer with early stopping).
-    batch_size : int, default=128
+    batch_size : int or "auto", default=128
+        ``"auto"``: 16 rows below 5,000 training rows, else 256 (the field's tabular recipe).
     learning_rate : float, default=1e-3
+        The step size; with ``lr_schedule="one_cycle"`` the schedule's peak.
     weight_decay : float, default=1e-5
         L2 penalty of the optimiser.
     optimizer : {"adam", "sgd"}, default="adam"
     momentum : float, default=0.9
         SGD only.
+    lr_schedule : {"constant", "one_cycle"}, default="constant"
+        ``"one_cycle"``: PyTorch's ``OneCycleLR`` up to ``learning_rate``, stepped per batch.
     early_stopping : bool, default=False
         Hold out ``validation_fraction`` of the rows, keep the epoch with the best ``scoring``
         on their candidate sets, stop after ``n_iter_no_change`` epochs without improvement.
@@ -85,12 +91,14 @@ class _DeepLearner(BaseLearner):
 
     _parameter_constraints = {
         "hidden_layer_sizes": ["array-like"],
+        "batch_norm": ["boolean"],
         "n_epochs": [Interval(Integral, 1, None, closed="left")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "weight_decay": [Interval(Real, 0, None, closed="left")],
         "optimizer": [StrOptions({"adam", "sgd"})],
         "momentum": [Interval(Real, 0, 1, closed="left")],
+        "lr_schedule": [StrOptions({"constant", "one_cycle"})],
         "early_stopping": ["boolean"],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
@@ -100,17 +108,19 @@ class _DeepLearner(BaseLearner):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, *, hidden_layer_sizes=(500,), n_epochs=200, batch_size=128, learning_rate=1e-3,
-                 weight_decay=1e-5, optimizer="adam", momentum=0.9, early_stopping=False,
-                 validation_fraction=0.1, n_iter_no_change=20, tol=1e-4, scoring="partial_log_likelihood",
-                 device="auto", random_state=None):
+    def __init__(self, *, hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128,
+                 learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant",
+                 early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
+                 scoring="partial_log_likelihood", device="auto", random_state=None):
         self.hidden_layer_sizes = hidden_layer_sizes
+        self.batch_norm = batch_norm
         self.n_epochs = n_epochs
         self.batch_size = batch_size
         self.learning_rate = learning_rate
         self.weight_decay = weight_decay
         self.optimizer = optimizer
         self.momentum = momentum
+        self.lr_schedule = lr_schedule
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
@@ -139,7 +149,8 @@ class _DeepLearner(BaseLearner):
         seed = check_random_state(self.random_state).randint(2**31 - 1)
         result = _train.train(
             X, S, method=_train.make_method(self._method, self._method_params()),
-            hidden_layer_sizes=self._hidden(), n_epochs=int(self.n_epochs), batch_size=int(self.batch_size),
+            hidden_layer_sizes=self._hidden(), batch_norm=bool(self.batch_norm), lr_schedule=self.lr_schedule,
+            n_epochs=int(self.n_epochs), batch_size=self.batch_size,
             learning_rate=float(self.learning_rate), weight_decay=float(self.weight_decay),
             optimizer=self.optimizer, momentum=float(self.momentum), early_stopping=bool(self.early_stopping),
             validation_fraction=float(self.validation_fraction), n_iter_no_change=int(self.n_iter_no_change),
@@ -216,13 +227,14 @@ class LwsLearner(_DeepLearner):
     _parameter_constraints = {**_DeepLearner._parameter_constraints,
                               "beta": [Interval(Real, 0, None, closed="left")]}
 
-    def __init__(self, *, beta=2.0, hidden_layer_sizes=(500,), n_epochs=200, batch_size=128, learning_rate=1e-3,
-                 weight_decay=1e-5, optimizer="adam", momentum=0.9, early_stopping=False,
-                 validation_fraction=0.1, n_iter_no_change=20, tol=1e-4, scoring="partial_log_likelihood",
-                 device="auto", random_state=None):
-        super().__init__(hidden_layer_sizes=hidden_layer_sizes, n_epochs=n_epochs, batch_size=batch_size,
-                         learning_rate=learning_rate, weight_decay=weight_decay, optimizer=optimizer,
-                         momentum=momentum, early_stopping=early_stopping, validation_fraction=validation_fraction,
+    def __init__(self, *, beta=2.0, hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128,
+                 learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant",
+                 early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
+                 scoring="partial_log_likelihood", device="auto", random_state=None):
+        super().__init__(hidden_layer_sizes=hidden_layer_sizes, batch_norm=batch_norm, n_epochs=n_epochs,
+                         batch_size=batch_size, learning_rate=learning_rate, weight_decay=weight_decay,
+                         optimizer=optimizer, momentum=momentum, lr_schedule=lr_schedule,
+                         early_stopping=early_stopping, validation_fraction=validation_fraction,
                          n_iter_no_change=n_iter_no_change, tol=tol, scoring=scoring, device=device,
                          random_state=random_state)
         self.beta = beta
@@ -259,12 +271,14 @@ class PopLearner(_DeepLearner):
                               "theta_max": [Interval(Real, 0, 1, closed="right")]}
 
     def __init__(self, *, warm_up=20, window=5, theta=1e-3, inc=1e-3, theta_max=0.4, hidden_layer_sizes=(500,),
-                 n_epochs=200, batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam",
-                 momentum=0.9, early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
-                 scoring="partial_log_likelihood", device="auto", random_state=None):
-        super().__init__(hidden_layer_sizes=hidden_layer_sizes, n_epochs=n_epochs, batch_size=batch_size,
-                         learning_rate=learning_rate, weight_decay=weight_decay, optimizer=optimizer,
-                         momentum=momentum, early_stopping=early_stopping, validation_fraction=validation_fraction,
+                 batch_norm=False, n_epochs=200, batch_size=128, learning_rate=1e-3, weight_decay=1e-5,
+                 optimizer="adam", momentum=0.9, lr_schedule="constant", early_stopping=False,
+                 validation_fraction=0.1, n_iter_no_change=20, tol=1e-4, scoring="partial_log_likelihood",
+                 device="auto", random_state=None):
+        super().__init__(hidden_layer_sizes=hidden_layer_sizes, batch_norm=batch_norm, n_epochs=n_epochs,
+                         batch_size=batch_size, learning_rate=learning_rate, weight_decay=weight_decay,
+                         optimizer=optimizer, momentum=momentum, lr_schedule=lr_schedule,
+                         early_stopping=early_stopping, validation_fraction=validation_fraction,
                          n_iter_no_change=n_iter_no_change, tol=tol, scoring=scoring, device=device,
                          random_state=random_state)
         self.warm_up = warm_up

@@ -216,3 +216,70 @@ def test_parallel_folds_give_the_serial_results_with_torch_in_the_workers():
     strip = [{k: v for k, v in s.items() if not k.endswith("_time")} for s in serial.steps]
     assert [{k: v for k, v in s.items() if not k.endswith("_time")} for s in parallel.steps] == strip
     assert parallel.predictions == serial.predictions
+
+
+# ----------------------------------------------------------------------------- the field's recipe
+def test_batch_norm_follows_each_hidden_relu():
+    """Fuchs & Kalinke's tabular MLP: Linear -> ReLU -> BatchNorm1d per hidden layer."""
+    net = _train.build_network(5, 3, (7, 6), batch_norm=True)
+    kinds = [type(m).__name__ for m in net]
+    assert kinds == ["Linear", "ReLU", "BatchNorm1d", "Linear", "ReLU", "BatchNorm1d", "Linear"]
+    assert [m.num_features for m in net if isinstance(m, torch.nn.BatchNorm1d)] == [7, 6]
+    assert [type(m).__name__ for m in _train.build_network(5, 3, (7,))] == ["Linear", "ReLU", "Linear"]
+
+
+@pytest.mark.parametrize("n_train, expected", [(1, 16), (4999, 16), (5000, 256), (60000, 256)])
+def test_auto_batch_size_is_the_recipes_rule(n_train, expected):
+    assert _train.batch_size_for("auto", n_train) == expected
+    assert _train.batch_size_for(100, n_train) == 100
+
+
+def test_one_cycle_is_stepped_once_per_batch_over_the_whole_run(monkeypatch):
+    """33 rows in batches of 16 (the last of one row, skipped under batch norm): 3 steps per
+    epoch, 60 in all; the schedule starts at lr / 25, peaks at lr and ends at lr / 25 / 1e4 (PyTorch's
+    OneCycleLR defaults), and a step too many would raise."""
+    seen = []
+    real = _train._schedule
+
+    def spy(opt, name, lr, n_epochs, steps):
+        sched = real(opt, name, lr, n_epochs, steps)
+        step = sched.step
+
+        def recorded():
+            step()
+            seen.append(opt.param_groups[0]["lr"])
+        sched.step = recorded
+        seen.append(opt.param_groups[0]["lr"])
+        return sched
+
+    monkeypatch.setattr(_train, "_schedule", spy)
+    X, S, _ = make_pl_data(n_samples=33, n_classes=3, random_state=0)
+    ProdenLearner(hidden_layer_sizes=(8,), batch_norm=True, lr_schedule="one_cycle", learning_rate=0.01,
+                  batch_size=16, n_epochs=20, device="cpu", random_state=0).fit(X, S)
+    assert len(seen) == 1 + 20 * 3
+    used = seen[:60]  # the rates of the 60 batches (the step after the last batch is never used)
+    assert used[0] == pytest.approx(0.01 / 25) and max(used) == pytest.approx(0.01)
+    assert used[-1] == pytest.approx(0.01 / 25 / 1e4)
+    assert int(np.argmax(used)) == 0.3 * 60 - 1  # PyTorch's 30% warm-up: the peak at batch 18 of 60
+
+
+def test_the_published_recipe_learns_where_the_answer_is_known():
+    X, S, y = make_pl_data(n_samples=300, n_classes=4, random_state=1)
+    est = ProdenLearner(hidden_layer_sizes=(32, 32, 32), batch_norm=True, lr_schedule="one_cycle",
+                        learning_rate=0.01, weight_decay=1e-4, batch_size="auto", n_epochs=20, device="cpu",
+                        random_state=0).fit(X, S)
+    assert (est.predict(X) == y).mean() > 0.9
+
+
+def test_the_published_preset_takes_any_deep_learner_and_data_set(tmp_path):
+    """``experiment=deep_published learner=cc dataset=iris``: CC with the preset's recipe on 5
+    holdout splits of min-max features (a short run: 2 epochs, 1 split)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "plcore", "experiment=deep_published", "learner=cc", "dataset=iris",
+                          "bags.r=1", "learner.n_epochs=2", "learner.device=cpu", "protocol.n_repeats=1",
+                          "tracking=none"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "learner=CcLearner(batch_norm=True, batch_size='auto'" in out.stdout
+    assert "protocol=holdout" in out.stdout and "accuracy_mean=" in out.stdout
