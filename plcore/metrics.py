@@ -18,9 +18,11 @@ __all__ = [
     "average_candidates",
     "covering_rate",
     "partial_log_likelihood",
+    "approximated_accuracy",
     "clustering_covering_rate",
     "covering_rate_scorer",
     "partial_log_likelihood_scorer",
+    "approximated_accuracy_scorer",
     "clustering_covering_rate_scorer",
     "SCORERS",
     "get_scorer",
@@ -139,6 +141,22 @@ def partial_log_likelihood(S, proba, eps: float = 1e-12) -> float:
     return float(np.mean(np.log(np.maximum(mass, eps))))
 
 
+def approximated_accuracy(S, proba, eps: float = 1e-12) -> float:
+    """PLENCH's Approximated Accuracy (AA; Wang et al., ICLR 2025, ``val_approximated_accuracy``):
+    the model's probabilities restricted to each row's candidates and renormalised, read at the
+    model's prediction ``argmax_j p_ij`` (over all classes), averaged over the rows. An estimate of
+    the accuracy from candidate sets only: 0 for a prediction outside the candidate set."""
+    from plcore.utils import dense_candidates
+
+    S = dense_candidates(S)
+    P = np.asarray(proba, dtype=np.float64)
+    if P.shape != S.shape:
+        raise DataValidationError(f"proba has shape {P.shape} but S has {S.shape}")
+    masked = np.where(S, P, 0.0)
+    conf = masked / (masked.sum(axis=1, keepdims=True) + eps)
+    return float(np.mean(conf[np.arange(S.shape[0]), np.argmax(P, axis=1)]))
+
+
 def clustering_covering_rate(S, labels) -> float:
     """Label-free clustering criterion: map clusters one-to-one to classes so that the
     labelled rows' cluster classes fall in their candidate sets as often as possible
@@ -171,6 +189,11 @@ def partial_log_likelihood_scorer(estimator, X, S) -> float:
     return partial_log_likelihood(S, estimator.predict_proba(X))
 
 
+def approximated_accuracy_scorer(estimator, X, S) -> float:
+    """``scoring=`` callable: :func:`approximated_accuracy` of ``estimator.predict_proba(X)``."""
+    return approximated_accuracy(S, estimator.predict_proba(X))
+
+
 def clustering_covering_rate_scorer(estimator, X, S) -> float:
     """``scoring=`` callable for clusterers: fit-predict on ``(X, S)``, then
     :func:`clustering_covering_rate` (clusterers are transductive: they label what they fit)."""
@@ -181,6 +204,7 @@ def clustering_covering_rate_scorer(estimator, X, S) -> float:
 SCORERS = {
     "covering_rate": covering_rate_scorer,
     "partial_log_likelihood": partial_log_likelihood_scorer,
+    "approximated_accuracy": approximated_accuracy_scorer,
     "clustering_covering_rate": clustering_covering_rate_scorer,
 }
 

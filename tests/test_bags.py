@@ -21,7 +21,9 @@ from plcore.datasets.bags import (
     ClusterNoisyBags,
     DropTrueBags,
     FixedSizeBags,
+    FlipBags,
     UniformBags,
+    UniformSetBags,
     random_distinct_others,
 )
 from plcore.exceptions import DataValidationError
@@ -541,3 +543,51 @@ def test_generate_does_not_modify_inputs(name, data):
     FACTORIES[name](0).generate(y, X=X)
     np.testing.assert_array_equal(X, X0)
     np.testing.assert_array_equal(y, y0)
+
+
+# --------------------------------------------------------------------------- flip / uniform sets
+
+
+@pytest.mark.parametrize("p", [0.1, 0.3, 0.7])
+def test_flip_adds_each_false_label_with_probability_p(p):
+    y = make_labels(N_BIG, Q, seed=3)
+    S = FlipBags(p=p, random_state=0).generate(y, n_classes=Q)
+    check_false_positives_uniform(S, y, Q, p * (Q - 1))  # every false label at rate p, true always in
+    sizes = S.sum(axis=1)
+    mean_sd = np.sqrt(p * (1 - p) * (Q - 1) / N_BIG)
+    assert abs(sizes.mean() - (1 + p * (Q - 1))) <= K_SIGMA * mean_sd  # the mean bag the rate implies
+    assert len(np.unique(sizes)) > 1  # sizes vary, unlike uniform / fixed_size
+
+
+def test_flip_extremes():
+    y = make_labels(200, Q)
+    np.testing.assert_array_equal(FlipBags(p=0.0, random_state=0).generate(y, n_classes=Q), np.eye(Q, dtype=bool)[y])
+    assert FlipBags(p=1.0, random_state=0).generate(y, n_classes=Q).all()
+
+
+def test_uniform_sets_draw_every_set_with_the_true_label_but_all_equally_often():
+    """q = 4: 2^3 - 1 = 7 admissible sets per true label (the full one excluded), each 1/7."""
+    q, n = 4, 28000
+    y = make_labels(n, q, seed=5)
+    S = UniformSetBags(random_state=0).generate(y, n_classes=q)
+    assert S[np.arange(n), y].all() and not S.all(axis=1).any()
+    for c in range(q):
+        rows = S[y == c]
+        codes = rows.astype(int) @ (1 << np.arange(q))
+        values, counts = np.unique(codes, return_counts=True)
+        assert len(values) == 7
+        for count in counts:
+            assert_rate(count, rows.shape[0], 1 / 7, f"true class {c}")
+
+
+def test_uniform_sets_mean_number_of_false_labels():
+    q = 10
+    y = make_labels(N_BIG, q, seed=1)
+    false = UniformSetBags(random_state=0).generate(y, n_classes=q).sum(axis=1) - 1
+    expected = (q - 1) * (2 ** (q - 2) - 1) / (2 ** (q - 1) - 1)
+    assert abs(false.mean() - expected) <= K_SIGMA * false.std() / np.sqrt(N_BIG)
+
+
+def test_uniform_sets_needs_two_classes():
+    with pytest.raises(DataValidationError, match="at least 2 classes"):
+        UniformSetBags(random_state=0).generate(np.zeros(5, dtype=int), n_classes=1)

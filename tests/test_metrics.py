@@ -183,3 +183,24 @@ def test_average_candidates_agrees_with_dataset():
     ds = PLDataset(rng.normal(size=(30, 2)), sp.csr_matrix(S))
     assert average_candidates(ds.S) == pytest.approx(ds.average_candidates())
     assert average_candidates(S) == pytest.approx(S.sum() / 30)
+
+
+def test_approximated_accuracy_is_plenchs_formula_written_out():
+    """AA (PLENCH ``val_approximated_accuracy``): candidate-masked, renormalised probability at
+    the unmasked argmax, averaged; compared with a literal loop."""
+    from plcore.metrics import SCORERS, approximated_accuracy
+
+    rng = np.random.RandomState(0)
+    P = rng.dirichlet(np.ones(4), size=50)
+    S = rng.rand(50, 4) < 0.5
+    S[np.arange(50), rng.randint(0, 4, 50)] = True
+    expected = []
+    for p, s in zip(P, S):
+        pred = int(np.argmax(p))
+        expected.append(p[pred] / p[s].sum() if s[pred] else 0.0)
+    assert approximated_accuracy(S, P) == pytest.approx(np.mean(expected), rel=1e-9)
+    # exact labels: AA is the plain accuracy; all candidates: AA is the mean top probability
+    y = rng.randint(0, 4, 50)
+    assert approximated_accuracy(np.eye(4, dtype=bool)[y], P) == pytest.approx(np.mean(P.argmax(1) == y))
+    assert approximated_accuracy(np.ones((50, 4), bool), P) == pytest.approx(P.max(axis=1).mean())
+    assert "approximated_accuracy" in SCORERS

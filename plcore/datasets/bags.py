@@ -21,7 +21,8 @@ def _at_most(value, name, high, what):
     if value > high:
         raise DataValidationError(f"{name} must be <= {high} ({what}), got {value}")
 
-__all__ = ["UniformBags", "FixedSizeBags", "ClusterNoisyBags", "DropTrueBags", "random_distinct_others"]
+__all__ = ["UniformBags", "FixedSizeBags", "ClusterNoisyBags", "DropTrueBags", "FlipBags", "UniformSetBags",
+           "random_distinct_others"]
 
 
 def random_distinct_others(y, n_others, n_classes, rng):
@@ -158,4 +159,48 @@ class DropTrueBags(BaseBagGenerator):
             repl = random_distinct_others(y[empty], 1, n_classes, rng)[:, 0]
             out[rows[empty], repl] = True
         self.dropped_ = drop
+        return out
+
+
+class FlipBags(BaseBagGenerator):
+    """Each false label joins the bag independently with probability ``p`` (the "flipping
+    probability" of the deep-PLL benchmarks: PRODEN, POP, PLENCH). The mean bag has
+    ``1 + p (q - 1)`` labels; bags vary in size, and ``p = 1`` gives every label.
+    """
+
+    _parameter_constraints = {"p": [Interval(Real, 0.0, 1.0, closed="both")], "random_state": ["random_state"]}
+
+    def __init__(self, p=0.3, random_state=None):
+        self.p = p
+        self.random_state = random_state
+
+    def _generate(self, y, n_classes, rng, X=None, S=None):
+        out = rng.random_sample((y.shape[0], n_classes)) < self.p
+        out[np.arange(y.shape[0]), y] = True
+        return out
+
+
+class UniformSetBags(BaseBagGenerator):
+    """The candidate-set model of RC/CC (Feng et al., NeurIPS 2020, Section 3): a bag drawn
+    uniformly from the ``2^(q-1) - 1`` sets that contain the true label, all labels excepted.
+
+    Drawn as every false label with probability 1/2, a bag of all q labels drawn again. The
+    mean number of false labels is ``(q-1) (2^(q-2) - 1) / (2^(q-1) - 1)``, about ``(q-1)/2``.
+    """
+
+    _parameter_constraints = {"random_state": ["random_state"]}
+
+    def __init__(self, random_state=None):
+        self.random_state = random_state
+
+    def _generate(self, y, n_classes, rng, X=None, S=None):
+        if n_classes < 2:
+            raise DataValidationError("uniform_sets needs at least 2 classes (a bag must leave one label out)")
+        n = y.shape[0]
+        out = np.zeros((n, n_classes), dtype=bool)
+        todo = np.arange(n)
+        while todo.size:  # rejection: a full bag (probability 2^-(q-1)) is drawn again
+            out[todo] = rng.random_sample((todo.size, n_classes)) < 0.5
+            out[todo, y[todo]] = True
+            todo = todo[out[todo].all(axis=1)]
         return out

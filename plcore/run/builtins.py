@@ -48,6 +48,12 @@ def plcore_components():
         ComponentSpec("bags", "drop_true", f"{bags}:DropTrueBags", config={"eta": 0.1, "random_state": None},
                       description="Label noise for real PLL data: remove the true label from a bag with "
                                   "probability ``eta``."),
+        ComponentSpec("bags", "flip", f"{bags}:FlipBags", config={"p": 0.3, "random_state": None},
+                      description="Each false label joins the bag independently with probability ``p`` "
+                                  "(deep-PLL benchmarks)."),
+        ComponentSpec("bags", "uniform_sets", f"{bags}:UniformSetBags", config={"random_state": None},
+                      description="A bag drawn uniformly from the sets that contain the true label (RC/CC, "
+                                  "Feng et al. 2020)."),
     ]
     for name in SKLEARN_DATASETS:
         specs.append(_dataset(name, f"scikit-learn embedded data set {name} (exact labels)"))

@@ -33,7 +33,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from plcore.base import BaseLearner
 from plcore.exceptions import InvalidParameterError
-from plcore.metrics import covering_rate, partial_log_likelihood
+from plcore.metrics import approximated_accuracy, covering_rate, partial_log_likelihood
 from plcore.progress import iterations
 from plcore.validation import Integral, Interval, Real, StrOptions
 
@@ -48,8 +48,13 @@ def _partial_log_likelihood(S, logits):
     return partial_log_likelihood(S, softmax(logits, axis=1))
 
 
+def _approximated_accuracy(S, logits):
+    return approximated_accuracy(S, softmax(logits, axis=1))
+
+
 #: early-stopping criteria: candidate sets only (the scorers of plcore.metrics)
-_SCORES = {"covering_rate": _covering_rate, "partial_log_likelihood": _partial_log_likelihood}
+_SCORES = {"covering_rate": _covering_rate, "partial_log_likelihood": _partial_log_likelihood,
+           "approximated_accuracy": _approximated_accuracy}
 
 
 class _DeepLearner(BaseLearner):
@@ -80,8 +85,11 @@ class _DeepLearner(BaseLearner):
     validation_fraction : float, default=0.1
     n_iter_no_change : int, default=20
     tol : float, default=1e-4
-    scoring : {"covering_rate", "partial_log_likelihood"}, default="partial_log_likelihood"
-        Early stopping's criterion, computed from candidate sets only.
+    scoring : str, default="partial_log_likelihood"
+        ``"covering_rate"``, ``"partial_log_likelihood"`` or ``"approximated_accuracy"``:
+        early stopping's criterion (which epoch's weights are kept), computed from the held-out
+        rows' candidate sets only; ``"covering_rate"`` and ``"approximated_accuracy"`` are
+        PLENCH's CR and AA.
     device : str, default="auto"
         ``"cpu"``, ``"cuda"``, ``"cuda:<i>"`` or ``"auto"`` (CUDA if available).
     random_state : int, RandomState or None, default=None

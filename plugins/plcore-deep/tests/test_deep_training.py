@@ -132,10 +132,11 @@ def test_pop_learner_shrinks_candidate_sets_and_keeps_the_truth_mostly():
     assert est.candidates_[np.arange(len(y)), y].mean() >= 0.95
 
 
-def test_early_stopping_keeps_the_best_epoch_by_a_candidate_set_score():
+@pytest.mark.parametrize("scoring", ["partial_log_likelihood", "approximated_accuracy", "covering_rate"])
+def test_early_stopping_keeps_the_best_epoch_by_a_candidate_set_score(scoring):
     X, S, _ = make_pl_data(n_samples=200, n_features=5, n_classes=4, r=1, random_state=2)
     est = ProdenLearner(hidden_layer_sizes=(16,), n_epochs=300, early_stopping=True, n_iter_no_change=5,
-                        learning_rate=1e-2, device="cpu", random_state=0).fit(X, S)
+                        learning_rate=1e-2, scoring=scoring, device="cpu", random_state=0).fit(X, S)
     scores = est.validation_scores_
     assert est.n_epochs_ == len(scores) < 300, "stopped early"
     best, best_epoch = -np.inf, None
