@@ -665,3 +665,66 @@ def test_arff_numeric_class_named_class_is_accepted(tmp_path):
     ds = load_arff(path)
     np.testing.assert_array_equal(ds.classes, [2, 10])
     np.testing.assert_array_equal(ds.y_true, [0, 1, 0])
+
+
+# ----------------------------------------------------------------------------- IDX image sets
+def _write_idx(path, array, gz=False):
+    """An IDX file of unsigned bytes (the MNIST format), written literally."""
+    import gzip
+    import struct
+
+    array = np.asarray(array, dtype=np.uint8)
+    raw = bytes([0, 0, 0x08, array.ndim]) + struct.pack(f">{array.ndim}i", *array.shape) + array.tobytes()
+    (gzip.open if gz else open)(path, "wb").write(raw)
+
+
+def _idx_folder(tmp_path, gz=True, n_train=6, n_test=4):
+    rng = np.random.RandomState(0)
+    imgs = rng.randint(0, 256, size=(n_train + n_test, 3, 2))
+    labels = np.arange(n_train + n_test) % 3
+    suffix = ".gz" if gz else ""
+    _write_idx(tmp_path / f"train-images-idx3-ubyte{suffix}", imgs[:n_train], gz)
+    _write_idx(tmp_path / f"train-labels-idx1-ubyte{suffix}", labels[:n_train], gz)
+    _write_idx(tmp_path / f"t10k-images-idx3-ubyte{suffix}", imgs[n_train:], gz)
+    _write_idx(tmp_path / f"t10k-labels-idx1-ubyte{suffix}", labels[n_train:], gz)
+    return imgs, labels
+
+
+@pytest.mark.parametrize("gz", [True, False])
+def test_idx_folder_loads_training_then_test_images_as_pixel_rows(tmp_path, gz):
+    from plcore.datasets import load_dataset
+
+    imgs, labels = _idx_folder(tmp_path, gz)
+    ds = load_dataset(str(tmp_path))
+    np.testing.assert_allclose(ds.X, imgs.reshape(10, 6) / 255.0)
+    np.testing.assert_array_equal(ds.y_true, labels)
+    assert ds.S is None and ds.meta["test_rows"].tolist() == [False] * 6 + [True] * 4
+    assert ds.meta["image_shape"] == (3, 2)
+
+
+def test_idx_errors_are_one_line_naming_the_file_or_the_package(tmp_path, monkeypatch):
+    from plcore.datasets import load_dataset
+    from plcore.datasets.catalog import IDX_DATASETS
+
+    _idx_folder(tmp_path)
+    (tmp_path / "t10k-labels-idx1-ubyte.gz").write_bytes(b"\x1f\x8b broken")
+    with pytest.raises(DataValidationError, match=r"t10k-labels-idx1-ubyte\.gz: cannot read it as an IDX file") as err:
+        load_dataset(str(tmp_path))
+    assert "\n" not in str(err.value)
+    _write_idx(tmp_path / "t10k-labels-idx1-ubyte.gz", np.zeros(3), gz=True)  # 3 labels for 4 images
+    with pytest.raises(DataValidationError, match="4 images but 3 labels"):
+        load_dataset(str(tmp_path))
+    monkeypatch.setitem(IDX_DATASETS["fashion-mnist"], "system", str(tmp_path / "not-installed"))
+    with pytest.raises(DatasetNotFoundError, match=r"install Debian's dataset-fashion-mnist \(apt-get install"):
+        load_dataset("fashion-mnist", data_home=tmp_path / "empty")
+
+
+@pytest.mark.skipif(not __import__("pathlib").Path("/usr/share/datasets/fashion-mnist").is_dir(),
+                    reason="Debian's dataset-fashion-mnist is not installed (.ci/run installs it)")
+def test_fashion_mnist_from_the_debian_package(tmp_path):
+    from plcore.datasets import load_dataset
+
+    ds = load_dataset("fashion-mnist", data_home=tmp_path)
+    assert ds.X.shape == (70000, 784) and ds.n_classes == 10 and ds.classes[9] == "Ankle boot"
+    assert ds.X.min() == 0.0 and ds.X.max() == 1.0 and ds.meta["test_rows"].sum() == 10000
+    assert np.bincount(ds.y_true).tolist() == [7000] * 10

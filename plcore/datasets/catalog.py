@@ -1,7 +1,7 @@
 """The named data sets plcore knows (no imports: the registry lists them without loading
 the loaders)."""
 
-__all__ = ["PALM_DATASETS", "UCI_DATASETS", "SKLEARN_DATASETS"]
+__all__ = ["PALM_DATASETS", "UCI_DATASETS", "SKLEARN_DATASETS", "IDX_DATASETS"]
 
 #: PALM partial-label sets: name -> accepted file stems (compared case- and punctuation-insensitively)
 PALM_DATASETS = {
@@ -21,3 +21,14 @@ UCI_DATASETS = {
     "semeion": ("semeion",),
 }
 SKLEARN_DATASETS = ("iris", "wine", "breast_cancer", "digits")
+#: image sets in IDX files (``train-images-idx3-ubyte[.gz]`` etc.): name -> the folder name looked
+#: for in the data home, the folder a Debian package installs, that package, and the class names
+IDX_DATASETS = {
+    "fashion-mnist": {
+        "folder": "fashion-mnist",
+        "system": "/usr/share/datasets/fashion-mnist",
+        "package": "dataset-fashion-mnist",
+        "classes": ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag",
+                    "Ankle boot"),
+    },
+}

@@ -26,15 +26,18 @@ import scipy.sparse as sp
 from scipy.io import arff
 
 from plcore.data import PLDataset, _first
-from plcore.datasets.catalog import PALM_DATASETS, SKLEARN_DATASETS, UCI_DATASETS
+from plcore.datasets.catalog import IDX_DATASETS, PALM_DATASETS, SKLEARN_DATASETS, UCI_DATASETS
 from plcore.exceptions import DataValidationError, DatasetNotFoundError, PlcoreError
 
 __all__ = [
     "PALM_DATASETS",
     "UCI_DATASETS",
     "SKLEARN_DATASETS",
+    "IDX_DATASETS",
     "get_data_home",
     "find_dataset_file",
+    "find_idx_folder",
+    "load_idx",
     "load_dataset",
     "load_palm",
     "load_arff",
@@ -167,14 +170,84 @@ def find_dataset_file(name: str, data_home=None) -> Path:
 
 
 def known_names() -> list[str]:
-    return list(PALM_DATASETS) + list(UCI_DATASETS) + list(SKLEARN_DATASETS)
+    return list(PALM_DATASETS) + list(UCI_DATASETS) + list(SKLEARN_DATASETS) + list(IDX_DATASETS)
+
+
+#: the four files of an IDX image set, as MNIST and Fashion-MNIST ship them (optionally .gz)
+_IDX_PARTS = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
+              "t10k-labels-idx1-ubyte")
+
+
+def _idx_file(folder: Path, stem: str) -> Path | None:
+    for suffix in ("", ".gz"):
+        if (folder / (stem + suffix)).is_file():
+            return folder / (stem + suffix)
+    return None
+
+
+def find_idx_folder(name: str, data_home=None) -> Path:
+    """The folder holding IDX set ``name``'s four files: ``<data home>/<folder>`` (or the data
+    home itself), else where its Debian package installs them; a one-line error naming the
+    package when none does."""
+    info = IDX_DATASETS[name]
+    home = get_data_home(data_home)
+    candidates = [home / info["folder"], home, Path(info["system"])]
+    for folder in candidates:
+        if all(_idx_file(folder, stem) for stem in _IDX_PARTS):
+            return folder
+    raise DatasetNotFoundError(
+        f"data set {name!r} not found: no {_IDX_PARTS[0]}[.gz] and its three companions in "
+        f"{', '.join(str(c) for c in candidates)}; install Debian's {info['package']} "
+        f"(apt-get install {info['package']}) or put the IDX files in {home / info['folder']}")
+
+
+def _read_idx(path: Path) -> np.ndarray:
+    """One IDX array (the MNIST format: magic 0x0000 0x08 <ndim>, big-endian int32 dimensions,
+    unsigned bytes), read from a plain or gzipped file."""
+    import gzip
+
+    with _reading(path, "an IDX file"):
+        raw = (gzip.open if path.suffix == ".gz" else open)(path, "rb").read()
+        if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] != 0x08:
+            raise DataValidationError("not an IDX file of unsigned bytes (bad magic number)")
+        ndim = raw[3]
+        dims = np.frombuffer(raw, dtype=">i4", count=ndim, offset=4).astype(np.int64)
+        data = np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim)
+        if data.size != int(np.prod(dims)):
+            raise DataValidationError(f"holds {data.size} values, its header says {int(np.prod(dims))}")
+        return data.reshape(tuple(dims))
+
+
+def load_idx(folder, name: str | None = None, classes=None) -> PLDataset:
+    """An IDX image set (MNIST layout) from ``folder``: the training then the test images, one row
+    of pixels / 255 each (70,000 x 784 for Fashion-MNIST), exact labels (a bag generator makes the
+    candidate sets). ``meta["test_rows"]`` marks the official test part."""
+    folder = Path(folder).expanduser()
+    paths = [_idx_file(folder, stem) for stem in _IDX_PARTS]
+    if not all(paths):
+        missing = [stem for stem, p in zip(_IDX_PARTS, paths) if p is None]
+        raise DatasetNotFoundError(f"{folder}: no IDX file {', '.join(missing)}[.gz]")
+    Xtr, ytr, Xte, yte = (_read_idx(p) for p in paths)
+    for X, y, p in ((Xtr, ytr, paths[0]), (Xte, yte, paths[2])):
+        if X.shape[0] != y.shape[0]:
+            raise DataValidationError(f"{p}: {X.shape[0]} images but {y.shape[0]} labels")
+    X = np.concatenate([Xtr.reshape(len(Xtr), -1), Xte.reshape(len(Xte), -1)]).astype(np.float64) / 255.0
+    y = np.concatenate([ytr, yte]).astype(np.int64)
+    q = int(y.max()) + 1
+    names = np.asarray(classes if classes is not None and len(classes) == q else [str(c) for c in range(q)])
+    _check_classes(y, names)
+    test_rows = np.zeros(len(y), dtype=bool)
+    test_rows[len(ytr):] = True
+    return PLDataset(X, None, y, classes=names, name=name or folder.name,
+                     meta={"source": str(folder), "test_rows": test_rows, "image_shape": tuple(Xtr.shape[1:])})
 
 
 def load_dataset(name_or_path, data_home=None) -> PLDataset:
-    """Load a data set by name (PALM, UCI, scikit-learn built-in) or by file path.
+    """Load a data set by name (PALM, UCI, scikit-learn built-in, IDX images) or by path.
 
     Paths ending in ``.mat`` are read as PALM files, ``.arff`` as ARFF, ``.csv`` as CSV
-    (last column the label) and ``.npz`` as NPZ (keys ``X``, optional ``S``, ``y``).
+    (last column the label) and ``.npz`` as NPZ (keys ``X``, optional ``S``, ``y``); a folder
+    holding ``train-images-idx3-ubyte[.gz]`` and its companions as an IDX image set.
     """
     key = str(name_or_path)
     if key in SKLEARN_DATASETS:
@@ -183,13 +256,18 @@ def load_dataset(name_or_path, data_home=None) -> PLDataset:
         return load_palm(find_dataset_file(key, data_home), name=key)
     if key in UCI_DATASETS:
         return load_arff(find_dataset_file(key, data_home), name=key)
+    if key in IDX_DATASETS:
+        return load_idx(find_idx_folder(key, data_home), name=key, classes=IDX_DATASETS[key]["classes"])
     path = Path(key).expanduser()
+    if path.is_dir() and _idx_file(path, _IDX_PARTS[0]):
+        return load_idx(path)
     loaders = {".mat": load_palm, ".arff": load_arff, ".csv": load_csv, ".npz": load_npz}
     if path.suffix.lower() in loaders:
         return loaders[path.suffix.lower()](_existing_file(path))
     raise DataValidationError(
         f"cannot load {key!r}: not a known data set name ({', '.join(known_names())}) "
-        f"nor a path ending in .mat, .arff, .csv or .npz; {_data_home_contents(get_data_home(data_home))}"
+        f"nor a path ending in .mat, .arff, .csv or .npz nor a folder of IDX files; "
+        f"{_data_home_contents(get_data_home(data_home))}"
     )
 
 

@@ -6,7 +6,7 @@ that listing and composing import none of them (:class:`plcore.registry.Componen
 
 from __future__ import annotations
 
-from plcore.datasets.catalog import PALM_DATASETS, SKLEARN_DATASETS, UCI_DATASETS
+from plcore.datasets.catalog import IDX_DATASETS, PALM_DATASETS, SKLEARN_DATASETS, UCI_DATASETS
 from plcore.registry.hookspecs import hookimpl
 from plcore.run.defaults import PROTOCOL_DEFAULTS, PROTOCOL_DESCRIPTIONS, protocol_defaults
 from plcore.registry import ComponentSpec
@@ -61,6 +61,9 @@ def plcore_components():
         specs.append(_dataset(name, f"PALM partial-label data set {name} (.mat in the data home)"))
     for name in UCI_DATASETS:
         specs.append(_dataset(name, f"UCI data set {name} (.arff in the data home; exact labels)"))
+    for name, info in IDX_DATASETS.items():
+        specs.append(_dataset(name, f"image data set {name} (IDX files: Debian's {info['package']} or the data "
+                                    f"home; exact labels)"))
     specs.append(ComponentSpec(
         "dataset", "file", _LOADER,
         config={"_target_": "plcore.datasets.load_dataset", "name_or_path": "???", "data_home": _DATA_HOME},
