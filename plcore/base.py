@@ -211,7 +211,7 @@ class BaseBagGenerator(_PLLTagsMixin, BaseEstimator, metaclass=ABCMeta):
     ``corrupts_existing_labels`` (applied to real partial-label data too).
     """
 
-    def generate(self, y, X=None, random_state=None, *, n_classes=None, S=None):
+    def generate(self, y, X=None, random_state=None, *, n_classes=None, S=None, fit_rows=None):
         """Candidate sets for exact labels ``y`` (ints ``0..q-1``).
 
         Parameters
@@ -226,6 +226,9 @@ class BaseBagGenerator(_PLLTagsMixin, BaseEstimator, metaclass=ABCMeta):
             Number of classes q (default ``max(y) + 1``).
         S : array-like of shape (n, q), optional
             Existing candidate sets, for generators that corrupt real PLL data.
+        fit_rows : array-like of int or bool, optional
+            The rows whose features and true labels a generator that learns from them (tag
+            ``learns_from_labels``) may fit to (default all); the others only receive candidates.
         """
         validate_params(self)
         y = np.asarray(y)
@@ -255,6 +258,11 @@ class BaseBagGenerator(_PLLTagsMixin, BaseEstimator, metaclass=ABCMeta):
                 raise DataValidationError(f"S has {S.shape[1]} columns but n_classes={q}")
         seed = self.random_state if random_state is None else random_state
         rng = check_random_state(seed)
+        if get_pll_tags(self).learns_from_labels:
+            rows = np.arange(y.shape[0]) if fit_rows is None else np.arange(y.shape[0])[np.asarray(fit_rows)]
+            if rows.size == 0:
+                raise DataValidationError("fit_rows selects no row to learn from")
+            return self._generate(y, q, rng, X=X, S=S, fit_rows=rows)
         return self._generate(y, q, rng, X=X, S=S)
 
     @abstractmethod

@@ -44,6 +44,10 @@ class PLLTags:
     corrupts_existing_labels : bool, default=False
         Bag generators: applied to data that already carry candidate sets (real PLL data),
         e.g. dropping the true label; other generators are skipped on such data.
+    learns_from_labels : bool, default=False
+        Bag generators: ``generate`` fits a model to features and true labels (instance-dependent
+        candidates); the kfold and holdout protocols generate each split's candidate sets with
+        ``fit_rows`` = its training rows, so no test label shapes them.
     """
 
     accepts_sparse_candidates: bool = False
@@ -51,6 +55,7 @@ class PLLTags:
     online: bool = False
     needs_features: bool = False
     corrupts_existing_labels: bool = False
+    learns_from_labels: bool = False
 
 
 @dataclass

@@ -22,6 +22,7 @@ from plcore.datasets.bags import (
     DropTrueBags,
     FixedSizeBags,
     FlipBags,
+    InstanceDependentBags,
     UniformBags,
     UniformSetBags,
     random_distinct_others,
@@ -591,3 +592,47 @@ def test_uniform_sets_mean_number_of_false_labels():
 def test_uniform_sets_needs_two_classes():
     with pytest.raises(DataValidationError, match="at least 2 classes"):
         UniformSetBags(random_state=0).generate(np.zeros(5, dtype=int), n_classes=1)
+
+
+# --------------------------------------------------------------------------- instance-dependent
+
+
+def _three_blobs(n=900, seed=0):
+    """Classes 0 and 1 overlap, class 2 lies far away."""
+    rng = np.random.RandomState(seed)
+    y = np.repeat([0, 1, 2], n // 3)
+    centers = np.array([[0.0, 0.0], [1.0, 0.0], [12.0, 12.0]])
+    return centers[y] + rng.randn(n, 2), y
+
+
+def test_instance_dependent_bags_follow_the_helpers_confusions():
+    X, y = _three_blobs()
+    gen = InstanceDependentBags(rate=0.4, random_state=0)
+    S = gen.generate(y, X, n_classes=3)
+    assert S[np.arange(len(y)), y].all()
+    p = gen.probabilities_
+    assert (p[np.arange(len(y)), y] == 0).all() and p.max() <= 1.0
+    # the helper confuses 0 and 1, never 2: rows of class 0 get label 1 far more often than label 2
+    zero = y == 0
+    assert S[zero, 1].mean() > 0.5 and S[zero, 2].mean() < 0.1
+    # the recipe: p = rate * p / mean(p) after p / max(p), so before clipping a row sums to rate * q
+    assert np.all(p.sum(axis=1) <= 0.4 * 3 + 1e-9)
+    # the mean number of false labels is the mean of the probabilities it drew from
+    false = S.sum(axis=1) - 1
+    assert abs(false.mean() - p.sum(axis=1).mean()) <= K_SIGMA * np.sqrt((p * (1 - p)).sum(axis=1).mean() / len(y))
+
+
+def test_instance_dependent_helper_learns_from_fit_rows_only():
+    """Relabelling the rows outside ``fit_rows`` changes nothing the helper learned: the other rows'
+    probabilities are identical."""
+    X, y = _three_blobs()
+    fit = np.arange(0, 900, 2)
+    y2 = y.copy()
+    y2[1::2] = (y2[1::2] + 1) % 3
+    a = InstanceDependentBags(random_state=0)
+    b = InstanceDependentBags(random_state=0)
+    a.generate(y, X, n_classes=3, fit_rows=fit)
+    b.generate(y2, X, n_classes=3, fit_rows=fit)
+    np.testing.assert_array_equal(a.probabilities_[fit], b.probabilities_[fit])
+    with pytest.raises(DataValidationError, match="needs the features X"):
+        InstanceDependentBags().generate(y, n_classes=3)

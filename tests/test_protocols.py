@@ -596,3 +596,28 @@ def test_protocol_functions_defaults_equal_the_one_table():
                 assert default is None and value == SELECT_DEFAULTS, name
             else:
                 assert default == value, f"{name}.{key}: function {default!r}, table {value!r}"
+
+
+@pytest.mark.parametrize("protocol", [kfold, holdout])
+def test_a_generator_that_learns_from_labels_sees_only_each_splits_training_rows(protocol, monkeypatch):
+    from plcore.datasets import InstanceDependentBags
+
+    X, _, y = make_pl_data(n_samples=60)
+    calls = []
+    real = InstanceDependentBags.generate
+
+    def spy(self, y, X=None, random_state=None, **kw):
+        calls.append(None if kw.get("fit_rows") is None else np.sort(np.asarray(kw["fit_rows"])))
+        return real(self, y, X, random_state, **kw)
+
+    monkeypatch.setattr(InstanceDependentBags, "generate", spy)
+    setup = Setup(learner=PlKnnLearner(k=3), bags=InstanceDependentBags(max_iter=20, random_state=0))
+    kw = {"n_splits": 3} if protocol is kfold else {"n_repeats": 2}
+    res = protocol(setup, PLDataset(X, None, y), refit=False, progress=False, **kw)
+    splits = [c for c in calls if c is not None]
+    assert len(splits) == len(res.steps)
+    for rows, step in zip(splits, res.steps):
+        assert len(rows) < 60  # a training part, never all rows
+    test_rows = [sorted(r["index"] for r in res.predictions if r["step"] == s["step"]) for s in res.steps]
+    for rows, test in zip(splits, test_rows):
+        assert not set(rows) & set(test) and len(rows) + len(test) == 60

@@ -22,7 +22,7 @@ def _at_most(value, name, high, what):
         raise DataValidationError(f"{name} must be <= {high} ({what}), got {value}")
 
 __all__ = ["UniformBags", "FixedSizeBags", "ClusterNoisyBags", "DropTrueBags", "FlipBags", "UniformSetBags",
-           "random_distinct_others"]
+           "InstanceDependentBags", "random_distinct_others"]
 
 
 def random_distinct_others(y, n_others, n_classes, rng):
@@ -203,4 +203,60 @@ class UniformSetBags(BaseBagGenerator):
             out[todo] = rng.random_sample((todo.size, n_classes)) < 0.5
             out[todo, y[todo]] = True
             todo = todo[out[todo].all(axis=1)]
+        return out
+
+
+class InstanceDependentBags(BaseBagGenerator):
+    """Instance-dependent candidate sets, the recipe of VALEN (Xu et al., NeurIPS 2021,
+    ``feature_partialize``) and POP (Xu et al., ICML 2023, ``utils/data_factory.py``).
+
+    A helper network (scikit-learn's ``MLPClassifier``, seeded) is trained on the true labels of
+    ``fit_rows`` (the protocols pass the training part); for every row ``p = softmax(f(x))``,
+    ``p[true] = 0``, ``p <- p / max(p)``, ``p <- rate * p / mean(p)`` (the mean over all q
+    entries), clipped to 1; each false label joins the bag with probability ``p_j``. Labels the
+    helper confuses with the true one become candidates more often: the bags depend on ``x``.
+    ``probabilities_`` (n, q) holds the ``p`` of the last call. At most ``rate * q`` false labels
+    on average (exactly that where nothing is clipped).
+    """
+
+    _parameter_constraints = {"rate": [Interval(Real, 0.0, None, closed="left")],
+                              "hidden_layer_sizes": ["array-like"],
+                              "max_iter": [Interval(Integral, 1, None, closed="left")],
+                              "random_state": ["random_state"]}
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.pll_tags.needs_features = True
+        tags.pll_tags.learns_from_labels = True
+        return tags
+
+    def __init__(self, rate=0.4, hidden_layer_sizes=(64,), max_iter=100, random_state=None):
+        self.rate = rate
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def _generate(self, y, n_classes, rng, X=None, S=None, fit_rows=None):
+        import warnings
+
+        from sklearn.exceptions import ConvergenceWarning
+        from sklearn.neural_network import MLPClassifier
+
+        n = y.shape[0]
+        rows = np.arange(n) if fit_rows is None else fit_rows
+        helper = MLPClassifier(hidden_layer_sizes=tuple(self.hidden_layer_sizes), max_iter=int(self.max_iter),
+                               random_state=int(rng.randint(np.iinfo(np.int32).max)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)  # a helper, not a model: a fixed budget
+            helper.fit(X[rows], y[rows])
+        p = np.zeros((n, n_classes))
+        p[:, helper.classes_] = helper.predict_proba(X)
+        p[np.arange(n), y] = 0.0
+        top = p.max(axis=1, keepdims=True)
+        p = np.divide(p, top, out=np.zeros_like(p), where=top > 0)
+        mean = p.mean(axis=1, keepdims=True)
+        p = np.minimum(1.0, self.rate * np.divide(p, mean, out=np.zeros_like(p), where=mean > 0))
+        out = rng.random_sample((n, n_classes)) < p
+        out[np.arange(n), y] = True
+        self.probabilities_ = p
         return out

@@ -51,6 +51,10 @@ def plcore_components():
         ComponentSpec("bags", "flip", f"{bags}:FlipBags", config={"p": 0.3, "random_state": None},
                       description="Each false label joins the bag independently with probability ``p`` "
                                   "(deep-PLL benchmarks)."),
+        ComponentSpec("bags", "instance_dependent", f"{bags}:InstanceDependentBags",
+                      config={"hidden_layer_sizes": (64,), "max_iter": 100, "rate": 0.4, "random_state": None},
+                      description="Instance-dependent bags (VALEN/POP recipe): false labels a helper network "
+                                  "confuses with the true one, at ``rate``."),
         ComponentSpec("bags", "uniform_sets", f"{bags}:UniformSetBags", config={"random_state": None},
                       description="A bag drawn uniformly from the sets that contain the true label (RC/CC, "
                                   "Feng et al. 2020)."),

@@ -88,10 +88,12 @@ def bags_apply(dataset: PLDataset, bags) -> bool:
     return bags is not None and (not dataset.is_partial or get_pll_tags(bags).corrupts_existing_labels)
 
 
-def apply_bags(dataset: PLDataset, bags, random_state=None) -> PLDataset:
+def apply_bags(dataset: PLDataset, bags, random_state=None, fit_rows=None) -> PLDataset:
     """Candidate sets for a run: ``bags`` applied where :func:`bags_apply`, else the data's own.
 
-    Raises when the data set has exact labels only and no generator is given.
+    ``fit_rows``: the only rows a generator that learns from features and labels (tag
+    ``learns_from_labels``) may fit to -- a split's training part. Raises when the data set has
+    exact labels only and no generator is given.
     """
     if not bags_apply(dataset, bags):
         if not dataset.is_partial:
@@ -101,8 +103,17 @@ def apply_bags(dataset: PLDataset, bags, random_state=None) -> PLDataset:
         return dataset
     if dataset.y_true is None:
         raise DataValidationError(f"bag generator needs the true labels of {dataset.name!r}")
-    S = bags.generate(dataset.y_true, dataset.X, random_state, n_classes=dataset.n_classes, S=dataset.S)
+    S = bags.generate(dataset.y_true, dataset.X, random_state, n_classes=dataset.n_classes, S=dataset.S,
+                      fit_rows=fit_rows)
     return dataset.with_candidates(S)
+
+
+def _split_candidates(dataset: PLDataset, bags, ds: PLDataset, train, random_state):
+    """A split's candidate matrix: ``ds.S`` (generated once for all rows), or, for a generator
+    that learns from labels, candidates generated with the split's training rows only."""
+    if bags_apply(dataset, bags) and get_pll_tags(bags).learns_from_labels:
+        return apply_bags(dataset, bags, random_state, fit_rows=train).S
+    return ds.S
 
 
 def _progress(iterable, total, desc, progress):
@@ -305,7 +316,8 @@ def kfold(setup: Setup, dataset: PLDataset, *, n_splits: int = 10, shuffle: bool
     ds.validate()
     S_learner = _singletons(ds.y_true, ds.n_classes) if feed_truth else None
     splitter = KFold(n_splits=n_splits, shuffle=shuffle, random_state=random_state if shuffle else None)
-    tasks = [dict(setup=setup, X=ds.X, S=ds.S, y=ds.y_true, train=train, test=test, preprocessing=preprocessing,
+    tasks = [dict(setup=setup, X=ds.X, S=_split_candidates(dataset, setup.bags, ds, train, random_state),
+                  y=ds.y_true, train=train, test=test, preprocessing=preprocessing,
                   step=i, fit_reducer_on=fit_reducer_on, reduced_preprocessing=reduced_preprocessing,
                   classes=ds.classes, S_learner=S_learner, select=select, random_state=random_state)
              for i, (train, test) in enumerate(splitter.split(ds.X))]
@@ -372,7 +384,8 @@ def holdout(setup: Setup, dataset: PLDataset, *, test_size: float = 0.2, n_repea
         train, test = train_test_split(idx, test_size=test_size, random_state=int(seeds[r]),
                                        stratify=ds.y_true if stratify else None)
         S_learner = _singletons(ds.y_true, ds.n_classes) if feed_truth else None
-        tasks.append(dict(setup=setup, X=ds.X, S=ds.S, y=ds.y_true, train=train, test=test,
+        tasks.append(dict(setup=setup, X=ds.X, S=_split_candidates(dataset, setup.bags, ds, train, int(seeds[r])),
+                          y=ds.y_true, train=train, test=test,
                           preprocessing=preprocessing, step=r, reduced_preprocessing=reduced_preprocessing,
                           classes=ds.classes, S_learner=S_learner, select=select, random_state=int(seeds[r])))
     return _evaluate_splits("holdout", setup, tasks, desc=f"holdout {dataset.name}", feed_truth=feed_truth,
