@@ -17,7 +17,8 @@ from torch import nn
 
 from plcore_deep import _losses as L
 
-__all__ = ["METHODS", "Method", "batch_size_for", "build_network", "resolve_device", "train", "predict_logits"]
+__all__ = ["METHODS", "Method", "batch_size_for", "build_lenet", "build_network", "lenet_side", "resolve_device",
+           "train", "predict_logits"]
 
 
 # ----------------------------------------------------------------------------- networks
@@ -32,6 +33,29 @@ def build_network(n_features: int, n_classes: int, hidden_layer_sizes, batch_nor
         width = int(size)
     layers.append(nn.Linear(width, n_classes))
     return nn.Sequential(*layers)
+
+
+def lenet_side(n_features: int) -> int:
+    """The side of the square one-channel images a LeNet takes from rows of ``n_features`` pixels;
+    a ``ValueError`` when they are not such images (at least 12 x 12)."""
+    side = math.isqrt(int(n_features))
+    if side * side != n_features or side < 12:
+        raise ValueError(f"network='lenet' needs rows of square one-channel images of at least 12 x 12 pixels "
+                         f"(d = side^2, e.g. 784 for 28 x 28), got d={n_features}")
+    return side
+
+
+def build_lenet(n_features: int, n_classes: int) -> nn.Sequential:
+    """LeNet-5 (LeCun et al. 1998) on rows of ``side x side`` pixels, as deep-PLL papers train on
+    (Fashion-/K-)MNIST: 5x5 conv (6, padding 2) -> ReLU -> 2x2 max-pool -> 5x5 conv (16) -> ReLU
+    -> 2x2 max-pool -> 120 -> 84 -> ``n_classes``, ReLU between (28 x 28: 16 * 5 * 5 = 400 inputs to
+    the first linear layer)."""
+    side = lenet_side(n_features)
+    flat = 16 * ((side // 2 - 4) // 2) ** 2
+    return nn.Sequential(nn.Unflatten(1, (1, side, side)),
+                         nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                         nn.Linear(flat, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, n_classes))
 
 
 def resolve_device(device: str) -> torch.device:
@@ -189,7 +213,7 @@ def _schedule(opt, name: str, learning_rate: float, n_epochs: int, steps_per_epo
 def train(X: np.ndarray, S: np.ndarray, *, method: Method, hidden_layer_sizes, n_epochs: int, batch_size,
           learning_rate: float, weight_decay: float, optimizer: str, momentum: float, early_stopping: bool,
           validation_fraction: float, n_iter_no_change: int, tol: float, score, device: torch.device,
-          seed: int, batch_norm: bool = False, lr_schedule: str = "constant",
+          seed: int, batch_norm: bool = False, lr_schedule: str = "constant", network: str = "mlp",
           iterations=lambda it, desc: it, desc: str = "") -> Result:
     """Fit a network on ``X`` (n, d) and candidate matrix ``S`` (n, q, bool) with ``method``.
 
@@ -206,7 +230,8 @@ def train(X: np.ndarray, S: np.ndarray, *, method: Method, hidden_layer_sizes, n
     gen = torch.Generator().manual_seed(int(rng.randint(2**31 - 1)))
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(rng.randint(2**31 - 1)))
-        model = build_network(X.shape[1], q, hidden_layer_sizes, batch_norm)
+        model = (build_lenet(X.shape[1], q) if network == "lenet" else
+                 build_network(X.shape[1], q, hidden_layer_sizes, batch_norm))
     model.to(device)
     Xt = torch.from_numpy(X.astype(np.float32)).to(device)
     St = torch.from_numpy(S.astype(np.float32)).to(device)

@@ -62,6 +62,9 @@ class _DeepLearner(BaseLearner):
 
     Parameters
     ----------
+    network : {"mlp", "lenet"}, default="mlp"
+        ``"lenet"``: LeNet-5 for rows of square one-channel images (784 pixels: 28 x 28, e.g.
+        ``dataset=fashion-mnist``); ``hidden_layer_sizes`` and ``batch_norm`` are then unused.
     hidden_layer_sizes : tuple of int, default=(500,)
         Widths of the MLP's hidden ReLU layers; ``()`` is the linear model.
     batch_norm : bool, default=False
@@ -98,6 +101,7 @@ class _DeepLearner(BaseLearner):
     _method = ""
 
     _parameter_constraints = {
+        "network": [StrOptions({"mlp", "lenet"})],
         "hidden_layer_sizes": ["array-like"],
         "batch_norm": ["boolean"],
         "n_epochs": [Interval(Integral, 1, None, closed="left")],
@@ -116,10 +120,11 @@ class _DeepLearner(BaseLearner):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, *, hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128,
-                 learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant",
-                 early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
+    def __init__(self, *, network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200,
+                 batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9,
+                 lr_schedule="constant", early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
                  scoring="partial_log_likelihood", device="auto", random_state=None):
+        self.network = network
         self.hidden_layer_sizes = hidden_layer_sizes
         self.batch_norm = batch_norm
         self.n_epochs = n_epochs
@@ -153,11 +158,17 @@ class _DeepLearner(BaseLearner):
     def _fit(self, X, S):
         from plcore_deep import _train
 
+        if self.network == "lenet":
+            try:
+                _train.lenet_side(X.shape[1])
+            except ValueError as err:
+                raise InvalidParameterError(str(err)) from None
         device = _train.resolve_device(self.device)
         seed = check_random_state(self.random_state).randint(2**31 - 1)
         result = _train.train(
             X, S, method=_train.make_method(self._method, self._method_params()),
             hidden_layer_sizes=self._hidden(), batch_norm=bool(self.batch_norm), lr_schedule=self.lr_schedule,
+            network=self.network,
             n_epochs=int(self.n_epochs), batch_size=self.batch_size,
             learning_rate=float(self.learning_rate), weight_decay=float(self.weight_decay),
             optimizer=self.optimizer, momentum=float(self.momentum), early_stopping=bool(self.early_stopping),
@@ -235,13 +246,13 @@ class LwsLearner(_DeepLearner):
     _parameter_constraints = {**_DeepLearner._parameter_constraints,
                               "beta": [Interval(Real, 0, None, closed="left")]}
 
-    def __init__(self, *, beta=2.0, hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128,
-                 learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant",
-                 early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
+    def __init__(self, *, beta=2.0, network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200,
+                 batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9,
+                 lr_schedule="constant", early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
                  scoring="partial_log_likelihood", device="auto", random_state=None):
-        super().__init__(hidden_layer_sizes=hidden_layer_sizes, batch_norm=batch_norm, n_epochs=n_epochs,
-                         batch_size=batch_size, learning_rate=learning_rate, weight_decay=weight_decay,
-                         optimizer=optimizer, momentum=momentum, lr_schedule=lr_schedule,
+        super().__init__(network=network, hidden_layer_sizes=hidden_layer_sizes, batch_norm=batch_norm,
+                         n_epochs=n_epochs, batch_size=batch_size, learning_rate=learning_rate,
+                         weight_decay=weight_decay, optimizer=optimizer, momentum=momentum, lr_schedule=lr_schedule,
                          early_stopping=early_stopping, validation_fraction=validation_fraction,
                          n_iter_no_change=n_iter_no_change, tol=tol, scoring=scoring, device=device,
                          random_state=random_state)
@@ -278,14 +289,14 @@ class PopLearner(_DeepLearner):
                               "inc": [Interval(Real, 0, None, closed="left")],
                               "theta_max": [Interval(Real, 0, 1, closed="right")]}
 
-    def __init__(self, *, warm_up=20, window=5, theta=1e-3, inc=1e-3, theta_max=0.4, hidden_layer_sizes=(500,),
-                 batch_norm=False, n_epochs=200, batch_size=128, learning_rate=1e-3, weight_decay=1e-5,
-                 optimizer="adam", momentum=0.9, lr_schedule="constant", early_stopping=False,
+    def __init__(self, *, warm_up=20, window=5, theta=1e-3, inc=1e-3, theta_max=0.4, network="mlp",
+                 hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128, learning_rate=1e-3,
+                 weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant", early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=20, tol=1e-4, scoring="partial_log_likelihood",
                  device="auto", random_state=None):
-        super().__init__(hidden_layer_sizes=hidden_layer_sizes, batch_norm=batch_norm, n_epochs=n_epochs,
-                         batch_size=batch_size, learning_rate=learning_rate, weight_decay=weight_decay,
-                         optimizer=optimizer, momentum=momentum, lr_schedule=lr_schedule,
+        super().__init__(network=network, hidden_layer_sizes=hidden_layer_sizes, batch_norm=batch_norm,
+                         n_epochs=n_epochs, batch_size=batch_size, learning_rate=learning_rate,
+                         weight_decay=weight_decay, optimizer=optimizer, momentum=momentum, lr_schedule=lr_schedule,
                          early_stopping=early_stopping, validation_fraction=validation_fraction,
                          n_iter_no_change=n_iter_no_change, tol=tol, scoring=scoring, device=device,
                          random_state=random_state)

@@ -284,3 +284,37 @@ def test_the_published_preset_takes_any_deep_learner_and_data_set(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "learner=CcLearner(batch_norm=True, batch_size='auto'" in out.stdout
     assert "protocol=holdout" in out.stdout and "accuracy_mean=" in out.stdout
+
+
+# ----------------------------------------------------------------------------- LeNet for image rows
+def test_lenet_is_lenet5_on_28x28_rows():
+    net = _train.build_lenet(784, 10)
+    kinds = [type(m).__name__ for m in net]
+    assert kinds == ["Unflatten", "Conv2d", "ReLU", "MaxPool2d", "Conv2d", "ReLU", "MaxPool2d", "Flatten",
+                     "Linear", "ReLU", "Linear", "ReLU", "Linear"]
+    assert net[8].in_features == 16 * 5 * 5 and net[-1].out_features == 10
+    assert net(torch.zeros((3, 784))).shape == (3, 10)
+    assert sum(p.numel() for p in net.parameters()) == 61706  # LeNet-5's 61,706 weights (10 classes)
+
+
+def test_lenet_learns_which_quadrant_is_bright():
+    """16 x 16 one-channel images whose class is the bright quadrant, with candidate sets."""
+    rng = np.random.RandomState(0)
+    n, q = 240, 4
+    y = rng.randint(0, q, n)
+    imgs = rng.rand(n, 16, 16) * 0.3
+    for i, c in enumerate(y):
+        r, col = divmod(int(c), 2)
+        imgs[i, 8 * r:8 * r + 8, 8 * col:8 * col + 8] += 0.7
+    S = np.eye(q, dtype=bool)[y] | (rng.rand(n, q) < 0.3)
+    est = ProdenLearner(network="lenet", n_epochs=15, batch_size=32, learning_rate=3e-3, device="cpu",
+                        random_state=0).fit(imgs.reshape(n, -1), S)
+    assert (est.predict(imgs.reshape(n, -1)) == y).mean() > 0.95
+
+
+def test_lenet_on_rows_that_are_not_square_images_is_a_one_line_parameter_error():
+    from plcore.exceptions import InvalidParameterError
+
+    X, S, _ = make_pl_data(n_samples=30)
+    with pytest.raises(InvalidParameterError, match=r"network='lenet' needs rows of square one-channel images .* d=4"):
+        CcLearner(network="lenet", device="cpu").fit(X, S)
