@@ -294,6 +294,7 @@ def test_override_checks_leave_sweeps_over_components_to_each_job():
     assert compose_default_learner(["experiment=deep_published_table", "learner=cc"], reg) == [
         "experiment=deep_published_table", "learner=cc"]
     assert compose_default_learner(["experiment=plc_lost", "learner=cc"], reg) == ["experiment=plc_lost", "+learner=cc"]
+    assert compose_default_learner(["-m", "experiment=deep_published,plc_lost", "learner=cc"], reg)[-1] == "learner=cc"
 
 
 def test_clustering_run_logs_the_classes_scored_and_plc_diagnostics(tmp_path, plcore_cli):

@@ -279,7 +279,7 @@ def test_plknn_k_above_training_size_warns_once_naming_k_and_n():
 def _out_of_range(comp):
     """``(parameter, value)`` that the component's ``_parameter_constraints`` refuse (a value
     below an interval's left bound, or above its right one), else one of its ``_data_limits``
-    far above the data; None if it declares neither."""
+    far above the data, else a ``random_state`` that is no seed; None if it declares none."""
     from plcore.exceptions import InvalidParameterError
     from plcore.validation import Interval, validate_params
 
@@ -300,6 +300,8 @@ def _out_of_range(comp):
                     break
     for key in getattr(cls, "_data_limits", {}):
         return key, 10 ** 6
+    if "random_state" in getattr(cls, "_parameter_constraints", {}):  # a generator with no other knob
+        return "random_state", "not_a_seed"
     return None
 
 

@@ -621,3 +621,24 @@ def test_a_generator_that_learns_from_labels_sees_only_each_splits_training_rows
     test_rows = [sorted(r["index"] for r in res.predictions if r["step"] == s["step"]) for s in res.steps]
     for rows, test in zip(splits, test_rows):
         assert not set(rows) & set(test) and len(rows) + len(test) == 60
+
+
+def test_a_labelled_row_whose_candidates_all_fall_in_left_out_columns_becomes_unlabelled():
+    """A noisy bag (the true label dropped) can hold only a class with no true instance; with that
+    column left out it would be empty: the row is clustered as unlabelled, with a warning."""
+    X, _, y = make_pl_data(n_samples=60, n_classes=3, cluster_std=0.3)
+    S = np.zeros((60, 4), bool)
+    S[np.arange(60), y] = True
+    S[0] = [False, False, False, True]  # only the absent class
+    lab = np.arange(60) < 30
+    seen = {}
+
+    class Spy(CandidateVoteClusterer):
+        def _fit(self, X, S):
+            seen["row0"] = S[0].copy()
+            super()._fit(X, S)
+
+    ds = PLDataset(X, S, y, meta={"splits": [(lab, ~lab)]})
+    with pytest.warns(UserWarning, match="1 labelled row\\(s\\) of unnamed had candidates only in left-out"):
+        clustering(Setup(clusterer=Spy(random_state=0)), ds, progress=False)
+    assert seen["row0"].tolist() == [True, True, True]

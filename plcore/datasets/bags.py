@@ -210,8 +210,9 @@ class InstanceDependentBags(BaseBagGenerator):
     """Instance-dependent candidate sets, the recipe of VALEN (Xu et al., NeurIPS 2021,
     ``feature_partialize``) and POP (Xu et al., ICML 2023, ``utils/data_factory.py``).
 
-    A helper network (scikit-learn's ``MLPClassifier``, seeded) is trained on the true labels of
-    ``fit_rows`` (the protocols pass the training part); for every row ``p = softmax(f(x))``,
+    A helper network (scikit-learn's ``MLPClassifier`` on z-scored features, seeded) is trained on
+    the true labels of ``fit_rows`` (the protocols pass the training part; a class absent there
+    never becomes a candidate); for every row ``p = softmax(f(x))``,
     ``p[true] = 0``, ``p <- p / max(p)``, ``p <- rate * p / mean(p)`` (the mean over all q
     entries), clipped to 1; each false label joins the bag with probability ``p_j``. Labels the
     helper confuses with the true one become candidates more often: the bags depend on ``x``.
@@ -244,13 +245,17 @@ class InstanceDependentBags(BaseBagGenerator):
 
         n = y.shape[0]
         rows = np.arange(n) if fit_rows is None else fit_rows
-        helper = MLPClassifier(hidden_layer_sizes=tuple(self.hidden_layer_sizes), max_iter=int(self.max_iter),
-                               random_state=int(rng.randint(np.iinfo(np.int32).max)))
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+
+        helper = make_pipeline(StandardScaler(), MLPClassifier(
+            hidden_layer_sizes=tuple(self.hidden_layer_sizes), max_iter=int(self.max_iter),
+            random_state=int(rng.randint(np.iinfo(np.int32).max))))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)  # a helper, not a model: a fixed budget
             helper.fit(X[rows], y[rows])
         p = np.zeros((n, n_classes))
-        p[:, helper.classes_] = helper.predict_proba(X)
+        p[:, helper.classes_] = helper.predict_proba(X)  # a class absent from the fit rows: never a candidate
         p[np.arange(n), y] = 0.0
         top = p.max(axis=1, keepdims=True)
         p = np.divide(p, top, out=np.zeros_like(p), where=top > 0)

@@ -207,7 +207,8 @@ def _read_idx(path: Path) -> np.ndarray:
     import gzip
 
     with _reading(path, "an IDX file"):
-        raw = (gzip.open if path.suffix == ".gz" else open)(path, "rb").read()
+        with (gzip.open if path.suffix == ".gz" else open)(path, "rb") as fh:
+            raw = fh.read()
         if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] != 0x08:
             raise DataValidationError("not an IDX file of unsigned bytes (bad magic number)")
         ndim = raw[3]

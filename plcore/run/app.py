@@ -464,7 +464,7 @@ def preset_groups(registry: Registry, name: str, _seen=None) -> set:
     for entry in registry.experiments[name].get("defaults") or []:
         if isinstance(entry, dict):
             for key in entry:
-                groups.add(key.removeprefix("override ").strip().lstrip("/").split("/")[0])
+                groups.add(key.removeprefix("override ").strip().lstrip("/").split("/")[0].split("@")[0])
         elif isinstance(entry, str) and entry != "_self_":
             groups |= preset_groups(registry, entry.lstrip("/").removeprefix("experiment/"), seen)
     return groups
@@ -481,8 +481,9 @@ def compose_default_learner(argv: list[str], registry: Registry | None = None) -
     if registry is not None:
         for arg in argv:
             key, _, value = arg.partition("=")
-            if key.lstrip("+") == "experiment":
-                in_preset |= preset_groups(registry, value)
+            if key.lstrip("+") == "experiment":  # a sweep (experiment=a,b): every preset's groups
+                for name in value.split(","):
+                    in_preset |= preset_groups(registry, name.strip())
     out, chosen = [], set()
     for arg in argv:
         m = _SELECT.match(arg)

@@ -576,6 +576,9 @@ def clustering(setup: Setup, dataset: PLDataset, *, rho: float = 0.1, n_partitio
     scaler = make_preprocessor(preprocessing)
     X_all = dataset.X if scaler is None else scaler.fit_transform(dataset.X)
     keep = _present_classes(dataset, classes)
+    if keep.size < 2:
+        raise DataValidationError(f"data set {dataset.name!r} has {keep.size} class(es) with a true instance: "
+                                  "nothing to cluster")
     position = np.full(dataset.n_classes, -1)
     position[keep] = np.arange(keep.size)
     y = position[dataset.y_true]  # true labels as columns of the kept candidate matrix
@@ -593,9 +596,14 @@ def clustering(setup: Setup, dataset: PLDataset, *, rho: float = 0.1, n_partitio
     rng = np.random.RandomState(random_state)
     for p, (labelled, evaluated) in enumerate(_progress(parts, len(parts), f"clustering {dataset.name}",
                                                          progress)):
-        ds = apply_bags(dataset, setup.bags, int(rng.randint(np.iinfo(np.int32).max)))
+        ds = apply_bags(dataset, setup.bags, int(rng.randint(np.iinfo(np.int32).max)),
+                        fit_rows=np.flatnonzero(labelled))  # a generator learning from labels: the labelled rows
         S = dense_candidates(ds.S)[:, keep]  # a copy
-        S[~labelled] = True
+        emptied = labelled & ~S.any(axis=1)  # every candidate in a left-out column (a noisy bag)
+        if emptied.any():
+            warnings.warn(f"clustering: {int(emptied.sum())} labelled row(s) of {dataset.name} had candidates only in "
+                          f"left-out label columns; they are treated as unlabelled", UserWarning, stacklevel=2)
+        S[~labelled | emptied] = True
         X = X_all
         if preprocessing_by_part and scaler is not None:
             X = np.empty_like(X_all, dtype=np.float64)

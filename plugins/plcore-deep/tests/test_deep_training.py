@@ -318,3 +318,13 @@ def test_lenet_on_rows_that_are_not_square_images_is_a_one_line_parameter_error(
     X, S, _ = make_pl_data(n_samples=30)
     with pytest.raises(InvalidParameterError, match=r"network='lenet' needs rows of square one-channel images .* d=4"):
         CcLearner(network="lenet", device="cpu").fit(X, S)
+
+
+def test_one_cycle_cycles_adams_beta1_and_leaves_sgds_momentum_alone():
+    net = torch.nn.Linear(2, 2)
+    sgd = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.3)
+    _train._schedule(sgd, "one_cycle", 0.1, 2, 3)
+    assert sgd.param_groups[0]["momentum"] == 0.3
+    adam = torch.optim.Adam(net.parameters(), lr=0.1)
+    _train._schedule(adam, "one_cycle", 0.1, 2, 3)
+    assert adam.param_groups[0]["betas"][0] == pytest.approx(0.95)  # the recipe's: 0.95 -> 0.85 -> 0.95

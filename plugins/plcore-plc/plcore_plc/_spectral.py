@@ -31,8 +31,10 @@ DENSE_MAX = 3000
 
 
 def n_components(W) -> int:
-    """Connected components of the graph of the non-zero entries of ``W``."""
-    return int(connected_components(sp.csr_matrix(W), directed=False)[0])
+    """Connected components of the graph of the non-zero entries of ``W`` (explicit zeros dropped)."""
+    W = sp.csr_matrix(W, copy=True)
+    W.eliminate_zeros()
+    return int(connected_components(W, directed=False)[0])
 
 
 def knn_pattern(nbr, n) -> sp.csr_matrix:
@@ -122,7 +124,8 @@ def floored_spectral_clustering(W, nbr, n_clusters, *, floor, n_init=20, random_
     When W has ``c > n_clusters`` connected components, eigenvalue 1 is repeated c times and
     the top-``n_clusters`` eigenspace is not defined. Then the floor (:func:`connect_affinity`)
     joins the pieces along the kNN graph, and the embedding keeps the top c eigenvectors (the
-    perturbed component vectors, all of them): k-means then merges pieces by their size and
+    perturbed component vectors, all of them; at most ``2 n_clusters + 10``, so that a W in
+    hundreds of pieces keeps the eigensolver small): k-means then merges pieces by their size and
     their kNN links instead of by which c - n_clusters vectors a solver happened to drop.
     Returns the labels, the components of W and those of the affinity embedded.
     """
@@ -130,7 +133,7 @@ def floored_spectral_clustering(W, nbr, n_clusters, *, floor, n_init=20, random_
     n_vectors = n_clusters
     if parts > n_clusters and floor > 0:
         W = connect_affinity(W, knn_pattern(nbr, W.shape[0]), floor)
-        parts, n_vectors = n_components(W), parts_w
+        parts, n_vectors = n_components(W), min(parts_w, 2 * n_clusters + 10)
     U = njw_embedding(W, n_vectors, random_state, solver=solver)
     km = KMeans(n_clusters=int(min(n_clusters, U.shape[0])), n_init=n_init, max_iter=1000, random_state=random_state)
     return canonical_labels(km.fit_predict(U)), parts_w, parts

@@ -114,3 +114,8 @@ def test_plc_warns_when_the_affinity_stays_fragmented():
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         PlcClusterer(k=5, outer_iter=1, n_clusters=4, random_state=0).fit(X, np.ones((100, 4), bool))
+
+
+def test_components_ignore_explicitly_stored_zeros():
+    W = sp.csr_matrix((np.array([1.0, 0.0, 1.0, 0.0]), (np.array([0, 1, 1, 2]), np.array([1, 2, 0, 1]))), shape=(3, 3))
+    assert W.nnz == 4 and n_components(W) == 2  # the stored 0 between 1 and 2 is no edge
