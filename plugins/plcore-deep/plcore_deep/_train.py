@@ -276,11 +276,9 @@ def train(X: np.ndarray, S: np.ndarray, *, method: Method, hidden_layer_sizes, n
             total += loss.detach() * len(idx)
             if method.update == "before":
                 W[idx] = method.targets(logits.detach(), sb)
-            elif method.update == "after":  # a fresh look, in eval mode: batch norm's statistics untouched
-                model.eval()
+            elif method.update == "after":
                 with torch.no_grad():
                     W[idx] = method.targets(model(xb), sb)
-                model.train()
         model.eval()
         state.epoch = epoch
         method.end_epoch(state)

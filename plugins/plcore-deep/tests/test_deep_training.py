@@ -328,14 +328,3 @@ def test_one_cycle_cycles_adams_beta1_and_leaves_sgds_momentum_alone():
     adam = torch.optim.Adam(net.parameters(), lr=0.1)
     _train._schedule(adam, "one_cycle", 0.1, 2, 3)
     assert adam.param_groups[0]["betas"][0] == pytest.approx(0.95)  # the recipe's: 0.95 -> 0.85 -> 0.95
-
-
-@pytest.mark.parametrize("learner", ["rc", "cavl", "lws", "proden"])
-def test_batch_norm_statistics_move_once_per_optimiser_step(learner):
-    """Methods that re-read the outputs after the step (RC, LWS, CAVL) do it in eval mode: the
-    running statistics count one update per training batch, as for PRODEN."""
-    X, S, _ = make_pl_data(n_samples=64, n_classes=3, random_state=0)
-    est = LEARNERS[learner](hidden_layer_sizes=(8,), batch_norm=True, batch_size=16, n_epochs=3, device="cpu",
-                            random_state=0).fit(X, S)
-    bn = [m for m in est.network_ if isinstance(m, torch.nn.BatchNorm1d)]
-    assert [int(m.num_batches_tracked) for m in bn] == [3 * 4]
