@@ -621,6 +621,8 @@ def test_a_generator_that_learns_from_labels_sees_only_each_splits_training_rows
     test_rows = [sorted(r["index"] for r in res.predictions if r["step"] == s["step"]) for s in res.steps]
     for rows, test in zip(splits, test_rows):
         assert not set(rows) & set(test) and len(rows) + len(test) == 60
+    if protocol is holdout:  # no all-rows draw beside the splits' (kfold keeps one for its data check)
+        assert len(calls) == len(splits)
 
 
 def test_a_labelled_row_whose_candidates_all_fall_in_left_out_columns_becomes_unlabelled():

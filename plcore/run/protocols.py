@@ -377,9 +377,11 @@ def holdout(setup: Setup, dataset: PLDataset, *, test_size: float = 0.2, n_repea
                       random_state=random_state)
     rng = np.random.RandomState(random_state)
     seeds = rng.randint(np.iinfo(np.int32).max, size=n_repeats)
+    learns = bags_apply(dataset, setup.bags) and get_pll_tags(setup.bags).learns_from_labels
     tasks = []
     for r in range(n_repeats):
-        ds = apply_bags(dataset, setup.bags, int(seeds[r]))
+        # a generator that learns from labels draws each split's candidates itself (_split_candidates)
+        ds = dataset if learns else apply_bags(dataset, setup.bags, int(seeds[r]))
         idx = np.arange(ds.n_samples)
         train, test = train_test_split(idx, test_size=test_size, random_state=int(seeds[r]),
                                        stratify=ds.y_true if stratify else None)
