@@ -56,8 +56,9 @@ class ProtocolResult:
     artifact; ``curves`` named 1-D arrays (e.g. the online mistake-rate curve);
     ``extra`` anything else (e.g. a confusion matrix); ``tags`` strings that describe what
     ran (e.g. ``training_labels``), logged as run tags; ``params`` what the protocol derived
-    from the data (e.g. clustering's ``classes_scored``), logged as run parameters; ``model`` the refitted pipeline
-    (``{"pipeline", "X_example", "classes", "requirements"}``) where the protocol refits.
+    from the data (e.g. clustering's ``classes_scored``), logged as run parameters; ``model``
+    the refitted pipeline (``{"pipeline", "X_example", "classes", "requirements"}``) where the
+    protocol refits.
     """
 
     protocol: str
@@ -108,10 +109,15 @@ def apply_bags(dataset: PLDataset, bags, random_state=None, fit_rows=None) -> PL
     return dataset.with_candidates(S)
 
 
+def _learns_from_labels(dataset: PLDataset, bags) -> bool:
+    """Whether ``bags`` applies to ``dataset`` and fits a model to its labels (per split, then)."""
+    return bags_apply(dataset, bags) and get_pll_tags(bags).learns_from_labels
+
+
 def _split_candidates(dataset: PLDataset, bags, ds: PLDataset, train, random_state):
     """A split's candidate matrix: ``ds.S`` (generated once for all rows), or, for a generator
     that learns from labels, candidates generated with the split's training rows only."""
-    if bags_apply(dataset, bags) and get_pll_tags(bags).learns_from_labels:
+    if _learns_from_labels(dataset, bags):
         return apply_bags(dataset, bags, random_state, fit_rows=train).S
     return ds.S
 
@@ -377,7 +383,7 @@ def holdout(setup: Setup, dataset: PLDataset, *, test_size: float = 0.2, n_repea
                       random_state=random_state)
     rng = np.random.RandomState(random_state)
     seeds = rng.randint(np.iinfo(np.int32).max, size=n_repeats)
-    learns = bags_apply(dataset, setup.bags) and get_pll_tags(setup.bags).learns_from_labels
+    learns = _learns_from_labels(dataset, setup.bags)
     tasks = []
     for r in range(n_repeats):
         # a generator that learns from labels draws each split's candidates itself (_split_candidates)
@@ -557,8 +563,8 @@ def clustering(setup: Setup, dataset: PLDataset, *, rho: float = 0.1, n_partitio
     Summary: ``acc_mean/std``, ``nmi_mean/std``, ``fit_time_mean``; for clusterers with
     ``pseudo_labels_`` (PLC's argmax of its initial confidences) also their accuracy on the
     unlabelled rows, ``pseudo_label_acc`` (the ceiling of a method that ends at its pseudo-labels),
-    and with ``n_graph_components_`` the number of connected components of its graph. ``select`` chooses the
-    clusterer's parameters on each partition by the labelled part's candidate sets only
+    and with ``n_graph_components_`` the number of connected components of its graph. ``select``
+    chooses the clusterer's parameters on each partition by the labelled part's candidate sets only
     (:func:`plcore.run.selection.select_clusterer`); the choices are ``selected.clusterer.<param>``.
     """
     if not isinstance(setup, Setup):

@@ -110,9 +110,11 @@ def _lobpcg_top(A, deg, k, block, rng, tol=1e-6, maxiter=2000):
     return U[:, np.argsort(vals)[::-1][:k]]
 
 
-def njw_spectral_clustering(W, n_clusters, *, n_init=20, max_iter=1000, random_state=None, solver="auto"):
-    """Cluster labels (n,) by k-means (``n_init`` seeded restarts) on the NJW embedding."""
-    U = njw_embedding(W, n_clusters, random_state, solver=solver)
+def njw_spectral_clustering(W, n_clusters, *, n_init=20, max_iter=1000, random_state=None, solver="auto",
+                            n_vectors=None):
+    """Cluster labels (n,) by k-means (``n_init`` seeded restarts) on the NJW embedding of the top
+    ``n_vectors`` eigenvectors (default ``n_clusters``)."""
+    U = njw_embedding(W, n_vectors or n_clusters, random_state, solver=solver)
     km = KMeans(n_clusters=int(min(n_clusters, U.shape[0])), n_init=n_init, max_iter=max_iter,
                 random_state=random_state)
     return canonical_labels(km.fit_predict(U))
@@ -134,9 +136,9 @@ def floored_spectral_clustering(W, nbr, n_clusters, *, floor, n_init=20, random_
     if parts > n_clusters and floor > 0:
         W = connect_affinity(W, knn_pattern(nbr, W.shape[0]), floor)
         parts, n_vectors = n_components(W), min(parts_w, 2 * n_clusters + 10)
-    U = njw_embedding(W, n_vectors, random_state, solver=solver)
-    km = KMeans(n_clusters=int(min(n_clusters, U.shape[0])), n_init=n_init, max_iter=1000, random_state=random_state)
-    return canonical_labels(km.fit_predict(U)), parts_w, parts
+    labels = njw_spectral_clustering(W, n_clusters, n_init=n_init, random_state=random_state, solver=solver,
+                                     n_vectors=n_vectors)
+    return labels, parts_w, parts
 
 
 def canonical_labels(labels):

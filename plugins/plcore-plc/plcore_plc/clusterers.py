@@ -113,8 +113,8 @@ class PlcClusterer(BaseClusterer):
         the same pseudo-label only, and classes fall apart), the top eigenspace of the spectral
         step is not defined; then every edge of the symmetric kNN pattern gets this fraction of
         the mean edge weight of W added (``plcore_plc._spectral.connect_affinity``), which joins
-        the pieces, and the embedding keeps one eigenvector per component of W. 0 keeps W as it is. Chosen on synthetic mixtures and UCI data with
-        uniform bags (docs/results/plc.md).
+        the pieces, and the embedding keeps one eigenvector per component of W. 0 keeps W as it
+        is. Chosen on synthetic mixtures and UCI data with uniform bags (docs/results/plc.md).
     eigen_solver : {"auto", "dense", "lobpcg", "arpack"}, default="auto"
         The spectral embedding's eigensolver: a dense symmetric solver, or LOBPCG (a block
         method, right for repeated eigenvalues, in O(n) memory); ``"auto"`` is dense up to
