@@ -76,13 +76,29 @@ class Method:
     ``loss(logits, S, W)`` is minimised per mini-batch. ``update`` says when a batch's
     confidences ``W`` are recomputed by ``targets(logits, S)``: ``"before"`` from the outputs
     the loss was computed on (before the optimiser step), ``"after"`` from a fresh forward pass
-    after the step, ``None`` never. ``end_epoch(state)`` may change ``state.S`` and ``state.W``.
+    after the step, ``"own"`` inside :meth:`batch_loss` (PiCO, VALEN), ``None`` never.
+    ``end_epoch(state)`` may change ``state.S`` and ``state.W``. Methods with more than one
+    network or loss term override :meth:`setup` and :meth:`batch_loss`.
     """
 
-    loss: object
+    loss: object = None
     targets: object = None
     update: str | None = None
     initial: object = L.uniform_confidence
+
+    def setup(self, state: "State") -> list:
+        """Called once before training; returns extra modules whose parameters are trained with
+        the network's (PiCO's projection head, VALEN's encoder and decoder)."""
+        return []
+
+    def start_epoch(self, state: "State") -> None:
+        return None
+
+    def batch_loss(self, state: "State", idx: torch.Tensor, xb: torch.Tensor, sb: torch.Tensor):
+        """The mini-batch's loss and the network's outputs it was computed from. With
+        ``update="own"`` this is also where the method changes ``state.W[idx]``."""
+        logits = state.model(xb)
+        return self.loss(logits, sb, state.W[idx]), logits
 
     def end_epoch(self, state: "State") -> None:
         return None
@@ -145,10 +161,18 @@ def make_method(name: str, params: dict) -> Method:
     if name == "pop":
         return ProgressivePurification(int(params["warm_up"]), int(params["window"]), float(params["theta"]),
                                        float(params["inc"]), float(params["theta_max"]))
+    if name == "pico":
+        from plcore_deep._pico import Pico
+
+        return Pico(**params)
+    if name == "valen":
+        from plcore_deep._valen import Valen
+
+        return Valen(**params)
     raise KeyError(name)
 
 
-METHODS = ("proden", "rc", "cc", "lws", "cavl", "pop")
+METHODS = ("proden", "rc", "cc", "lws", "cavl", "pop", "pico", "valen")
 
 
 # ----------------------------------------------------------------------------- the loop
@@ -163,7 +187,9 @@ class State:
     train: torch.Tensor
     batch_size: int
     epoch: int = 0
+    n_epochs: int = 0
     n_purified: int = 0
+    generator: torch.Generator | None = None
 
     @torch.no_grad()
     def logits_of(self, rows: torch.Tensor) -> torch.Tensor:
@@ -217,7 +243,7 @@ def train(X: np.ndarray, S: np.ndarray, *, method: Method, hidden_layer_sizes, n
           learning_rate: float, weight_decay: float, optimizer: str, momentum: float, early_stopping: bool,
           validation_fraction: float, n_iter_no_change: int, tol: float, score, device: torch.device,
           seed: int, batch_norm: bool = False, lr_schedule: str = "constant", network: str = "mlp",
-          iterations=lambda it, desc: it, desc: str = "") -> Result:
+          iterations=lambda it, desc: it, desc: str = "", on_epoch=None) -> Result:
     """Fit a network on ``X`` (n, d) and candidate matrix ``S`` (n, q, bool) with ``method``.
 
     ``seed`` fixes the initial weights, the batch order and the early-stopping split (on the
@@ -226,8 +252,24 @@ def train(X: np.ndarray, S: np.ndarray, *, method: Method, hidden_layer_sizes, n
     evaluated after every epoch, the best epoch's weights are kept, and training stops after
     ``n_iter_no_change`` epochs without an improvement of more than ``tol``. ``batch_size`` may
     be ``"auto"`` (:func:`batch_size_for`); with ``batch_norm`` a last batch of one row is
-    skipped (batch statistics need two).
+    skipped (batch statistics need two). ``on_epoch(epoch, model)``, when given, is called after
+    every epoch with the network in eval mode (benchmarks read per-epoch criteria from it).
+    The global PyTorch generator is forked and seeded for the whole fit, so methods that sample
+    (VALEN's Dirichlet draws) are reproducible too.
     """
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(seed))
+        return _train(X, S, method=method, hidden_layer_sizes=hidden_layer_sizes, n_epochs=n_epochs,
+                      batch_size=batch_size, learning_rate=learning_rate, weight_decay=weight_decay,
+                      optimizer=optimizer, momentum=momentum, early_stopping=early_stopping,
+                      validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change, tol=tol,
+                      score=score, device=device, seed=seed, batch_norm=batch_norm, lr_schedule=lr_schedule,
+                      network=network, iterations=iterations, desc=desc, on_epoch=on_epoch)
+
+
+def _train(X, S, *, method, hidden_layer_sizes, n_epochs, batch_size, learning_rate, weight_decay, optimizer,
+           momentum, early_stopping, validation_fraction, n_iter_no_change, tol, score, device, seed, batch_norm,
+           lr_schedule, network, iterations, desc, on_epoch) -> Result:
     n, q = S.shape
     rng = np.random.RandomState(seed)
     gen = torch.Generator().manual_seed(int(rng.randint(2**31 - 1)))
@@ -249,14 +291,20 @@ def train(X: np.ndarray, S: np.ndarray, *, method: Method, hidden_layer_sizes, n
     W = method.initial(St)
     n_train = len(rows)
     batch_size = batch_size_for(batch_size, n_train)
-    state = State(model, Xt, St, W, train_rows, batch_size)
-    opt = _optimizer(optimizer, model.parameters(), learning_rate, weight_decay, momentum)
+    state = State(model, Xt, St, W, train_rows, batch_size, n_epochs=n_epochs, generator=gen)
+    extra = method.setup(state)
+    params = list(model.parameters()) + [p for module in extra for p in module.parameters()]
+    opt = _optimizer(optimizer, params, learning_rate, weight_decay, momentum)
     scheduler = _schedule(opt, lr_schedule, learning_rate, n_epochs, math.ceil(n_train / batch_size))
     smallest = 2 if batch_norm else 1
     result = Result(model=model, confidences=None, candidates=None)
     best_score, best_state, stall = -math.inf, None, 0
     for epoch in iterations(range(n_epochs), desc):
         model.train()
+        for module in extra:
+            module.train()
+        state.epoch = epoch
+        method.start_epoch(state)
         order = train_rows[torch.randperm(n_train, generator=gen).to(device)]
         total = torch.zeros((), device=device)
         for start in range(0, n_train, batch_size):
@@ -266,8 +314,7 @@ def train(X: np.ndarray, S: np.ndarray, *, method: Method, hidden_layer_sizes, n
                     scheduler.step()
                 continue
             xb, sb = Xt[idx], St[idx]
-            logits = model(xb)
-            loss = method.loss(logits, sb, W[idx])
+            loss, logits = method.batch_loss(state, idx, xb, sb)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
@@ -280,10 +327,13 @@ def train(X: np.ndarray, S: np.ndarray, *, method: Method, hidden_layer_sizes, n
                 with torch.no_grad():
                     W[idx] = method.targets(model(xb), sb)
         model.eval()
-        state.epoch = epoch
+        for module in extra:
+            module.eval()
         method.end_epoch(state)
         result.loss_curve.append(float(total) / n_train)
         result.n_epochs = epoch + 1
+        if on_epoch is not None:
+            on_epoch(epoch, model)
         if early_stopping:
             value = float(score(S[val], state.logits_of(val_rows).double().cpu().numpy()))
             result.validation_scores.append(value)

@@ -1,8 +1,8 @@
-"""Deep partial-label learners: PRODEN, RC, CC, LWS, CAVL and POP on an MLP or a linear model.
+"""Deep partial-label learners: PRODEN, RC, CC, LWS, CAVL, POP, PiCO and VALEN on an MLP, a LeNet or a linear model.
 
-Six scikit-learn classifiers share one implementation, :class:`_DeepLearner`, and one
+Eight scikit-learn classifiers share one implementation, :class:`_DeepLearner`, and one
 training loop (:mod:`plcore_deep._train`); they differ in the loss and the confidence update
-(:mod:`plcore_deep._losses`):
+(:mod:`plcore_deep._losses`, :mod:`plcore_deep._pico`, :mod:`plcore_deep._valen`):
 
 ==================  ==========================================  ===========================
 class (``+learner=``)  paper                                    loss / update
@@ -15,6 +15,10 @@ class (``+learner=``)  paper                                    loss / update
 ``LwsLearner``      Wen et al., ICML 2021                       Eq. (6), sigmoid loss, beta
 ``CavlLearner``     Zhang et al., ICLR 2022                     CE on the max-CAV candidate
 ``PopLearner``      Xu et al., ICML 2023                        RC + progressive purification
+``PicoLearner``     Wang et al., ICLR 2022                      PRODEN's loss + contrastive
+                                                                term, prototype confidences
+``ValenLearner``    Xu et al., NeurIPS 2021                     variational label enhancement
+                                                                (Dirichlet label distributions)
 ==================  ==========================================  ===========================
 
 PyTorch is imported at the first ``fit`` or ``predict``, never when this module is imported:
@@ -37,7 +41,8 @@ from plcore.metrics import approximated_accuracy, covering_rate, partial_log_lik
 from plcore.progress import iterations
 from plcore.validation import Integral, Interval, Real, StrOptions
 
-__all__ = ["ProdenLearner", "RcLearner", "CcLearner", "LwsLearner", "CavlLearner", "PopLearner"]
+__all__ = ["ProdenLearner", "RcLearner", "CcLearner", "LwsLearner", "CavlLearner", "PopLearner", "PicoLearner",
+           "ValenLearner"]
 
 
 def _covering_rate(S, logits):
@@ -315,3 +320,95 @@ class PopLearner(_DeepLearner):
         self.candidates_ = result.candidates
         self.n_purified_ = result.n_purified
         return result
+
+
+class PicoLearner(_DeepLearner):
+    """PiCO (Wang et al., ICLR 2022): contrastive label disambiguation with class prototypes.
+
+    The classifier's loss is PRODEN's weighted cross-entropy, but the confidences move (from
+    epoch ``prot_start`` on) towards the candidate whose prototype is nearest in a contrastive
+    embedding (Eq. 9), with the moving-average weight going from ``conf_ema[0]`` to
+    ``conf_ema[1]``; the embedding (a projection head of ``feat_dim`` on the last hidden layer)
+    is trained by the supervised contrastive loss (Eq. 5, weight ``loss_weight``, temperature
+    ``temperature``) against a momentum encoder (``moco_m``) and a queue of ``queue_size`` keys;
+    the prototypes move with ``proto_m`` (Eq. 8). The momentum encoder sees a second view
+    ``x + noise_scale N(0, I)`` of every row (the field's tabular view; the paper augments
+    images). Defaults: the authors' code, ``prot_start=1`` as in Fuchs & Kalinke's tabular runs.
+    """
+
+    _method = "pico"
+    _parameter_constraints = {**_DeepLearner._parameter_constraints,
+                              "feat_dim": [Interval(Integral, 1, None, closed="left")],
+                              "queue_size": [Interval(Integral, 1, None, closed="left")],
+                              "moco_m": [Interval(Real, 0, 1, closed="both")],
+                              "proto_m": [Interval(Real, 0, 1, closed="both")],
+                              "temperature": [Interval(Real, 0, None, closed="neither")],
+                              "loss_weight": [Interval(Real, 0, None, closed="left")],
+                              "prot_start": [Interval(Integral, 0, None, closed="left")],
+                              "conf_ema": ["array-like"],
+                              "noise_scale": [Interval(Real, 0, None, closed="left")]}
+
+    def __init__(self, *, feat_dim=128, queue_size=8192, moco_m=0.999, proto_m=0.99, temperature=0.07,
+                 loss_weight=0.5, prot_start=1, conf_ema=(0.95, 0.8), noise_scale=0.1, network="mlp",
+                 hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128, learning_rate=1e-3,
+                 weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant", early_stopping=False,
+                 validation_fraction=0.1, n_iter_no_change=20, tol=1e-4, scoring="partial_log_likelihood",
+                 device="auto", random_state=None):
+        super().__init__(network=network, hidden_layer_sizes=hidden_layer_sizes, batch_norm=batch_norm,
+                         n_epochs=n_epochs, batch_size=batch_size, learning_rate=learning_rate,
+                         weight_decay=weight_decay, optimizer=optimizer, momentum=momentum, lr_schedule=lr_schedule,
+                         early_stopping=early_stopping, validation_fraction=validation_fraction,
+                         n_iter_no_change=n_iter_no_change, tol=tol, scoring=scoring, device=device,
+                         random_state=random_state)
+        self.feat_dim = feat_dim
+        self.queue_size = queue_size
+        self.moco_m = moco_m
+        self.proto_m = proto_m
+        self.temperature = temperature
+        self.loss_weight = loss_weight
+        self.prot_start = prot_start
+        self.conf_ema = conf_ema
+        self.noise_scale = noise_scale
+
+    def _method_params(self):
+        try:
+            conf_ema = tuple(float(v) for v in np.asarray(self.conf_ema, dtype=float).reshape(-1))
+        except (TypeError, ValueError):
+            conf_ema = ()
+        if len(conf_ema) != 2 or not all(0 <= v <= 1 for v in conf_ema):
+            raise InvalidParameterError(f"conf_ema must be two weights in [0, 1] (start, end), got {self.conf_ema!r}")
+        return {"feat_dim": self.feat_dim, "queue_size": self.queue_size, "moco_m": self.moco_m,
+                "proto_m": self.proto_m, "temperature": self.temperature, "loss_weight": self.loss_weight,
+                "prot_start": self.prot_start, "conf_ema": conf_ema, "noise_scale": self.noise_scale}
+
+
+class ValenLearner(_DeepLearner):
+    """VALEN (Xu et al., NeurIPS 2021): instance-dependent PLL by variational label enhancement.
+
+    ``warm_up`` epochs of PRODEN; then a kNN graph (``n_neighbors``) of the warmed-up network's
+    last hidden layer, and an encoder (a copy of the classifier) whose outputs parameterise a
+    Dirichlet over each row's label distribution; the draws must reconstruct the features, the
+    candidate sets and the graph, and they are the classifier's targets (the ELBO of Eq. 9-12
+    with the authors' weights; :mod:`plcore_deep._valen`).
+    """
+
+    _method = "valen"
+    _parameter_constraints = {**_DeepLearner._parameter_constraints,
+                              "warm_up": [Interval(Integral, 0, None, closed="left")],
+                              "n_neighbors": [Interval(Integral, 1, None, closed="left")]}
+
+    def __init__(self, *, warm_up=10, n_neighbors=3, network="mlp", hidden_layer_sizes=(500,), batch_norm=False,
+                 n_epochs=200, batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9,
+                 lr_schedule="constant", early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
+                 scoring="partial_log_likelihood", device="auto", random_state=None):
+        super().__init__(network=network, hidden_layer_sizes=hidden_layer_sizes, batch_norm=batch_norm,
+                         n_epochs=n_epochs, batch_size=batch_size, learning_rate=learning_rate,
+                         weight_decay=weight_decay, optimizer=optimizer, momentum=momentum, lr_schedule=lr_schedule,
+                         early_stopping=early_stopping, validation_fraction=validation_fraction,
+                         n_iter_no_change=n_iter_no_change, tol=tol, scoring=scoring, device=device,
+                         random_state=random_state)
+        self.warm_up = warm_up
+        self.n_neighbors = n_neighbors
+
+    def _method_params(self):
+        return {"warm_up": self.warm_up, "n_neighbors": self.n_neighbors}

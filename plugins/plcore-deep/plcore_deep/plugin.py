@@ -1,4 +1,4 @@
-"""The module named by the ``plcore`` entry point ``deep``: registers the six learners and the
+"""The module named by the ``plcore`` entry point ``deep``: registers the eight learners and the
 plugin's presets. Importing it imports no PyTorch (the learners load it at their first fit)."""
 
 from plcore.registry import ComponentSpec, hookimpl, load_presets
@@ -11,6 +11,8 @@ LEARNER_OPTIONS = {
     "lws": "LwsLearner",
     "cavl": "CavlLearner",
     "pop": "PopLearner",
+    "pico": "PicoLearner",
+    "valen": "ValenLearner",
 }
 
 #: fast settings for the common conformance test
@@ -37,7 +39,10 @@ _COMMON = {"batch_norm": False, "batch_size": 128, "device": "auto", "early_stop
            "optimizer": "adam", "random_state": None, "scoring": "partial_log_likelihood", "tol": 0.0001,
            "validation_fraction": 0.1, "weight_decay": 1e-05}
 _OWN = {"lws": {"beta": 2.0},
-        "pop": {"inc": 0.001, "theta": 0.001, "theta_max": 0.4, "warm_up": 20, "window": 5}}
+        "pop": {"inc": 0.001, "theta": 0.001, "theta_max": 0.4, "warm_up": 20, "window": 5},
+        "pico": {"conf_ema": (0.95, 0.8), "feat_dim": 128, "loss_weight": 0.5, "moco_m": 0.999, "noise_scale": 0.1,
+                 "prot_start": 1, "proto_m": 0.99, "queue_size": 8192, "temperature": 0.07},
+        "valen": {"n_neighbors": 3, "warm_up": 10}}
 _DESCRIPTIONS = {
     "proden": "PRODEN (Lv et al., ICML 2020): confidence-weighted cross-entropy, confidences re-estimated per batch",
     "rc": "RC, the risk-consistent estimator of Feng et al. (NeurIPS 2020)",
@@ -45,6 +50,8 @@ _DESCRIPTIONS = {
     "lws": "LWS, the leveraged weighted loss (Wen et al., ICML 2021)",
     "cavl": "CAVL (Zhang et al., ICLR 2022): cross-entropy on the candidate with the largest class activation",
     "pop": "POP, progressive purification (Xu et al., ICML 2023)",
+    "pico": "PiCO (Wang et al., ICLR 2022): contrastive label disambiguation with class prototypes",
+    "valen": "VALEN (Xu et al., NeurIPS 2021): variational label enhancement for instance-dependent PLL",
 }
 
 
