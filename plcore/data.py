@@ -321,6 +321,30 @@ class PLDataset:
         meta = {k: v for k, v in self.meta.items() if k != "splits"}
         return PLDataset(self.X[index], S, y, self.classes, self.name, meta)
 
+    def frequent_classes(self, coverage: float) -> "PLDataset":
+        """The most frequent classes that together hold at least ``coverage`` of the rows' true
+        labels (Fuchs & Kalinke's 99% rule: ``coverage=0.99``), counted in decreasing frequency
+        (ties: lower column first); the rows of the other classes leave, and so do their label
+        columns (from every candidate set). ``coverage >= 1`` keeps the classes with a row; the
+        data's own column order is kept."""
+        if self.y_true is None:
+            raise DataValidationError(f"class_coverage needs the true labels of {self.name!r}")
+        if not 0 < coverage:
+            raise DataValidationError(f"class_coverage must be in (0, 1], got {coverage!r}")
+        counts = np.bincount(self.y_true, minlength=self.n_classes)
+        order = np.argsort(-counts, kind="stable")
+        needed = min(coverage, 1.0) * counts.sum()
+        n_keep = int(np.searchsorted(np.cumsum(counts[order]), needed - 1e-9 * counts.sum()) + 1)
+        keep = np.sort(order[:n_keep])
+        keep = keep[counts[keep] > 0]
+        rows = np.isin(self.y_true, keep)
+        remap = np.full(self.n_classes, -1)
+        remap[keep] = np.arange(len(keep))
+        S = None if self.S is None else self.S[rows][:, keep]
+        meta = {k: (v[rows] if k == "test_rows" else v) for k, v in self.meta.items() if k != "splits"}
+        meta["classes_left_out"] = [str(c) for c in np.setdiff1d(np.arange(self.n_classes), keep)]
+        return PLDataset(self.X[rows], S, remap[self.y_true[rows]], self.classes[keep], self.name, meta)
+
     def average_candidates(self) -> float:
         """Mean candidate-set size (``nan`` without candidate sets)."""
         if self.S is None:

@@ -414,3 +414,23 @@ def test_pldataset_average_candidates_values():
     assert PLDataset(X, S).average_candidates() == pytest.approx(2.0)
     assert PLDataset(X, sp.csr_matrix(S)).average_candidates() == pytest.approx(2.0)
     assert PLDataset(X, S[:, :2].copy()[[0, 1, 3, 2]]).average_candidates() == pytest.approx(1.5)
+
+
+def test_frequent_classes_keeps_the_classes_that_cover_the_share_and_their_rows():
+    # counts per class 0..4: 5, 1, 10, 0, 4 (20 rows); 99% needs 10 + 5 + 4 + 1 -> all four with rows
+    y = np.repeat([0, 1, 2, 4], [5, 1, 10, 4])
+    S = np.eye(5, dtype=bool)[y]
+    S[:, 3] = True                                   # an empty class that appears in every candidate set
+    ds = PLDataset(np.arange(20.0)[:, None], S, y, classes=np.array(list("abcde")))
+    kept = ds.frequent_classes(0.99)
+    assert list(kept.classes) == ["a", "b", "c", "e"] and kept.meta["classes_left_out"] == ["3"]
+    # 90% of 20 = 18: 10 + 5 + 4 = 19 -> class 1 (one row) leaves with its row; column order kept
+    kept = ds.frequent_classes(0.9)
+    assert list(kept.classes) == ["a", "c", "e"] and kept.n_samples == 19
+    np.testing.assert_array_equal(kept.y_true, np.repeat([0, 1, 2], [5, 10, 4]))
+    np.testing.assert_array_equal(kept.X[:, 0], np.delete(np.arange(20.0), 5))
+    assert kept.S.shape == (19, 3) and kept.S[np.arange(19), kept.y_true].all()
+    # exactly 75% = 15 of 20: classes 2 and 0 suffice
+    assert list(ds.frequent_classes(0.75).classes) == ["a", "c"]
+    with pytest.raises(DataValidationError, match="class_coverage"):
+        ds.frequent_classes(0)

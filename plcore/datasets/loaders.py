@@ -243,13 +243,20 @@ def load_idx(folder, name: str | None = None, classes=None) -> PLDataset:
                      meta={"source": str(folder), "test_rows": test_rows, "image_shape": tuple(Xtr.shape[1:])})
 
 
-def load_dataset(name_or_path, data_home=None) -> PLDataset:
+def load_dataset(name_or_path, data_home=None, class_coverage=None) -> PLDataset:
     """Load a data set by name (PALM, UCI, scikit-learn built-in, IDX images) or by path.
 
     Paths ending in ``.mat`` are read as PALM files, ``.arff`` as ARFF, ``.csv`` as CSV
     (last column the label) and ``.npz`` as NPZ (keys ``X``, optional ``S``, ``y``); a folder
     holding ``train-images-idx3-ubyte[.gz]`` and its companions as an IDX image set.
+    ``class_coverage`` (e.g. 0.99, the deep-PLL recipe's rule): keep only the most frequent
+    classes that hold that share of the true labels (:meth:`PLDataset.frequent_classes`).
     """
+    dataset = _load(name_or_path, data_home)
+    return dataset if class_coverage is None else dataset.frequent_classes(float(class_coverage))
+
+
+def _load(name_or_path, data_home) -> PLDataset:
     key = str(name_or_path)
     if key in SKLEARN_DATASETS:
         return load_sklearn(key)

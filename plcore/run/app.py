@@ -345,6 +345,9 @@ def resolve_run(cfg, registry: Registry | None = None) -> ResolvedRun:
         raise ConfigError(f"protocol {pname!r} needs a {spec.needs} (e.g. +{spec.needs}="
                           f"{'plc' if spec.needs == 'clusterer' else 'plknn'})")
     dataset = _instantiate_plain(cfg.dataset, what="data set")
+    if dataset.meta.get("classes_left_out"):
+        print(f"note: dataset.class_coverage={cfg.dataset.class_coverage} keeps {dataset.n_classes} classes "
+              f"and {dataset.n_samples} rows; label columns left out: {', '.join(dataset.meta['classes_left_out'])}")
     if not dataset.is_partial and setup.bags is None:
         raise ConfigError(f"data set {dataset.name!r} has exact labels only: choose a bag generator "
                           "(e.g. bags=uniform) to create candidate sets")

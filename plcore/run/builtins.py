@@ -18,7 +18,8 @@ _LOADER = "plcore.datasets.loaders:load_dataset"
 def _dataset(name, description):
     return ComponentSpec(
         "dataset", name, _LOADER,
-        config={"_target_": "plcore.datasets.load_dataset", "name_or_path": name, "data_home": _DATA_HOME},
+        config={"_target_": "plcore.datasets.load_dataset", "name_or_path": name, "data_home": _DATA_HOME,
+                "class_coverage": None},
         description=description,
     )
 
@@ -70,7 +71,8 @@ def plcore_components():
                                     f"home; exact labels)"))
     specs.append(ComponentSpec(
         "dataset", "file", _LOADER,
-        config={"_target_": "plcore.datasets.load_dataset", "name_or_path": "???", "data_home": _DATA_HOME},
+        config={"_target_": "plcore.datasets.load_dataset", "name_or_path": "???", "data_home": _DATA_HOME,
+                "class_coverage": None},
         description="any .mat/.arff/.csv/.npz file: dataset=file dataset.name_or_path=PATH"))
     for name in PROTOCOL_DEFAULTS:
         specs.append(ComponentSpec("protocol", name, f"plcore.run.protocols:PROTOCOLS.{name}",
