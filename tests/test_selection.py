@@ -214,3 +214,18 @@ def test_reproduction_table_never_calls_an_oracle_run_ours():
     params = {"paper.source": "P", "paper.setting": "lost", "paper.metric": "accuracy_mean", "paper.value": "0.5"}
     run = RunRecord("r", "n", params, {"accuracy_mean": 0.6, "accuracy_std": 0.1}, {"selection": "oracle"})
     assert "ORACLE: tuned on the test labels, not ours" in reproduction_table([run])
+
+
+def test_nested_selection_by_approximated_accuracy_matches_a_search_with_its_scorer():
+    """PLENCH's AA as the inner criterion: the protocol's choice is a GridSearchCV scored by
+    ``approximated_accuracy`` on the training part's candidate sets."""
+    ds = _dataset()
+    select = {"method": "grid", "space": {"learner.k": [1, 3, 9]}, "cv": 3, "scoring": "approximated_accuracy"}
+    res = kfold(Setup(learner=PlKnnLearner()), ds, n_splits=3, select=select, refit=False, progress=False)
+    train, _ = next(KFold(3, shuffle=True, random_state=0).split(ds.X))
+    ref = GridSearchCV(make_pipeline(StandardScaler(), PlKnnLearner()), {"plknnlearner__k": [1, 3, 9]},
+                       scoring=get_scorer("approximated_accuracy"),
+                       cv=KFold(3, shuffle=True, random_state=0)).fit(ds.X[train], ds.S[train])
+    assert res.steps[0]["selected.learner.k"] == ref.best_params_["plknnlearner__k"]
+    scores = ref.cv_results_["mean_test_score"]
+    assert np.all((scores > 0) & (scores <= 1)) and len(set(np.round(scores, 12))) > 1   # AA in (0, 1], informative
