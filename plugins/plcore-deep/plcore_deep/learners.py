@@ -30,6 +30,8 @@ batch they are computed in, and a fitted learner pickles anywhere.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 from scipy.special import softmax
 from sklearn.utils import check_random_state
@@ -207,6 +209,15 @@ class _DeepLearner(BaseLearner):
         return softmax(self._scores(self._validate_predict(X)), axis=1)
 
 
+#: the parameters of the shared training loop, passed on by every subclass's ``__init__``
+_SHARED = tuple(inspect.signature(_DeepLearner.__init__).parameters)[1:]
+
+
+def _shared(arguments: dict) -> dict:
+    """The shared parameters among a subclass's ``__init__`` arguments (``locals()``)."""
+    return {name: arguments[name] for name in _SHARED}
+
+
 class ProdenLearner(_DeepLearner):
     """PRODEN (Lv et al., ICML 2020): confidence-weighted cross-entropy, confidences re-estimated per batch.
 
@@ -255,12 +266,7 @@ class LwsLearner(_DeepLearner):
                  batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9,
                  lr_schedule="constant", early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
                  scoring="partial_log_likelihood", device="auto", random_state=None):
-        super().__init__(network=network, hidden_layer_sizes=hidden_layer_sizes, batch_norm=batch_norm,
-                         n_epochs=n_epochs, batch_size=batch_size, learning_rate=learning_rate,
-                         weight_decay=weight_decay, optimizer=optimizer, momentum=momentum, lr_schedule=lr_schedule,
-                         early_stopping=early_stopping, validation_fraction=validation_fraction,
-                         n_iter_no_change=n_iter_no_change, tol=tol, scoring=scoring, device=device,
-                         random_state=random_state)
+        super().__init__(**_shared(locals()))
         self.beta = beta
 
     def _method_params(self):
@@ -299,12 +305,7 @@ class PopLearner(_DeepLearner):
                  weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant", early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=20, tol=1e-4, scoring="partial_log_likelihood",
                  device="auto", random_state=None):
-        super().__init__(network=network, hidden_layer_sizes=hidden_layer_sizes, batch_norm=batch_norm,
-                         n_epochs=n_epochs, batch_size=batch_size, learning_rate=learning_rate,
-                         weight_decay=weight_decay, optimizer=optimizer, momentum=momentum, lr_schedule=lr_schedule,
-                         early_stopping=early_stopping, validation_fraction=validation_fraction,
-                         n_iter_no_change=n_iter_no_change, tol=tol, scoring=scoring, device=device,
-                         random_state=random_state)
+        super().__init__(**_shared(locals()))
         self.warm_up = warm_up
         self.window = window
         self.theta = theta
@@ -354,12 +355,7 @@ class PicoLearner(_DeepLearner):
                  weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant", early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=20, tol=1e-4, scoring="partial_log_likelihood",
                  device="auto", random_state=None):
-        super().__init__(network=network, hidden_layer_sizes=hidden_layer_sizes, batch_norm=batch_norm,
-                         n_epochs=n_epochs, batch_size=batch_size, learning_rate=learning_rate,
-                         weight_decay=weight_decay, optimizer=optimizer, momentum=momentum, lr_schedule=lr_schedule,
-                         early_stopping=early_stopping, validation_fraction=validation_fraction,
-                         n_iter_no_change=n_iter_no_change, tol=tol, scoring=scoring, device=device,
-                         random_state=random_state)
+        super().__init__(**_shared(locals()))
         self.feat_dim = feat_dim
         self.queue_size = queue_size
         self.moco_m = moco_m
@@ -401,12 +397,7 @@ class ValenLearner(_DeepLearner):
                  n_epochs=200, batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9,
                  lr_schedule="constant", early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
                  scoring="partial_log_likelihood", device="auto", random_state=None):
-        super().__init__(network=network, hidden_layer_sizes=hidden_layer_sizes, batch_norm=batch_norm,
-                         n_epochs=n_epochs, batch_size=batch_size, learning_rate=learning_rate,
-                         weight_decay=weight_decay, optimizer=optimizer, momentum=momentum, lr_schedule=lr_schedule,
-                         early_stopping=early_stopping, validation_fraction=validation_fraction,
-                         n_iter_no_change=n_iter_no_change, tol=tol, scoring=scoring, device=device,
-                         random_state=random_state)
+        super().__init__(**_shared(locals()))
         self.warm_up = warm_up
         self.n_neighbors = n_neighbors
 
