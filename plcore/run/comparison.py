@@ -1,0 +1,159 @@
+"""Comparing methods as papers do: per data set mean +- std, paired t-tests (win/tie/loss), average
+ranks, the Friedman test and the Nemenyi critical difference (Demsar, JMLR 2006).
+
+Pure functions of the per-split scores ``scores[(method, dataset)]`` (one value per fold,
+partition or repeat, the same splits for every method of a data set); the statistics are
+SciPy's (``ttest_rel``, ``friedmanchisquare``, ``rankdata``, ``studentized_range``), not
+written here. ``greater_is_better=False`` (mistake rates) ranks and counts wins the other way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from plcore.exceptions import ConfigError
+
+__all__ = ["Comparison", "average_ranks", "check_same_splits", "compare", "friedman", "markdown_table",
+           "nemenyi_critical_difference", "win_tie_loss"]
+
+
+def check_same_splits(split_keys: dict) -> None:
+    """Refuse with one line when the methods of a data set were not scored on the same splits.
+
+    ``split_keys[(method, dataset)]``: what identifies a run's splits (its seed, protocol settings
+    and data fingerprint, as logged); paired tests need them equal within each data set."""
+    by_dataset: dict = {}
+    for (method, dataset), key in split_keys.items():
+        by_dataset.setdefault(dataset, {}).setdefault(key, []).append(method)
+    for dataset, keys in by_dataset.items():
+        if len(keys) > 1:
+            groups = "; ".join(f"{', '.join(sorted(map(str, m)))}: {k}" for k, m in keys.items())
+            raise ConfigError(f"cannot compare on {dataset!r}: the methods were not run on the same splits ({groups})")
+
+
+def win_tie_loss(scores: dict, reference: str, *, alpha: float = 0.05, greater_is_better: bool = True) -> dict:
+    """``{method: (wins, ties, losses)}`` of ``reference`` against every other method: per data set
+    a paired t-test (``scipy.stats.ttest_rel``) over the shared splits; a significant difference
+    (p < ``alpha``) is a win or a loss by the sign of the mean difference, anything else a tie
+    (also identical scores, where the test is undefined)."""
+    methods = sorted({m for m, _ in scores} - {reference})
+    datasets = sorted({d for m, d in scores if m == reference})
+    out = {}
+    for other in methods:
+        w = t = lo = 0
+        for d in datasets:
+            if (other, d) not in scores:
+                continue
+            a, b = np.asarray(scores[(reference, d)], float), np.asarray(scores[(other, d)], float)
+            if a.shape != b.shape:
+                raise ConfigError(f"cannot pair {reference!r} and {other!r} on {d!r}: {a.size} and {b.size} splits")
+            diff = a - b
+            p = stats.ttest_rel(a, b).pvalue if np.any(diff != diff[0]) else (0.0 if diff[0] != 0 else 1.0)
+            better = diff.mean() > 0 if greater_is_better else diff.mean() < 0
+            if p < alpha and diff.mean() != 0:
+                w, lo = (w + 1, lo) if better else (w, lo + 1)
+            else:
+                t += 1
+        out[other] = (w, t, lo)
+    return out
+
+
+def _matrix(means: dict, methods, datasets) -> np.ndarray:
+    return np.array([[means[(m, d)] for m in methods] for d in datasets], dtype=float)
+
+
+def average_ranks(means: dict, methods, datasets, *, greater_is_better: bool = True) -> np.ndarray:
+    """Each method's rank averaged over the data sets (1 = best; ties share the mean rank,
+    ``scipy.stats.rankdata``), in ``methods`` order."""
+    M = _matrix(means, methods, datasets)
+    return stats.rankdata(-M if greater_is_better else M, axis=1).mean(axis=0)
+
+
+def friedman(means: dict, methods, datasets) -> tuple[float, float]:
+    """The Friedman test's statistic and p-value over the data sets (``scipy.stats.friedmanchisquare``;
+    needs at least 3 methods)."""
+    M = _matrix(means, methods, datasets)
+    result = stats.friedmanchisquare(*M.T)
+    return float(result.statistic), float(result.pvalue)
+
+
+def nemenyi_critical_difference(n_methods: int, n_datasets: int, alpha: float = 0.05) -> float:
+    """Demsar's (2006) critical difference of average ranks for the Nemenyi test,
+    ``q_alpha sqrt(k (k + 1) / (6 N))`` with ``q_alpha`` the studentized range quantile over
+    ``sqrt 2`` (k = 3: 2.343 at 0.05, his Table 5a)."""
+    q = stats.studentized_range.ppf(1 - alpha, n_methods, np.inf) / np.sqrt(2)
+    return float(q * np.sqrt(n_methods * (n_methods + 1) / (6.0 * n_datasets)))
+
+
+@dataclass
+class Comparison:
+    """What :func:`compare` computes: per-cell mean, std and standard error (population std over
+    sqrt(n), as PLENCH), ranks, Friedman, the critical difference and win/tie/loss."""
+
+    methods: list
+    datasets: list
+    mean: dict
+    std: dict
+    sem: dict
+    ranks: np.ndarray
+    friedman: tuple | None
+    critical_difference: float | None
+    wtl: dict | None
+    reference: str | None
+    greater_is_better: bool
+    alpha: float = 0.05
+
+
+def compare(scores: dict, *, reference: str | None = None, alpha: float = 0.05,
+            greater_is_better: bool = True) -> Comparison:
+    """The whole comparison from ``scores[(method, dataset)]`` (per-split values). Ranks and the
+    Friedman test use the data sets every method has; Friedman and the critical difference need
+    at least 3 methods and 2 data sets (else ``None``)."""
+    methods = sorted({m for m, _ in scores})
+    datasets = sorted({d for _, d in scores})
+    if reference is not None and reference not in methods:
+        raise ConfigError(f"reference method {reference!r} is not among the compared: {', '.join(methods)}")
+    mean = {k: float(np.mean(v)) for k, v in scores.items()}
+    std = {k: float(np.std(v)) for k, v in scores.items()}
+    sem = {k: float(np.std(v) / np.sqrt(len(v))) for k, v in scores.items()}
+    complete = [d for d in datasets if all((m, d) in scores for m in methods)]
+    ranks = average_ranks(mean, methods, complete, greater_is_better=greater_is_better) if complete else None
+    enough = len(methods) >= 3 and len(complete) >= 2
+    return Comparison(methods, datasets, mean, std, sem, ranks,
+                      friedman(mean, methods, complete) if enough else None,
+                      nemenyi_critical_difference(len(methods), len(complete), alpha) if enough else None,
+                      win_tie_loss(scores, reference, alpha=alpha, greater_is_better=greater_is_better)
+                      if reference else None, reference, greater_is_better, alpha)
+
+
+def markdown_table(c: Comparison, *, error: str = "std", digits: int = 3) -> str:
+    """Methods x data sets, ``mean ± std`` (or ``± sem``), the best mean per data set in bold,
+    then the average rank and, with a reference method, its win/tie/loss against each row."""
+    spread = c.std if error == "std" else c.sem
+    best = {}
+    for d in c.datasets:
+        values = [c.mean[(m, d)] for m in c.methods if (m, d) in c.mean]
+        best[d] = max(values) if c.greater_is_better else min(values)
+    head = ["method", *c.datasets, "average rank"] + ([f"{c.reference}: win/tie/loss"] if c.wtl else [])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for i, m in enumerate(c.methods):
+        cells = [m]
+        for d in c.datasets:
+            if (m, d) not in c.mean:
+                cells.append("–")
+                continue
+            text = f"{c.mean[(m, d)]:.{digits}f} ± {spread[(m, d)]:.{digits}f}"
+            cells.append(f"**{text}**" if c.mean[(m, d)] == best[d] else text)
+        cells.append("–" if c.ranks is None else f"{c.ranks[i]:.2f}")
+        if c.wtl:
+            cells.append("–" if m == c.reference else "/".join(map(str, c.wtl[m])))
+        lines.append("| " + " | ".join(cells) + " |")
+    if c.friedman is not None:
+        lines.append("")
+        n = sum(all((m, d) in c.mean for m in c.methods) for d in c.datasets)
+        lines.append(f"Friedman chi2 = {c.friedman[0]:.3f}, p = {c.friedman[1]:.3g} over {n} data sets; "
+                     f"Nemenyi critical difference ({c.alpha:g}) = {c.critical_difference:.3f} average ranks")
+    return "\n".join(lines)

@@ -1,0 +1,94 @@
+"""The comparison of methods over data sets: every statistic against SciPy or its textbook formula."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from plcore.exceptions import ConfigError
+from plcore.run.comparison import (average_ranks, check_same_splits, compare, friedman, markdown_table,
+                                   nemenyi_critical_difference, win_tie_loss)
+
+# three methods, three data sets, five paired splits each
+RNG = np.random.RandomState(0)
+BASE = {"d1": 0.70, "d2": 0.50, "d3": 0.90}
+SHIFT = {"a": 0.05, "b": 0.0, "c": -0.002}
+NOISE = {d: RNG.normal(0, 0.01, 5) for d in BASE}
+SCORES = {(m, d): BASE[d] + SHIFT[m] + NOISE[d] + RNG.normal(0, 0.003, 5) for m in SHIFT for d in BASE}
+
+
+def test_win_tie_loss_is_the_paired_t_test_of_scipy():
+    wtl = win_tie_loss(SCORES, "a")
+    for other in ("b", "c"):
+        expected = [0, 0, 0]
+        for d in BASE:
+            a, b = SCORES[("a", d)], SCORES[(other, d)]
+            diff = a - b
+            t = diff.mean() / (diff.std(ddof=1) / math.sqrt(len(diff)))     # the paired t statistic
+            p = 2 * stats.t.sf(abs(t), len(diff) - 1)
+            assert p == pytest.approx(stats.ttest_rel(a, b).pvalue, rel=1e-9)
+            expected[1 if p >= 0.05 else (0 if t > 0 else 2)] += 1
+        assert wtl[other] == tuple(expected)
+    assert wtl["b"] == (3, 0, 0)                    # a is 0.05 better everywhere, well above the noise
+    assert win_tie_loss(SCORES, "b")["c"][1] >= 1   # b vs c: 0.002 apart, within the noise somewhere
+
+
+def test_lower_is_better_swaps_wins_and_losses_and_ranks():
+    errors = {k: 1 - np.asarray(v) for k, v in SCORES.items()}
+    assert win_tie_loss(errors, "a", greater_is_better=False) == win_tie_loss(SCORES, "a")
+    means = {k: float(np.mean(v)) for k, v in errors.items()}
+    ranks = average_ranks(means, ["a", "b", "c"], list(BASE), greater_is_better=False)
+    assert ranks[0] == 1.0                          # a has the lowest error on every data set
+    np.testing.assert_allclose(ranks, average_ranks({k: float(np.mean(v)) for k, v in SCORES.items()},
+                                                    ["a", "b", "c"], list(BASE)))
+
+
+def test_identical_scores_are_a_tie_not_a_nan():
+    scores = {("a", "d"): np.array([0.5, 0.6, 0.7]), ("b", "d"): np.array([0.5, 0.6, 0.7]),
+              ("c", "d"): np.array([0.4, 0.5, 0.6])}
+    wtl = win_tie_loss(scores, "a")
+    assert wtl["b"] == (0, 1, 0)
+    assert wtl["c"] == (1, 0, 0)                    # a constant difference of 0.1: significant
+
+
+def test_friedman_is_scipys_and_the_textbook_statistic():
+    # 4 methods on 6 data sets, no ties: chi2_F = 12 N / (k (k + 1)) [sum_j R_j^2 - k (k + 1)^2 / 4]
+    rng = np.random.RandomState(1)
+    methods, datasets = list("wxyz"), [f"d{i}" for i in range(6)]
+    means = {(m, d): float(rng.rand() + 0.1 * i) for i, m in enumerate(methods) for d in datasets}
+    chi2, p = friedman(means, methods, datasets)
+    M = np.array([[means[(m, d)] for m in methods] for d in datasets])
+    assert (chi2, p) == pytest.approx(tuple(stats.friedmanchisquare(*M.T)), rel=1e-12)
+    R = average_ranks(means, methods, datasets)
+    k, n = 4, 6
+    assert chi2 == pytest.approx(12 * n / (k * (k + 1)) * (np.sum(R ** 2) - k * (k + 1) ** 2 / 4), rel=1e-12)
+    assert R.sum() == pytest.approx(k * (k + 1) / 2)
+
+
+@pytest.mark.parametrize("k, q", [(2, 1.960), (3, 2.343), (4, 2.569), (5, 2.728), (6, 2.850), (10, 3.164)])
+def test_nemenyi_critical_difference_uses_demsars_q_values(k, q):
+    """Demsar (2006), Table 5(a): q_0.05 for the Nemenyi test."""
+    n = 14
+    cd = nemenyi_critical_difference(k, n)
+    assert cd / math.sqrt(k * (k + 1) / (6 * n)) == pytest.approx(q, abs=1e-3)   # his table has 3 places
+
+
+def test_mismatched_splits_are_refused_in_one_line():
+    check_same_splits({("a", "lost"): ("kfold", 0, "f1"), ("b", "lost"): ("kfold", 0, "f1")})
+    with pytest.raises(ConfigError, match="not run on the same splits") as err:
+        check_same_splits({("a", "lost"): ("kfold", 0, "f1"), ("b", "lost"): ("kfold", 1, "f1")})
+    assert "\n" not in str(err.value) and "lost" in str(err.value)
+
+
+def test_compare_and_its_markdown_table():
+    c = compare(SCORES, reference="a")
+    assert c.methods == ["a", "b", "c"] and c.ranks[0] == 1.0 and c.friedman is not None
+    table = markdown_table(c)
+    row_a = next(line for line in table.splitlines() if line.startswith("| a |"))
+    assert row_a.count("**") == 6                   # a is best on all three data sets
+    assert "| b |" in table and "3/0/0" in table and "Friedman chi2" in table
+    with pytest.raises(ConfigError, match="reference method 'z'"):
+        compare(SCORES, reference="z")
+    two = compare({k: v for k, v in SCORES.items() if k[0] != "c"})
+    assert two.friedman is None and two.critical_difference is None     # needs 3 methods
