@@ -17,7 +17,7 @@ from scipy import stats
 from plcore.exceptions import ConfigError
 
 __all__ = ["Comparison", "average_ranks", "check_same_splits", "compare", "friedman", "markdown_table",
-           "nemenyi_critical_difference", "win_tie_loss"]
+           "nemenyi_critical_difference", "paired_ttest", "win_tie_loss"]
 
 
 def check_same_splits(split_keys: dict) -> None:
@@ -34,30 +34,41 @@ def check_same_splits(split_keys: dict) -> None:
             raise ConfigError(f"cannot compare on {dataset!r}: the methods were not run on the same splits ({groups})")
 
 
+def paired_ttest(a, b, alpha: float = 0.05, *, greater_is_better: bool = True) -> str:
+    """``"win"`` / ``"tie"`` / ``"loss"`` of ``a`` against ``b`` by a paired two-sided t-test
+    (``scipy.stats.ttest_rel``), as in the CENDA paper's Tables 4 and 6: the same folds,
+    significance level ``alpha``; identical results (zero variance of the differences) are a
+    tie, a constant non-zero difference (p = 0) a win or a loss."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape or a.ndim != 1 or a.size < 2:
+        raise ValueError(f"paired t-test needs two equally long 1-D samples (>= 2), got {a.shape} and {b.shape}")
+    d = (a - b) if greater_is_better else (b - a)
+    if np.allclose(d, d[0]):
+        if np.isclose(d[0], 0.0):
+            return "tie"
+        return "win" if d[0] > 0 else "loss"
+    if stats.ttest_rel(a, b).pvalue >= alpha:
+        return "tie"
+    return "win" if d.mean() > 0 else "loss"
+
+
 def win_tie_loss(scores: dict, reference: str, *, alpha: float = 0.05, greater_is_better: bool = True) -> dict:
-    """``{method: (wins, ties, losses)}`` of ``reference`` against every other method: per data set
-    a paired t-test (``scipy.stats.ttest_rel``) over the shared splits; a significant difference
-    (p < ``alpha``) is a win or a loss by the sign of the mean difference, anything else a tie
-    (also identical scores, where the test is undefined)."""
+    """``{method: (wins, ties, losses)}`` of ``reference`` against every other method: one
+    :func:`paired_ttest` per data set over the shared splits."""
     methods = sorted({m for m, _ in scores} - {reference})
     datasets = sorted({d for m, d in scores if m == reference})
     out = {}
     for other in methods:
-        w = t = lo = 0
+        counts = {"win": 0, "tie": 0, "loss": 0}
         for d in datasets:
             if (other, d) not in scores:
                 continue
-            a, b = np.asarray(scores[(reference, d)], float), np.asarray(scores[(other, d)], float)
-            if a.shape != b.shape:
-                raise ConfigError(f"cannot pair {reference!r} and {other!r} on {d!r}: {a.size} and {b.size} splits")
-            diff = a - b
-            p = stats.ttest_rel(a, b).pvalue if np.any(diff != diff[0]) else (0.0 if diff[0] != 0 else 1.0)
-            better = diff.mean() > 0 if greater_is_better else diff.mean() < 0
-            if p < alpha and diff.mean() != 0:
-                w, lo = (w + 1, lo) if better else (w, lo + 1)
-            else:
-                t += 1
-        out[other] = (w, t, lo)
+            try:
+                counts[paired_ttest(scores[(reference, d)], scores[(other, d)], alpha,
+                                    greater_is_better=greater_is_better)] += 1
+            except ValueError as err:
+                raise ConfigError(f"cannot pair {reference!r} and {other!r} on {d!r}: {err}") from None
+        out[other] = (counts["win"], counts["tie"], counts["loss"])
     return out
 
 

@@ -28,6 +28,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from plcore.exceptions import ConfigError
+from plcore.run.comparison import paired_ttest  # re-exported: the reproduction and CENDA tables use it
 
 log = logging.getLogger(__name__)
 
@@ -113,28 +114,6 @@ def load_runs(tracking_uri: str, *, experiment_name: str | None = None, sweep_di
         token = page.token
         if not token:
             return out
-
-
-def paired_ttest(a, b, alpha: float = 0.05) -> str:
-    """``"win"`` / ``"tie"`` / ``"loss"`` of ``a`` against ``b`` by a paired two-sided t-test.
-
-    As in the CENDA paper's Tables 4 and 6: the same folds, significance level ``alpha``;
-    identical results (zero variance of the differences) are a tie.
-    """
-    from scipy import stats
-
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.shape != b.shape or a.ndim != 1 or a.size < 2:
-        raise ValueError(f"paired t-test needs two equally long 1-D samples (>= 2), got {a.shape} and {b.shape}")
-    d = a - b
-    if np.allclose(d, d[0]):
-        if np.isclose(d[0], 0.0):
-            return "tie"
-        return "win" if d[0] > 0 else "loss"  # constant non-zero difference: p = 0
-    p = stats.ttest_rel(a, b).pvalue
-    if p >= alpha:
-        return "tie"
-    return "win" if d.mean() > 0 else "loss"
 
 
 def fmt_mean_std(values=None, *, mean=None, std=None, digits: int = 3) -> str:
