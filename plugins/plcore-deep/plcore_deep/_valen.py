@@ -21,6 +21,8 @@ posterior on the candidates (from the outputs before the step). Confidences: ``o
 
 from __future__ import annotations
 
+import copy
+
 import torch
 import torch.nn.functional as F
 from sklearn.neighbors import NearestNeighbors
@@ -86,8 +88,6 @@ class Valen(Method):
         self.neighbors = None
 
     def setup(self, state: State) -> list:
-        import copy
-
         n_features, q = state.X.shape[1], state.S.shape[1]
         self.encoder = copy.deepcopy(state.model)
         self.decoder = nn.Sequential(nn.Linear(q, n_features), nn.ReLU(), nn.Linear(n_features, n_features))
