@@ -92,3 +92,20 @@ def test_compare_and_its_markdown_table():
         compare(SCORES, reference="z")
     two = compare({k: v for k, v in SCORES.items() if k[0] != "c"})
     assert two.friedman is None and two.critical_difference is None     # needs 3 methods
+
+
+def test_the_diagrams_nemenyi_pvalues_agree_with_the_critical_difference():
+    """scikit-posthocs draws the bars from its Nemenyi p-values; they must join exactly the pairs
+    whose average ranks differ by less than our critical difference."""
+    from plcore.run.comparison import nemenyi_pvalues
+
+    rng = np.random.RandomState(3)
+    methods, datasets = list("abcdef"), [f"d{i}" for i in range(12)]
+    scores = {(m, d): rng.rand(4) + 0.08 * i for i, m in enumerate(methods) for d in datasets}
+    for greater in (True, False):
+        c = compare(scores, greater_is_better=greater)
+        p = nemenyi_pvalues(c)
+        pairs = [(i, j) for i in range(6) for j in range(i + 1, 6)]
+        assert any(p.iloc[i, j] < 0.05 for i, j in pairs) and any(p.iloc[i, j] >= 0.05 for i, j in pairs)
+        for i, j in pairs:
+            assert (p.iloc[i, j] < c.alpha) == (abs(c.ranks[i] - c.ranks[j]) > c.critical_difference)

@@ -1,6 +1,6 @@
 """The Hydra callbacks of a sweep (the primary config's ``hydra.callbacks``): the MLflow store
-prepared once before the jobs, a summary table at the end, and the opt-in report
-(``report=reproduction`` or a preset's writer)."""
+prepared once before the jobs, a summary table at the end, and the opt-in reports
+(``report=reproduction`` or a preset's writer; ``report=comparison``)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ import logging
 
 from hydra.experimental.callback import Callback
 
-from plcore.run.report import load_runs, sweep_table, write_report
+from plcore.run.report import sweep_table, write_report
+from plcore.run.runs import load_runs
 from plcore.tracking import prepare_store
 
 log = logging.getLogger(__name__)
 
-__all__ = ["PrepareTrackingCallback", "SweepSummaryCallback", "ReportCallback"]
+__all__ = ["ComparisonCallback", "PrepareTrackingCallback", "SweepSummaryCallback", "ReportCallback"]
 
 
 class PrepareTrackingCallback(Callback):
@@ -43,6 +44,49 @@ def _sweep_runs(config, statuses=("FINISHED",)):
     runs = load_runs(tcfg.tracking_uri, experiment_name=tcfg.get("experiment_name") or "plcore",
                      sweep_dir=sweep_dir, statuses=statuses)
     return runs, sweep_dir, tcfg.tracking_uri
+
+
+class ComparisonCallback(Callback):
+    """Hydra callback: at the end of a multirun, compare THIS sweep's methods over its data sets
+    (``report=comparison``; :mod:`plcore.run.comparison_report`): a markdown and a LaTeX table,
+    the tests and the critical-difference diagram, written to ``output`` (default
+    ``<sweep dir>/comparison.md``) and logged as artifacts of the sweep's parent run.
+
+    ``reference``: the method whose win/tie/loss against every other is counted; ``error``:
+    ``std`` or ``sem`` (standard error); ``alpha``: the level of every test.
+    """
+
+    def __init__(self, output: str | None = None, reference: str | None = None, error: str = "std",
+                 alpha: float = 0.05, title: str | None = None):
+        self.output, self.reference, self.error, self.alpha, self.title = output, reference, error, alpha, title
+
+    def on_multirun_end(self, config, **kwargs):
+        from pathlib import Path
+
+        from plcore.run.comparison_report import command_line, comparison_report, log_parent_run
+
+        try:
+            runs, sweep_dir, uri = _sweep_runs(config)
+            if runs is None:
+                print("no comparison: tracking is off (tracking=none)")
+                return
+            output = Path(self.output or Path(sweep_dir) / "comparison.md")
+            report = comparison_report(runs, output, reference=self.reference, error=self.error, alpha=self.alpha,
+                                       title=self.title, command=command_line(), sweep_dir=sweep_dir)
+            if report is None:
+                print(f"no comparison: none of the sweep's {len(runs)} finished run(s) has a per-split metric")
+                return
+            parent = log_parent_run(uri, config.tracking.get("experiment_name") or "plcore", report, sweep_dir)
+        except Exception as err:  # noqa: BLE001 - a report must not turn a finished sweep into a failure
+            log.warning("could not write the comparison: %s", err)
+            print(f"warning: could not write the comparison: {err}")
+            return
+        print("\n" + report.markdown.split("\n", 3)[3].strip() + "\n")
+        print(f"comparison written to {output} (LaTeX: {output.with_suffix('.tex')})")
+        for path in report.diagrams:
+            print(f"critical-difference diagram: {path}")
+        if parent:
+            print(f"logged to the MLflow parent run {parent} of the sweep's runs ({uri})")
 
 
 class ReportCallback(Callback):

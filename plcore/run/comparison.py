@@ -5,6 +5,8 @@ Pure functions of the per-split scores ``scores[(method, dataset)]`` (one value 
 partition or repeat, the same splits for every method of a data set); the statistics are
 SciPy's (``ttest_rel``, ``friedmanchisquare``, ``rankdata``, ``studentized_range``), not
 written here. ``greater_is_better=False`` (mistake rates) ranks and counts wins the other way.
+The critical-difference diagram is scikit-posthocs' ``critical_difference_diagram`` fed these
+ranks, this critical difference and its Nemenyi p-values (``posthoc_nemenyi_friedman``).
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from scipy import stats
 
 from plcore.exceptions import ConfigError
 
-__all__ = ["Comparison", "average_ranks", "check_same_splits", "compare", "friedman", "markdown_table",
-           "nemenyi_critical_difference", "paired_ttest", "win_tie_loss"]
+__all__ = ["Comparison", "average_ranks", "cd_diagram", "check_same_splits", "compare", "friedman", "latex_table",
+           "markdown_table", "nemenyi_critical_difference", "nemenyi_pvalues", "paired_ttest", "win_tie_loss"]
 
 
 def check_same_splits(split_keys: dict) -> None:
@@ -140,14 +142,25 @@ def compare(scores: dict, *, reference: str | None = None, alpha: float = 0.05,
                       if reference else None, reference, greater_is_better, alpha)
 
 
-def markdown_table(c: Comparison, *, error: str = "std", digits: int = 3) -> str:
-    """Methods x data sets, ``mean ± std`` (or ``± sem``), the best mean per data set in bold,
-    then the average rank and, with a reference method, its win/tie/loss against each row."""
-    spread = c.std if error == "std" else c.sem
+def _best(c: Comparison) -> dict:
+    """The best mean of every data set (the highest, or the lowest where lower is better)."""
     best = {}
     for d in c.datasets:
         values = [c.mean[(m, d)] for m in c.methods if (m, d) in c.mean]
         best[d] = max(values) if c.greater_is_better else min(values)
+    return best
+
+
+def _complete(c: Comparison) -> list:
+    """The data sets every method was scored on (those the ranks and tests use)."""
+    return [d for d in c.datasets if all((m, d) in c.mean for m in c.methods)]
+
+
+def markdown_table(c: Comparison, *, error: str = "std", digits: int = 3) -> str:
+    """Methods x data sets, ``mean ± std`` (or ``± sem``), the best mean per data set in bold,
+    then the average rank and, with a reference method, its win/tie/loss against each row."""
+    spread = c.std if error == "std" else c.sem
+    best = _best(c)
     head = ["method", *c.datasets, "average rank"] + ([f"{c.reference}: win/tie/loss"] if c.wtl else [])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for i, m in enumerate(c.methods):
@@ -164,7 +177,93 @@ def markdown_table(c: Comparison, *, error: str = "std", digits: int = 3) -> str
         lines.append("| " + " | ".join(cells) + " |")
     if c.friedman is not None:
         lines.append("")
-        n = sum(all((m, d) in c.mean for m in c.methods) for d in c.datasets)
-        lines.append(f"Friedman chi2 = {c.friedman[0]:.3f}, p = {c.friedman[1]:.3g} over {n} data sets; "
-                     f"Nemenyi critical difference ({c.alpha:g}) = {c.critical_difference:.3f} average ranks")
+        lines.append(f"Friedman chi2 = {c.friedman[0]:.3f}, p = {c.friedman[1]:.3g} over {len(_complete(c))} data "
+                     f"sets; Nemenyi critical difference ({c.alpha:g}) = {c.critical_difference:.3f} average ranks")
     return "\n".join(lines)
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def _latex_escape(text) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+def latex_table(c: Comparison, *, error: str = "std", digits: int = 3, caption: str | None = None) -> str:
+    """The same table as :func:`markdown_table` as a LaTeX ``table`` with booktabs rules
+    (``\\usepackage{booktabs}``): best per data set in bold, average rank, win/tie/loss."""
+    spread = c.std if error == "std" else c.sem
+    best = _best(c)
+    head = ["Method", *map(_latex_escape, c.datasets), "Avg.\\ rank"]
+    if c.wtl:
+        head.append(f"{_latex_escape(c.reference)}: W/T/L")
+    lines = [r"\begin{table}[t]", r"\centering"]
+    if caption:
+        lines.append(rf"\caption{{{_latex_escape(caption)}}}")
+    lines += [r"\begin{tabular}{l" + "c" * (len(head) - 1) + "}", r"\toprule", " & ".join(head) + r" \\",
+              r"\midrule"]
+    for i, m in enumerate(c.methods):
+        cells = [_latex_escape(m)]
+        for d in c.datasets:
+            if (m, d) not in c.mean:
+                cells.append("--")
+                continue
+            mean, sd = f"{c.mean[(m, d)]:.{digits}f}", f"{spread[(m, d)]:.{digits}f}"
+            cells.append(rf"$\mathbf{{{mean}}} \pm {sd}$" if c.mean[(m, d)] == best[d] else rf"${mean} \pm {sd}$")
+        cells.append("--" if c.ranks is None else f"{c.ranks[i]:.2f}")
+        if c.wtl:
+            cells.append("--" if m == c.reference else "/".join(map(str, c.wtl[m])))
+        lines.append(" & ".join(cells) + r" \\")
+    lines.append(r"\bottomrule")
+    lines.append(r"\end{tabular}")
+    if c.friedman is not None:
+        lines.append(rf"\\[2pt] {{\footnotesize Friedman $\chi^2_F = {c.friedman[0]:.3f}$, $p = {c.friedman[1]:.3g}$; "
+                     rf"Nemenyi CD$_{{{c.alpha:g}}} = {c.critical_difference:.3f}$}}")
+    lines.append(r"\end{table}")
+    return "\n".join(lines) + "\n"
+
+
+def nemenyi_pvalues(c: Comparison):
+    """The Nemenyi post-hoc p-values of every pair of methods (scikit-posthocs'
+    ``posthoc_nemenyi_friedman`` on the data sets x methods matrix of means), a DataFrame."""
+    import scikit_posthocs as sp
+
+    M = _matrix(c.mean, c.methods, _complete(c))
+    p = sp.posthoc_nemenyi_friedman(-M if c.greater_is_better else M)
+    p.index = p.columns = list(c.methods)
+    return p
+
+
+def cd_diagram(c: Comparison, stem, *, title: str | None = None) -> list:
+    """Demsar's critical-difference diagram of ``c`` as ``<stem>.png`` and ``<stem>.svg``
+    (scikit-posthocs' ``critical_difference_diagram``: methods at their average ranks, the
+    critical difference above the axis, a bar joining methods the Nemenyi test cannot tell
+    apart). Returns the two paths; nothing (``[]``) without a Friedman test."""
+    if c.critical_difference is None:
+        return []
+    from pathlib import Path
+
+    import pandas as pd
+    import scikit_posthocs as sp
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7.0, 3.0))
+    ax = fig.add_subplot()
+    sp.critical_difference_diagram(pd.Series(c.ranks, index=c.methods), nemenyi_pvalues(c),
+                                   cd=c.critical_difference, alpha=c.alpha, ax=ax,
+                                   label_fmt_left="{label} ({rank:.2f})", label_fmt_right="({rank:.2f}) {label}")
+    ax.tick_params(axis="x", labelsize=8)
+    low, high = ax.get_ylim()
+    ax.set_ylim(low, high + 0.4)  # room for the "CD = " label above the critical-difference bar
+    fig.set_size_inches(7.0, 0.6 + 0.45 * (high + 0.4 - low))  # 0.45 in per row: the bar clears the tick labels
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    paths = [stem.with_name(stem.name + ext) for ext in (".png", ".svg")]
+    for path in paths:
+        fig.savefig(path, dpi=150 if path.suffix == ".png" else None, bbox_inches="tight",
+                    metadata={"Date": None} if path.suffix == ".svg" else None)
+    return paths

@@ -21,7 +21,6 @@ import argparse
 import importlib
 import logging
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -29,92 +28,12 @@ import numpy as np
 
 from plcore.exceptions import ConfigError
 from plcore.run.comparison import paired_ttest  # re-exported: the reproduction and CENDA tables use it
+from plcore.run.runs import PARENT_TAG, SWEEP_TAG, RunRecord, load_runs, provenance_line  # noqa: F401 - re-exported
 
 log = logging.getLogger(__name__)
 
 __all__ = ["RunRecord", "load_runs", "paired_ttest", "fmt_mean_std", "reproduction_table", "summary_page", "sweep_table",
            "write_report", "main"]
-
-#: runs of the same sweep share this tag (set by :mod:`plcore.run.app`)
-SWEEP_TAG = "hydra.sweep.dir"
-
-
-@dataclass
-class RunRecord:
-    """The parts of one MLflow run that reports use."""
-
-    run_id: str
-    name: str
-    params: dict
-    metrics: dict
-    tags: dict
-    start_time: int = 0
-    status: str = "FINISHED"
-    _client: object = field(default=None, repr=False)
-    _history: dict = field(default_factory=dict, repr=False)
-
-    def steps(self, key: str = "accuracy") -> np.ndarray:
-        """Per-step values of metric ``key`` (one per fold / repeat / partition), ordered by step.
-
-        Per-step metrics are logged as ``<step name>/<key>`` (``fold/accuracy``); runs logged
-        before that naming used ``key`` itself.
-        """
-        if key not in self._history:
-            hist = []
-            if self._client is not None:
-                names = [m for m in self.metrics if m.endswith("/" + key)] + [key]
-                for name in names:
-                    hist = self._client.get_metric_history(self.run_id, name)
-                    if hist:
-                        break
-            self._history[key] = np.array([m.value for m in sorted(hist, key=lambda m: m.step)], dtype=float)
-        return self._history[key]
-
-    @property
-    def preset(self) -> str | None:
-        """The ``experiment=...`` preset named on the command line (from the ``overrides`` tag)."""
-        for tok in self.tags.get("overrides", "").split():
-            if tok.lstrip("+").startswith("experiment="):
-                return tok.split("=", 1)[1]
-        return self.params.get("paper.preset")
-
-
-def load_runs(tracking_uri: str, *, experiment_name: str | None = None, sweep_dir: str | None = None,
-              since_ms: int | None = None, statuses: Sequence[str] = ("FINISHED",)) -> list[RunRecord]:
-    """Runs of ``experiment_name`` (default: every experiment), optionally of one sweep only.
-
-    ``sweep_dir`` matches the ``hydra.sweep.dir`` tag; ``since_ms`` keeps runs started at or
-    after that time (milliseconds since the epoch). Oldest first.
-    """
-    from mlflow.tracking import MlflowClient
-
-    client = MlflowClient(tracking_uri=tracking_uri)
-    if experiment_name is not None:
-        exp = client.get_experiment_by_name(experiment_name)
-        exp_ids = [exp.experiment_id] if exp is not None else []
-    else:
-        exp_ids = [e.experiment_id for e in client.search_experiments()]
-    if not exp_ids:
-        return []
-    clauses = []
-    if sweep_dir is not None:
-        clauses.append(f"tags.`{SWEEP_TAG}` = '{sweep_dir}'")
-    if since_ms is not None:
-        clauses.append(f"attributes.start_time >= {int(since_ms)}")
-    out = []
-    token = None
-    while True:
-        page = client.search_runs(exp_ids, filter_string=" and ".join(clauses), max_results=1000,
-                                  order_by=["attributes.start_time ASC"], page_token=token)
-        for r in page:
-            if statuses and r.info.status not in statuses:
-                continue
-            out.append(RunRecord(r.info.run_id, r.info.run_name or "", dict(r.data.params), dict(r.data.metrics),
-                                 dict(r.data.tags), r.info.start_time or 0, r.info.status, client))
-        token = page.token
-        if not token:
-            return out
-
 
 def fmt_mean_std(values=None, *, mean=None, std=None, digits: int = 3) -> str:
     """``"0.756 ± 0.035"`` from values (population std over folds, as plcore logs) or a given mean/std."""
@@ -200,14 +119,6 @@ def _resolve(writer: str | Callable) -> Callable:
     return getattr(importlib.import_module(module), name)
 
 
-def provenance_line(runs: Sequence[RunRecord], sweep_dir: str | None = None) -> str:
-    """Which sweep and commit(s) the runs of a report came from (one markdown line)."""
-    commits = sorted({(r.tags.get("mlflow.source.git.commit", "")[:10] or "unknown")
-                      + ("+dirty" if r.tags.get("plcore.git.dirty") == "true" else "") for r in runs})
-    where = f"sweep `{sweep_dir}`" if sweep_dir else "the runs selected"
-    return f"_Made from {len(runs)} run(s) of {where} at commit {', '.join(commits) or 'unknown'}._\n"
-
-
 def write_report(runs: Sequence[RunRecord], output: str | Path, writer: str | Callable = "reproduction",
                  sweep_dir: str | None = None) -> Path | None:
     """Render ``runs`` with ``writer`` (``"reproduction"`` or a dotted path to ``f(runs) -> str``) into ``output``.
@@ -262,25 +173,57 @@ def main(argv=None) -> int:
                     help="default: $MLFLOW_TRACKING_URI or sqlite:///mlflow.db in the current directory")
     ap.add_argument("--experiment", default="plcore", help="MLflow experiment name (default: plcore)")
     ap.add_argument("--sweep-dir", default=None, help="only runs of this Hydra sweep directory")
-    ap.add_argument("--writer", default="summary",
-                    help="a registered writer (summary: any sweep's runs; reproduction, cenda_table, ...) or a "
-                         "dotted path to f(runs) -> markdown")
-    ap.add_argument("--out", default="plcore-report.md", help="output markdown file (default: plcore-report.md here)")
+    ap.add_argument("--kind", "--writer", dest="kind", default="summary",
+                    help="comparison (methods x data sets: tables, tests, critical-difference diagram), summary "
+                         "(any sweep's runs), reproduction, cenda_table, ... (a registered writer) or a dotted path "
+                         "to f(runs) -> markdown")
+    ap.add_argument("--out", default=None,
+                    help="output markdown file (default: plcore-report.md here; comparison.md for --kind comparison)")
     ap.add_argument("--overwrite", action="store_true", help="replace the output even if git tracks it")
+    cmp = ap.add_argument_group("--kind comparison")
+    cmp.add_argument("--reference", default=None, help="the method whose win/tie/loss against each other is counted")
+    cmp.add_argument("--error", choices=("std", "sem"), default="std",
+                     help="spread shown beside each mean: std over the splits or its standard error (sem)")
+    cmp.add_argument("--alpha", type=float, default=0.05, help="level of the t-tests and the Nemenyi test")
+    cmp.add_argument("--title", default=None, help="the page's title")
+    cmp.add_argument("--no-log", action="store_true", help="do not log the files to a parent run in MLflow")
     args = ap.parse_args(argv)
     import os
 
-    if Path(args.out).exists() and not args.overwrite and _tracked_by_git(Path(args.out)):
-        raise ConfigError(f"{args.out} is tracked by git: pass --overwrite to replace it, or --out another file")
+    out = Path(args.out or ("comparison.md" if args.kind == "comparison" else "plcore-report.md"))
+    if out.exists() and not args.overwrite and _tracked_by_git(out):
+        raise ConfigError(f"{out} is tracked by git: pass --overwrite to replace it, or --out another file")
     uri = args.tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
     runs = load_runs(uri, experiment_name=args.experiment, sweep_dir=args.sweep_dir,
-                     statuses=("FINISHED", "FAILED", "KILLED") if args.writer == "summary" else ("FINISHED",))
-    path = write_report(runs, args.out, args.writer, sweep_dir=args.sweep_dir)
+                     statuses=("FINISHED", "FAILED", "KILLED") if args.kind == "summary" else ("FINISHED",))
+    if args.kind == "comparison":
+        return _comparison(args, runs, out, uri)
+    path = write_report(runs, out, args.kind, sweep_dir=args.sweep_dir)
     if path is None:
-        what = "no matching runs" if not runs else f"{len(runs)} run(s), none the {args.writer!r} writer reports"
+        what = "no matching runs" if not runs else f"{len(runs)} run(s), none the {args.kind!r} writer reports"
         print(f"nothing to report: {what} in {uri} (experiment {args.experiment!r})")
         return 1
     print(f"report written to {path} ({len(runs)} runs)")
+    return 0
+
+
+def _comparison(args, runs, out: Path, uri: str) -> int:
+    from plcore.run.comparison_report import command_line, comparison_report, log_parent_run
+
+    report = comparison_report(runs, out, reference=args.reference, error=args.error, alpha=args.alpha,
+                               title=args.title, command=command_line(), sweep_dir=args.sweep_dir)
+    if report is None:
+        print(f"nothing to compare: {len(runs)} finished run(s) with a per-split metric in {uri} "
+              f"(experiment {args.experiment!r})")
+        return 1
+    print(report.markdown.split("\n", 3)[3].strip() + "\n")
+    print(f"comparison written to {out} (LaTeX: {out.with_suffix('.tex')})")
+    for path in report.diagrams:
+        print(f"critical-difference diagram: {path}")
+    if not args.no_log:
+        of = args.sweep_dir or f"experiment {args.experiment}"
+        parent = log_parent_run(uri, args.experiment, report, of)
+        print(f"logged to the MLflow parent run {parent} of the compared runs")
     return 0
 
 

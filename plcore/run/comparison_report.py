@@ -1,0 +1,229 @@
+"""The comparison report of a sweep: MLflow runs -> per-split scores -> tables, tests and the
+critical-difference diagram (:mod:`plcore.run.comparison`), written as markdown, LaTeX, PNG
+and SVG and logged as artifacts of a parent run of the sweep.
+
+``python -m plcore -m +learner=plknn,ipal dataset=lost,msrc-v2 report=comparison`` (the
+:class:`plcore.run.callbacks.ComparisonCallback`) or, from a database at any time,
+``python -m plcore report --kind comparison --sweep-dir DIR`` / ``--experiment NAME``.
+
+A run's *method* is its component part (``cenda+plknn``) plus the command-line settings that
+vary between the runs (``plknn[learner.k=5]``); its *data set* is the data set's name (plus
+varying ``dataset.*`` / ``bags.*`` settings). Runs of one data set are paired on their splits,
+so they must share the seed, the data fingerprint (candidate sets included) and the protocol's
+split settings; the report refuses in one line otherwise.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from plcore.exceptions import ConfigError
+from plcore.run.comparison import Comparison, cd_diagram, check_same_splits, compare, latex_table, markdown_table
+from plcore.run.runs import PARENT_TAG, RunRecord, provenance_line
+
+__all__ = ["METRICS", "ComparisonReport", "comparison_report", "log_parent_run", "method_and_dataset",
+           "split_key", "sweep_scores"]
+
+#: per protocol: the per-split metrics compared, and whether greater is better
+METRICS = {"kfold": (("accuracy", True),), "holdout": (("accuracy", True),),
+           "online": (("mistake_rate_final", False),),  # the mistake rate at the last trial of each run
+           "clustering": (("acc", True), ("nmi", True))}
+
+#: protocol settings that do not change the splits (a method may set them as it likes)
+_NOT_SPLITS = ("protocol.preprocessing", "protocol.reduced_preprocessing", "protocol.fit_reducer_on",
+               "protocol.refit", "protocol.exact_labels", "protocol.n_jobs", "protocol.preprocessing_by_part",
+               "protocol.select.")
+_COMPONENTS = ("learner", "reducer", "clusterer")
+
+
+def _overrides(run: RunRecord) -> list[tuple[str, str]]:
+    out = []
+    for tok in shlex.split(run.tags.get("overrides", "")) if run.tags.get("overrides") != "(none)" else []:
+        key, _, value = tok.lstrip("+~").partition("=")
+        out.append((key, value))
+    return out
+
+
+def _names_method(key: str) -> bool:
+    """A setting that makes another method: a component's (``learner.k``) or one the protocol
+    leaves to the method (preprocessing, selection); seeds and split settings name nothing."""
+    return key.split(".")[0] in _COMPONENTS or key.startswith(_NOT_SPLITS)
+
+
+def method_and_dataset(runs: Sequence[RunRecord]) -> dict:
+    """``{run_id: (method, dataset)}``: the component part of the run name (``cenda+plknn``) and
+    the data set's name, each with the command-line settings that vary between ``runs``
+    (``plknn[learner.k=5]``, ``lost[bags.r=2]``)."""
+    settings = {r.run_id: [(k, v) for k, v in _overrides(r) if k not in _COMPONENTS + ("dataset", "bags")]
+                for r in runs}
+    varying = {key for key in {k for s in settings.values() for k, _ in s}
+               if len({dict(s).get(key) for s in settings.values()}) > 1}
+    out = {}
+    for r in runs:
+        method = r.name.split(" · ")[0] if " · " in r.name else r.params.get("learner._target_", r.name)
+        dataset = r.tags.get("dataset", r.params.get("dataset.name_or_path", "?"))
+        mine = [(k, v) for k, v in settings[r.run_id] if k in varying]
+        extra_m = [f"{k}={v}" for k, v in mine if _names_method(k)]
+        extra_d = [f"{k}={v}" for k, v in mine if k.split(".")[0] in ("dataset", "bags")]
+        out[r.run_id] = (method + (f"[{','.join(extra_m)}]" if extra_m else ""),
+                         dataset + (f"[{','.join(extra_d)}]" if extra_d else ""))
+    return out
+
+
+def split_key(run: RunRecord, n_steps: int) -> str:
+    """What identifies a run's splits: seed, data fingerprint, protocol and its split settings."""
+    proto = sorted((k, v) for k, v in run.params.items()
+                   if k.startswith("protocol.") and not k.startswith(_NOT_SPLITS))
+    return (f"seed={run.tags.get('seed', run.params.get('seed', '?'))}, "
+            f"data={run.tags.get('dataset.fingerprint', '?')}, "
+            + ", ".join(f"{k[len('protocol.'):]}={v}" for k, v in proto) + f", steps={n_steps}")
+
+
+def sweep_scores(runs: Sequence[RunRecord], protocol: str, metric: str) -> tuple[dict, dict]:
+    """``scores[(method, dataset)]`` (per-split values of ``metric``) of the runs of ``protocol``,
+    and the runs they came from; the latest run of a cell wins. Refuses (one line) runs of one
+    data set made on different splits."""
+    labels = method_and_dataset(runs)
+    cells = {}
+    for r in sorted(runs, key=lambda r: r.start_time):
+        if r.tags.get("protocol") == protocol:
+            cells[labels[r.run_id]] = r
+    scores, keys = {}, {}
+    for cell, r in cells.items():
+        values = r.steps(metric)
+        if values.size == 0 or not np.all(np.isfinite(values)):
+            continue
+        scores[cell] = values
+        keys[cell] = split_key(r, values.size)
+    check_same_splits(keys)
+    return scores, {cell: cells[cell] for cell in scores}
+
+
+@dataclass
+class ComparisonReport:
+    """What :func:`comparison_report` wrote: the markdown text, its files, and one
+    :class:`~plcore.run.comparison.Comparison` per compared metric."""
+
+    markdown: str
+    files: list = field(default_factory=list)
+    comparisons: dict = field(default_factory=dict)
+    diagrams: list = field(default_factory=list)
+    runs: list = field(default_factory=list)
+
+
+_READING = (
+    "How to read it: each cell is the mean over the protocol's splits {spread}; the best per data set is in "
+    "bold. {wtl}The average rank (1 = best) is over the data sets every method has; the Friedman test asks "
+    "whether all methods rank alike, and the critical-difference diagram joins with a bar the methods whose "
+    "average ranks differ by less than the Nemenyi critical difference (CD, drawn above the axis): those the "
+    "test cannot tell apart at level {alpha:g} (Demsar, JMLR 2006). Few data sets give a wide CD.")
+
+
+def comparison_report(runs: Sequence[RunRecord], output, *, reference: str | None = None, error: str = "std",
+                      alpha: float = 0.05, title: str | None = None, command: str | None = None,
+                      sweep_dir: str | None = None) -> ComparisonReport | None:
+    """Write the comparison of ``runs`` to ``output`` (markdown), ``output`` with ``.tex`` (LaTeX,
+    booktabs) and ``<stem>_cd_<metric>.png/.svg`` beside it. One section per protocol metric.
+    Returns None when no run has a comparable metric."""
+    if error not in ("std", "sem"):
+        raise ConfigError(f"error must be 'std' or 'sem', got {error!r}")
+    output = Path(output)
+    protocols = sorted({r.tags.get("protocol") for r in runs} & set(METRICS))
+    report = ComparisonReport("", runs=list(runs))
+    sections, tex = [], []
+    for protocol in protocols:
+        for metric, greater in METRICS[protocol]:
+            scores, cells = sweep_scores(runs, protocol, metric)
+            if not scores:
+                continue
+            methods = {m for m, _ in scores}
+            ref = reference if reference in methods else None
+            if reference is not None and ref is None:
+                raise ConfigError(f"reference method {reference!r} is not among the compared: "
+                                  f"{', '.join(sorted(methods))}")
+            c = compare(scores, reference=ref, alpha=alpha, greater_is_better=greater)
+            name = metric if len(protocols) == 1 else f"{protocol}_{metric}"
+            report.comparisons[name] = c
+            steps = {int(v.size) for v in scores.values()}
+            what = (f"{metric} ({protocol}, {'/'.join(map(str, sorted(steps)))} {_step_word(protocol)}; "
+                    f"{'higher' if greater else 'lower'} is better)")
+            diagram = cd_diagram(c, output.with_name(f"{output.stem}_cd_{name}"), title=what)
+            report.diagrams += diagram
+            sections.append(_section(c, what, error, diagram))
+            tex.append(latex_table(c, error=error, caption=what))
+    if not sections:
+        return None
+    stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime())
+    head = [f"# {title or 'Comparison of methods'}", "",
+            f"Generated {stamp}" + (f" by `{command}`" if command else "") + "; rebuild from the database with "
+            "`python -m plcore report --kind comparison" + (f" --sweep-dir {sweep_dir}" if sweep_dir else "")
+            + "`. LaTeX: `" + output.with_suffix(".tex").name + "`.", ""]
+    report.markdown = "\n".join(head + sections) + "\n" + provenance_line(runs, sweep_dir)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(report.markdown)
+    output.with_suffix(".tex").write_text("% plcore comparison; needs \\usepackage{booktabs}\n" + "\n".join(tex))
+    report.files = [output, output.with_suffix(".tex"), *report.diagrams]
+    return report
+
+
+def _step_word(protocol: str) -> str:
+    return {"kfold": "folds", "holdout": "repeats", "online": "runs", "clustering": "partitions"}.get(protocol,
+                                                                                                       "splits")
+
+
+def _section(c: Comparison, what: str, error: str, diagram: list) -> str:
+    spread = "± the standard deviation over the splits" if error == "std" else "± its standard error"
+    wtl = (f"The last column counts the data sets where {c.reference} wins, ties or loses against the row's "
+           f"method by a paired two-sided t-test at {c.alpha:g} on the shared splits. ") if c.wtl else ""
+    lines = [f"## {what}", "", markdown_table(c, error=error), ""]
+    if diagram:
+        svg = next(p for p in diagram if p.suffix == ".svg")
+        lines += [f"![critical-difference diagram: {what}]({svg.name})", ""]
+    else:
+        lines += ["(No critical-difference diagram: it needs at least 3 methods on at least 2 common data sets.)", ""]
+    lines += [_READING.format(spread=spread, wtl=wtl, alpha=c.alpha), ""]
+    return "\n".join(lines)
+
+
+def log_parent_run(tracking_uri: str, experiment_name: str, report: ComparisonReport, of: str) -> str | None:
+    """Log ``report``'s files as artifacts of the parent run of the compared runs (``of``: the
+    sweep or experiment compared; an existing parent of the same ``of`` is reused) and nest the
+    runs under it (MLflow's ``mlflow.parentRunId`` tag). Returns the parent's run id."""
+    from mlflow.tracking import MlflowClient
+
+    from plcore.tracking import git_provenance
+
+    client = MlflowClient(tracking_uri=tracking_uri)
+    exp = client.get_experiment_by_name(experiment_name)
+    if exp is None:
+        return None
+    found = client.search_runs([exp.experiment_id], filter_string=f"tags.`{PARENT_TAG}` = '{of}'", max_results=1)
+    if found:
+        run_id = found[0].info.run_id
+    else:
+        tags = {PARENT_TAG: of, "mlflow.source.name": "python -m plcore report --kind comparison",
+                **git_provenance()}
+        run_id = client.create_run(exp.experiment_id, run_name=f"comparison · {of}", tags=tags).info.run_id
+    for path in report.files:
+        client.log_artifact(run_id, str(path))
+    for name, c in report.comparisons.items():
+        if c.friedman is not None:
+            client.log_metric(run_id, f"{name}/friedman_p", c.friedman[1])
+            client.log_metric(run_id, f"{name}/critical_difference", c.critical_difference)
+    for r in report.runs:
+        if r.tags.get("mlflow.parentRunId") != run_id:
+            client.set_tag(r.run_id, "mlflow.parentRunId", run_id)
+    client.set_terminated(run_id, "FINISHED")
+    return run_id
+
+
+def command_line() -> str:
+    """The command that is running, as a user would type it (``python -m plcore ...``)."""
+    return "python -m plcore " + " ".join(shlex.quote(a) for a in sys.argv[1:])

@@ -1,0 +1,160 @@
+"""The comparison report of a sweep (plcore.run.comparison_report): runs -> scores with their
+split check, every protocol's metric, the files, the parent run, and the end-to-end command."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from plcore.exceptions import ConfigError
+from plcore.run.comparison_report import comparison_report, method_and_dataset, split_key, sweep_scores
+from plcore.run.runs import RunRecord
+
+_T = iter(range(10**6))
+
+
+def _run(method, dataset, steps, *, protocol="kfold", seed="0", fingerprint=None, params=None, overrides=None,
+         extra_steps=None):
+    """A finished run as load_runs returns it, its per-split metric(s) already read."""
+    metric = {"kfold": "accuracy", "holdout": "accuracy", "online": "mistake_rate_final", "clustering": "acc"}[protocol]
+    tags = {"protocol": protocol, "dataset": dataset, "seed": seed,
+            "dataset.fingerprint": fingerprint or f"fp-{dataset}",
+            "overrides": overrides or f"+learner={method} dataset={dataset}"}
+    rec = RunRecord(run_id=f"{method}-{dataset}-{next(_T)}", name=f"{method} · {dataset} · {protocol}",
+                    params={"protocol.name": protocol, "protocol.n_splits": "5", **(params or {})}, metrics={},
+                    tags=tags, start_time=next(_T))
+    rec._history[metric] = np.asarray(steps, dtype=float)
+    for key, values in (extra_steps or {}).items():
+        rec._history[key] = np.asarray(values, dtype=float)
+    return rec
+
+
+RNG = np.random.RandomState(0)
+LEVEL = {"a": 0.8, "b": 0.7, "c": 0.6}
+DATA = ["d1", "d2", "d3", "d4"]
+SCORES = {(m, d): LEVEL[m] - 0.05 * i + RNG.normal(0, 0.02, 5) for m in LEVEL for i, d in enumerate(DATA)}
+
+
+def test_scores_are_the_runs_per_split_values_keyed_by_method_and_data_set():
+    runs = [_run(m, d, v) for (m, d), v in SCORES.items()]
+    scores, cells = sweep_scores(runs, "kfold", "accuracy")
+    assert set(scores) == set(SCORES)
+    for key, values in SCORES.items():
+        np.testing.assert_array_equal(scores[key], values)
+    # the latest run of a cell wins (a re-run replaces the first)
+    rerun = _run("a", "d1", [0.1] * 5)
+    scores, _ = sweep_scores(runs + [rerun], "kfold", "accuracy")
+    np.testing.assert_array_equal(scores[("a", "d1")], [0.1] * 5)
+
+
+def test_runs_on_other_splits_are_refused_in_one_line():
+    for changed in ({"seed": "1"}, {"fingerprint": "other-candidates"}, {"params": {"protocol.n_splits": "10"}}):
+        runs = [_run(m, d, v) for (m, d), v in SCORES.items() if m != "c"]
+        runs.append(_run("c", "d2", SCORES[("c", "d2")], **changed))
+        with pytest.raises(ConfigError) as err:
+            sweep_scores(runs, "kfold", "accuracy")
+        message = str(err.value)
+        assert "\n" not in message and message.startswith("cannot compare on 'd2'") and "same splits" in message
+    # settings that do not change the splits are free: a method may preprocess or select as it likes
+    runs = [_run(m, d, v, params={"protocol.preprocessing": m, "protocol.select.method": "grid"})
+            for (m, d), v in SCORES.items()]
+    assert len(sweep_scores(runs, "kfold", "accuracy")[0]) == len(SCORES)
+    assert split_key(runs[0], 5) == split_key(runs[-1], 5).replace("fp-d4", "fp-d1")
+
+
+def test_varying_settings_name_the_methods_and_data_sets():
+    runs = [_run("plknn", "lost", [0.5, 0.6], overrides=f"+learner=plknn learner.k={k} dataset=lost bags.r={r}")
+            for k in (3, 5) for r in (1, 2)]
+    labels = sorted(method_and_dataset(runs).values())
+    assert labels == [("plknn[learner.k=3]", "lost[bags.r=1]"), ("plknn[learner.k=3]", "lost[bags.r=2]"),
+                      ("plknn[learner.k=5]", "lost[bags.r=1]"), ("plknn[learner.k=5]", "lost[bags.r=2]")]
+    same = [_run("ipal", "lost", [0.5, 0.6], overrides="+learner=ipal dataset=lost protocol.n_splits=2")]
+    assert method_and_dataset(same)[same[0].run_id] == ("ipal", "lost")  # a common setting names nothing
+
+
+def test_report_tables_tests_and_diagram(tmp_path):
+    runs = [_run(m, d, v) for (m, d), v in SCORES.items()]
+    report = comparison_report(runs, tmp_path / "cmp.md", reference="a")
+    c = report.comparisons["accuracy"]
+    means = np.array([[SCORES[(m, d)].mean() for m in "abc"] for d in DATA])
+    chi2, p = stats.friedmanchisquare(*means.T)
+    assert c.friedman == pytest.approx((chi2, p))
+    np.testing.assert_allclose(c.ranks, [1, 2, 3])
+    for other in "bc":
+        wins = sum(stats.ttest_rel(SCORES[("a", d)], SCORES[(other, d)]).pvalue < 0.05 for d in DATA)
+        assert c.wtl[other] == (wins, len(DATA) - wins, 0)
+    text = (tmp_path / "cmp.md").read_text()
+    assert f"| a | **{SCORES[('a', 'd1')].mean():.3f} ± {SCORES[('a', 'd1')].std():.3f}**" in text
+    assert "![critical-difference diagram" in text and "(cmp_cd_accuracy.svg)" in text
+    tex = (tmp_path / "cmp.tex").read_text()
+    assert r"\toprule" in tex and r"\midrule" in tex and r"\bottomrule" in tex
+    assert rf"$\mathbf{{{SCORES[('a', 'd1')].mean():.3f}}} \pm" in tex
+    png, svg = tmp_path / "cmp_cd_accuracy.png", tmp_path / "cmp_cd_accuracy.svg"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and "<svg" in svg.read_text()[:500]
+    assert report.files == [tmp_path / "cmp.md", tmp_path / "cmp.tex", png, svg]
+
+
+def test_online_mistake_rates_rank_lower_as_better(tmp_path):
+    runs = [_run(m, d, 1 - v, protocol="online") for (m, d), v in SCORES.items()]
+    report = comparison_report(runs, tmp_path / "online.md")
+    c = report.comparisons["mistake_rate_final"]
+    assert not c.greater_is_better
+    np.testing.assert_allclose(c.ranks, [1, 2, 3])          # a makes the fewest mistakes everywhere
+    text = (tmp_path / "online.md").read_text()
+    assert "lower is better" in text
+    assert f"| a | **{(1 - SCORES[('a', 'd1')]).mean():.3f}" in text   # the lowest rate is the bold one
+
+
+def test_clustering_compares_acc_and_nmi(tmp_path):
+    runs = [_run(m, d, v, protocol="clustering", extra_steps={"nmi": v[::-1] / 2}) for (m, d), v in SCORES.items()]
+    report = comparison_report(runs, tmp_path / "clu.md")
+    assert set(report.comparisons) == {"acc", "nmi"}
+    assert report.comparisons["nmi"].mean[("a", "d1")] == pytest.approx(SCORES[("a", "d1")].mean() / 2)
+    assert (tmp_path / "clu_cd_nmi.svg").exists()
+
+
+def test_two_methods_get_no_diagram_but_a_table(tmp_path):
+    runs = [_run(m, d, v) for (m, d), v in SCORES.items() if m != "c"]
+    report = comparison_report(runs, tmp_path / "two.md")
+    assert report.diagrams == [] and "No critical-difference diagram" in report.markdown
+    assert comparison_report([], tmp_path / "none.md") is None
+
+
+@pytest.mark.slow
+def test_sweep_ends_with_the_comparison_and_its_parent_run_holds_it(tmp_path, plcore_cli):
+    args = ["-m", "+learner=plknn", "learner.k=1,5,15", "dataset=iris,wine,digits", "bags.r=1", "protocol.n_splits=3",
+            "progress=false", "report=comparison", "hydra.callbacks.report.reference='plknn[learner.k=5]'"]
+    proc = plcore_cli(args, tmp_path)
+    tail = proc.stdout.strip().splitlines()[-4:]
+    assert tail[0].startswith("comparison written to ") and tail[1].startswith("critical-difference diagram: ")
+    assert tail[1].endswith("comparison_cd_accuracy.png") and tail[2].endswith("comparison_cd_accuracy.svg")
+    assert "| plknn[learner.k=1] |" in proc.stdout and "Friedman chi2 = " in proc.stdout
+
+    import mlflow
+
+    client = mlflow.tracking.MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
+    exp = client.get_experiment_by_name("plcore")
+    runs = client.search_runs([exp.experiment_id])
+    (parent,) = [r for r in runs if "plcore.comparison.of" in r.data.tags]
+    children = [r for r in runs if r is not parent]
+    assert len(children) == 9 and all(r.data.tags["mlflow.parentRunId"] == parent.info.run_id for r in children)
+    assert parent.info.status == "FINISHED"
+    assert {a.path for a in client.list_artifacts(parent.info.run_id)} == {
+        "comparison.md", "comparison.tex", "comparison_cd_accuracy.png", "comparison_cd_accuracy.svg"}
+    # the table's means are the runs' own, and its Friedman p-value SciPy's on them
+    means = {(r.data.tags["overrides"].split()[1], r.data.tags["dataset"]): r.data.metrics["accuracy_mean"]
+             for r in children}
+    M = np.array([[means[(f"learner.k={k}", d)] for k in (1, 5, 15)] for d in ("iris", "wine", "digits")])
+    assert parent.data.metrics["accuracy/friedman_p"] == pytest.approx(stats.friedmanchisquare(*M.T).pvalue)
+    sweep = tail[0].split()[3].rsplit("/", 1)[0]
+    text = (tmp_path / sweep / "comparison.md").read_text()
+    assert f"{means[('learner.k=1', 'iris')]:.3f} ± " in text
+
+    # rebuilt from the database: the same table; runs made on other splits are refused in one line
+    again = plcore_cli(["report", "--kind", "comparison", "--out", str(tmp_path / "again.md"), "--no-log"], tmp_path)
+    assert "| plknn[learner.k=15] |" in again.stdout
+    plcore_cli(["+learner=plknn", "learner.k=5", "dataset=iris", "bags.r=1", "protocol.n_splits=3", "progress=false", "seed=1"],
+               tmp_path)
+    refused = plcore_cli(["report", "--kind", "comparison", "--no-log"], tmp_path, check=False)
+    assert refused.returncode == 2
+    (line,) = refused.stderr.strip().splitlines()
+    assert line.startswith("error: cannot compare on 'iris': the methods were not run on the same splits")
