@@ -111,6 +111,16 @@ def test_missing_skip_drops_parameters_the_run_lacks():
     with pytest.raises(ConfigError, match="has no parameter 'C'"):
         kfold(Setup(learner=PlKnnLearner()), _dataset(), n_splits=2, select={**none_left, "missing": "error"},
               progress=False)
+    # a component that declares no grid (k-means beside PLC in a sweep): skip runs it untuned
+    class Untuned(PlKnnLearner):
+        """Not registered: no declared search space."""
+
+    declared = {"method": "grid", "missing": "skip", "cv": 2}
+    res = kfold(Setup(learner=Untuned()), _dataset(), n_splits=2, select=declared, refit=False, progress=False)
+    assert [s["accuracy"] for s in res.steps] == [s["accuracy"] for s in plain.steps]
+    with pytest.raises(ConfigError, match="declare no search space"):
+        kfold(Setup(learner=Untuned()), _dataset(), n_splits=2, select={**declared, "missing": "error"},
+              progress=False)
 
 
 @pytest.mark.parametrize("select, match", [

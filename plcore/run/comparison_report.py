@@ -128,10 +128,12 @@ _READING = (
 
 def comparison_report(runs: Sequence[RunRecord], output, *, reference: str | None = None, error: str = "std",
                       alpha: float = 0.05, title: str | None = None, command: str | None = None,
-                      sweep_dir: str | None = None) -> ComparisonReport | None:
+                      sweep_dir: str | None = None, intro: str | None = None,
+                      rebuild: str | None = None) -> ComparisonReport | None:
     """Write the comparison of ``runs`` to ``output`` (markdown), ``output`` with ``.tex`` (LaTeX,
-    booktabs) and ``<stem>_cd_<metric>.png/.svg`` beside it. One section per protocol metric.
-    Returns None when no run has a comparable metric."""
+    booktabs) and ``<stem>_cd_<metric>.png/.svg`` beside it. One section per protocol metric,
+    after the page's ``intro`` (markdown); ``rebuild`` is the command the page names to rebuild it
+from the database. Returns None when no run has a comparable metric."""
     if error not in ("std", "sem"):
         raise ConfigError(f"error must be 'std' or 'sem', got {error!r}")
     output = Path(output)
@@ -162,9 +164,9 @@ def comparison_report(runs: Sequence[RunRecord], output, *, reference: str | Non
         return None
     stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime())
     head = [f"# {title or 'Comparison of methods'}", "",
-            f"Generated {stamp}" + (f" by `{command}`" if command else "") + "; rebuild from the database with "
-            "`python -m plcore report --kind comparison" + (f" --sweep-dir {sweep_dir}" if sweep_dir else "")
-            + "`. LaTeX: `" + output.with_suffix(".tex").name + "`.", ""]
+            f"Generated {stamp}" + (f" by `{command}`" if command else "") + "; rebuild from the database with `"
+            + (rebuild or "python -m plcore report --kind comparison" + (f" --sweep-dir {sweep_dir}" if sweep_dir else ""))
+            + "`. LaTeX: `" + output.with_suffix(".tex").name + "`.", ""] + ([intro.strip(), ""] if intro else [])
     report.markdown = "\n".join(head + sections) + "\n" + provenance_line(runs, sweep_dir)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(report.markdown)

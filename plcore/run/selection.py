@@ -64,6 +64,8 @@ def check_select(select, setup, registry=None) -> dict:
     except ValueError as err:
         raise ConfigError(f"protocol.select.scoring {select['scoring']!r} is unknown: {err}") from None
     space = dict(select["space"] or {}) or _declared_space(setup, registry or get_registry())
+    if not space and select["missing"] == "skip":  # a sweep's untuned baseline (k-means beside PLC)
+        return {**select, "method": "none", "space": None}
     if not space:
         raise ConfigError("protocol.select.space is empty and the components declare no search space; "
                           "give one, e.g. 'protocol.select.space={learner.k:[5,10,20]}'")
