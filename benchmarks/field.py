@@ -58,10 +58,10 @@ def fashion_mnist_installed(data_home=None) -> bool:
 
 def sweep(part: str, experiment: str, quick: bool, datasets, jobs: int, uri: str) -> float:
     """Run one preset; its wall time in seconds."""
-    cmd = [sys.executable, "-m", "plcore", f"experiment={part}", f"tracking.experiment_name={experiment}",
+    cmd = [sys.executable, "-m", "plcore", "-m", f"experiment={part}", f"tracking.experiment_name={experiment}",
            f"tracking.tracking_uri={uri}", f"dataset={','.join(datasets)}", f"hydra.launcher.n_jobs={jobs}",
            "progress=false", *(QUICK[part] if quick else [])]
-    print("$ " + " ".join(cmd[1:]), flush=True)
+    print("$ python " + " ".join(cmd[1:]), flush=True)
     start = time.perf_counter()
     subprocess.run(cmd, check=True)
     return time.perf_counter() - start
