@@ -69,6 +69,10 @@ def test_varying_settings_name_the_methods_and_data_sets():
                       ("plknn[learner.k=5]", "lost[bags.r=1]"), ("plknn[learner.k=5]", "lost[bags.r=2]")]
     same = [_run("ipal", "lost", [0.5, 0.6], overrides="+learner=ipal dataset=lost protocol.n_splits=2")]
     assert method_and_dataset(same)[same[0].run_id] == ("ipal", "lost")  # a common setting names nothing
+    # a setting that only one method has (the deep learners' epochs in the field table) names nothing
+    mixed = [_run("proden", "lost", [0.5, 0.6], overrides="learner=proden dataset=lost learner.n_epochs=50"),
+             _run("plknn", "lost", [0.5, 0.6], overrides="learner=plknn dataset=lost")]
+    assert sorted(method_and_dataset(mixed).values()) == [("plknn", "lost"), ("proden", "lost")]
 
 
 def test_report_tables_tests_and_diagram(tmp_path):

@@ -45,7 +45,7 @@ _COMPONENTS = ("learner", "reducer", "clusterer")
 
 def _overrides(run: RunRecord) -> list[tuple[str, str]]:
     out = []
-    for tok in shlex.split(run.tags.get("overrides", "")) if run.tags.get("overrides") != "(none)" else []:
+    for tok in run.tags.get("overrides", "").split() if run.tags.get("overrides") != "(none)" else []:
         key, _, value = tok.lstrip("+~").partition("=")
         out.append((key, value))
     return out
@@ -59,19 +59,32 @@ def _names_method(key: str) -> bool:
 
 def method_and_dataset(runs: Sequence[RunRecord]) -> dict:
     """``{run_id: (method, dataset)}``: the component part of the run name (``cenda+plknn``) and
-    the data set's name, each with the command-line settings that vary between ``runs``
-    (``plknn[learner.k=5]``, ``lost[bags.r=2]``)."""
-    settings = {r.run_id: [(k, v) for k, v in _overrides(r) if k not in _COMPONENTS + ("dataset", "bags")]
+    the data set's name, each with the command-line settings in which runs of that same method
+    (data set) differ: ``plknn[learner.k=5]``, ``lost[bags.r=2]``. A setting that all runs of a
+    method share, or that only one of its runs has, names nothing."""
+    settings = {r.run_id: dict((k, v) for k, v in _overrides(r) if k not in _COMPONENTS + ("dataset", "bags"))
                 for r in runs}
-    varying = {key for key in {k for s in settings.values() for k, _ in s}
-               if len({dict(s).get(key) for s in settings.values()}) > 1}
+    base = {r.run_id: (r.name.split(" · ")[0] if " · " in r.name else r.params.get("learner._target_", r.name),
+                       r.tags.get("dataset", r.params.get("dataset.name_or_path", "?"))) for r in runs}
+
+    def varying(position: int, names) -> dict:
+        groups: dict = {}
+        for r in runs:
+            groups.setdefault(base[r.run_id][position], []).append(settings[r.run_id])
+        out = {}
+        for name, group in groups.items():
+            keys = {k for s in group for k in s if names(k)}
+            out[name] = {k for k in keys if len({s.get(k) for s in group}) > 1}
+        return out
+
+    by_method = varying(0, _names_method)
+    by_dataset = varying(1, lambda k: k.split(".")[0] in ("dataset", "bags"))
     out = {}
     for r in runs:
-        method = r.name.split(" · ")[0] if " · " in r.name else r.params.get("learner._target_", r.name)
-        dataset = r.tags.get("dataset", r.params.get("dataset.name_or_path", "?"))
-        mine = [(k, v) for k, v in settings[r.run_id] if k in varying]
-        extra_m = [f"{k}={v}" for k, v in mine if _names_method(k)]
-        extra_d = [f"{k}={v}" for k, v in mine if k.split(".")[0] in ("dataset", "bags")]
+        method, dataset = base[r.run_id]
+        mine = settings[r.run_id]
+        extra_m = [f"{k}={mine[k]}" for k in mine if k in by_method[method]]
+        extra_d = [f"{k}={mine[k]}" for k in mine if k in by_dataset[dataset]]
         out[r.run_id] = (method + (f"[{','.join(extra_m)}]" if extra_m else ""),
                          dataset + (f"[{','.join(extra_d)}]" if extra_d else ""))
     return out
@@ -90,6 +103,7 @@ def sweep_scores(runs: Sequence[RunRecord], protocol: str, metric: str) -> tuple
     """``scores[(method, dataset)]`` (per-split values of ``metric``) of the runs of ``protocol``,
     and the runs they came from; the latest run of a cell wins. Refuses (one line) runs of one
     data set made on different splits."""
+    runs = [r for r in runs if r.tags.get("protocol") == protocol]
     labels = method_and_dataset(runs)
     cells = {}
     for r in sorted(runs, key=lambda r: r.start_time):
