@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -29,6 +30,21 @@ def run_plcore(args, cwd, env_extra=None, check=True, timeout=TIMEOUT):
     if check and proc.returncode != 0:
         raise AssertionError(f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
     return proc
+
+
+def browser_unavailable(reason: str):
+    """Skip a browser test where the browser is missing; fail it under ``PLCORE_REQUIRE_BROWSER=1`` (CI)."""
+    if os.environ.get("PLCORE_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"PLCORE_REQUIRE_BROWSER=1 but {reason}")
+    pytest.skip(reason)
+
+
+def chromium_executable() -> str:
+    """Debian's chromium, for Playwright's ``executable_path`` (never ``playwright install``)."""
+    path = shutil.which("chromium") or "/usr/bin/chromium"
+    if not os.access(path, os.X_OK):
+        browser_unavailable("Debian's chromium is not installed (apt-get install --no-install-recommends chromium)")
+    return path
 
 
 def free_port() -> int:
@@ -102,6 +118,27 @@ def mlflow_server():
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def chromium_browser():
+    """Debian's headless chromium under Playwright (``browser`` tests): skipped where it is
+    missing or does not start, failed instead under ``PLCORE_REQUIRE_BROWSER=1`` (CI)."""
+    executable = chromium_executable()
+    try:
+        from playwright.sync_api import Error as PlaywrightError
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        browser_unavailable("playwright is not installed")
+    with sync_playwright() as pw:
+        try:
+            browser = pw.chromium.launch(executable_path=executable, headless=True)
+        except PlaywrightError as err:
+            browser_unavailable(f"chromium at {executable} does not start under Playwright: {err}")
+        try:
+            yield browser
+        finally:
+            browser.close()
 
 
 @pytest.fixture(scope="session")

@@ -105,12 +105,19 @@ def _run_mkdocs(args, cwd: Path) -> subprocess.CompletedProcess:
                           timeout=BUILD_TIMEOUT)
 
 
-def test_mkdocs_build_strict(tmp_path):
-    site = tmp_path / "site"
+@pytest.fixture(scope="module")
+def built_site(tmp_path_factory):
+    """The site, built once with ``mkdocs build --strict``: ``(folder, seconds)``."""
+    site = tmp_path_factory.mktemp("site") / "site"
     start = time.perf_counter()
     proc = _run_mkdocs(["build", "--strict", "-d", str(site)], REPO)
     elapsed = time.perf_counter() - start
     assert proc.returncode == 0, f"mkdocs build --strict failed ({elapsed:.1f} s):\n{proc.stdout}\n{proc.stderr}"
+    return site, elapsed
+
+
+def test_mkdocs_build_strict(built_site):
+    site, elapsed = built_site
     print(f"mkdocs build --strict: {elapsed:.1f} s")
     # the pages exist, and the API reference was really generated from the docstrings
     for page in ("index.html", "methods/cenda/index.html", "configuration/index.html",
@@ -123,6 +130,41 @@ def test_mkdocs_build_strict(tmp_path):
     assert (site / "assets" / "screenshots" / "mlflow-ui-run.png").is_file()
     assert not (site / "examples").exists(), "docs/examples/ (a plugin package) must stay out of the site"
     assert not (site / "_hooks").exists(), "docs/_hooks/ (build code) must stay out of the site"
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_method_pages_typeset_their_equations_offline(built_site, chromium_browser):
+    """The CENDA page in a browser with the network cut: KaTeX (shipped in the site) typesets
+    every formula, among them Eq. (12) displayed, with its own fonts and no error."""
+    from playwright.sync_api import expect
+
+    site, _ = built_site
+    page = chromium_browser.new_page(viewport={"width": 1280, "height": 900})
+    outside = []
+
+    def local_only(route):
+        if route.request.url.startswith("file:"):
+            return route.continue_()
+        outside.append(route.request.url)
+        return route.abort()
+
+    page.route("**/*", local_only)
+    page.goto((site / "methods" / "cenda" / "index.html").as_uri())
+    page.wait_for_function("document.querySelectorAll('.arithmatex .katex').length > 0", timeout=30_000)
+    formulas = page.locator(".arithmatex")
+    assert formulas.count() >= 10
+    expect(page.locator(".arithmatex .katex")).to_have_count(formulas.count())  # every one typeset
+    expect(page.locator(".katex-error")).to_have_count(0)
+    eq12 = page.locator(".katex-display").filter(has=page.locator("annotation", has_text=r"\lambda"))
+    expect(eq12).to_have_count(1)
+    tex = eq12.locator("annotation").text_content()  # MathML: no inner_text
+    assert r"X^\top H Y Y^\top H X" in tex and r"\mu X^\top X" in tex
+    box = eq12.locator(".katex-html").bounding_box()
+    assert box["width"] > 200 and 15 < box["height"] < 120
+    assert page.evaluate("Array.from(document.fonts).some(f => f.family.includes('KaTeX_Main') "
+                         "&& f.status === 'loaded')"), "KaTeX's fonts did not load from the site"
+    assert outside == [], f"the page asked the network for {outside}"
 
 
 def test_broken_links_fail_the_strict_build(tmp_path):

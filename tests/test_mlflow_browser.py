@@ -10,7 +10,6 @@ ones shown in docs/mlflow_ui.md, run it with ``PLCORE_SCREENSHOT_DIR=docs/assets
 from __future__ import annotations
 
 import os
-import shutil
 import struct
 import tempfile
 from pathlib import Path
@@ -22,19 +21,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 SHOTS = Path(os.environ.get("PLCORE_SCREENSHOT_DIR") or Path(tempfile.gettempdir()) / "plcore-screenshots")
 PLOT = "plots/accuracy_per_fold.png"
 WAIT_MS = 60_000  # generous: the UI is a large bundle and the machine may be busy
-
-
-def _unavailable(reason: str):
-    if os.environ.get("PLCORE_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"PLCORE_REQUIRE_BROWSER=1 but {reason}")
-    pytest.skip(reason)
-
-
-def _chromium() -> str:
-    path = shutil.which("chromium") or "/usr/bin/chromium"
-    if not os.access(path, os.X_OK):
-        _unavailable("Debian's chromium is not installed (apt-get install --no-install-recommends chromium)")
-    return path
 
 
 def _png_size(path: Path) -> tuple[int, int]:
@@ -57,13 +43,9 @@ def tracked_run(tmp_path, plcore_cli):
     return tmp_path, exp, run
 
 
-def test_mlflow_ui_shows_run_metric_and_plot(tracked_run, mlflow_server):
-    executable = _chromium()
-    try:
-        from playwright.sync_api import Error as PlaywrightError
-        from playwright.sync_api import expect, sync_playwright
-    except ImportError:
-        _unavailable("playwright is not installed")
+def test_mlflow_ui_shows_run_metric_and_plot(tracked_run, mlflow_server, chromium_browser):
+    from playwright.sync_api import expect
+
     cwd, exp, run = tracked_run
     run_id, run_name = run.info.run_id, run.info.run_name
     accuracy = run.data.metrics["accuracy_mean"]
@@ -71,56 +53,48 @@ def test_mlflow_ui_shows_run_metric_and_plot(tracked_run, mlflow_server):
     server = mlflow_server(f"sqlite:///{cwd / 'mlflow.db'}", cwd, command="ui")
     SHOTS.mkdir(parents=True, exist_ok=True)
 
-    with sync_playwright() as pw:
-        try:
-            browser = pw.chromium.launch(executable_path=executable, headless=True)
-        except PlaywrightError as err:
-            _unavailable(f"chromium at {executable} does not start under Playwright: {err}")
-        try:
-            page = browser.new_page(viewport={"width": 1440, "height": 900})
-            page.set_default_timeout(WAIT_MS)
-            # the UI opens in "GenAI" mode: go straight to the experiment's run list
-            page.goto(f"{server.url}/#/experiments/{exp.experiment_id}/runs")
-            page.get_by_role("link", name=run_name, exact=True).click()
-            page.wait_for_url(f"**/runs/{run_id}**")
-            expect(page.get_by_test_id("runs-header")).to_have_text(run_name)
-            close = page.get_by_role("button", name="Close")  # the "MLflow Assistant" side panel
-            if close.count() == 1 and close.is_visible():
-                close.click()
+    page = chromium_browser.new_page(viewport={"width": 1440, "height": 900})
+    page.set_default_timeout(WAIT_MS)
+    # the UI opens in "GenAI" mode: go straight to the experiment's run list
+    page.goto(f"{server.url}/#/experiments/{exp.experiment_id}/runs")
+    page.get_by_role("link", name=run_name, exact=True).click()
+    page.wait_for_url(f"**/runs/{run_id}**")
+    expect(page.get_by_test_id("runs-header")).to_have_text(run_name)
+    close = page.get_by_role("button", name="Close")  # the "MLflow Assistant" side panel
+    if close.count() == 1 and close.is_visible():
+        close.click()
 
-            # Overview: the metrics table has a row "accuracy_mean | <value>"
-            row = page.get_by_role("row").filter(has=page.get_by_role("link", name="accuracy_mean", exact=True))
-            expect(row).to_be_visible()
-            cells = row.get_by_role("cell")
-            expect(cells.nth(1)).to_be_visible()
-            numbers = []  # the value cell (MLflow 3 adds a cell for the logged model beside it)
-            for text in cells.all_inner_texts():
-                try:
-                    numbers.append(float(text.strip()))
-                except ValueError:
-                    continue
-            assert len(numbers) == 1, cells.all_inner_texts()
-            shown = numbers[0]
-            assert shown == pytest.approx(accuracy, rel=1e-9, abs=1e-12)
-            assert 0.85 < shown <= 1.0  # digits, r=3: far above chance 0.1
-            row.scroll_into_view_if_needed()
-            page.screenshot(path=str(SHOTS / "mlflow-ui-metrics.png"))
+    # Overview: the metrics table has a row "accuracy_mean | <value>"
+    row = page.get_by_role("row").filter(has=page.get_by_role("link", name="accuracy_mean", exact=True))
+    expect(row).to_be_visible()
+    cells = row.get_by_role("cell")
+    expect(cells.nth(1)).to_be_visible()
+    numbers = []  # the value cell (MLflow 3 adds a cell for the logged model beside it)
+    for text in cells.all_inner_texts():
+        try:
+            numbers.append(float(text.strip()))
+        except ValueError:
+            continue
+    assert len(numbers) == 1, cells.all_inner_texts()
+    shown = numbers[0]
+    assert shown == pytest.approx(accuracy, rel=1e-9, abs=1e-12)
+    assert 0.85 < shown <= 1.0  # digits, r=3: far above chance 0.1
+    row.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "mlflow-ui-metrics.png"))
 
-            # Artifacts: open plots/ and click the PNG; the preview is an <img alt="plots/...">
-            page.get_by_role("tab", name="Artifacts").click()
-            node = page.get_by_text("accuracy_per_fold.png", exact=True)
-            folder = page.get_by_text("plots", exact=True).first
-            folder.wait_for()
-            if not node.is_visible():
-                folder.click()
-            node.click()
-            img = page.locator(f'img[alt="{PLOT}"]')
-            expect(img).to_be_visible()
-            page.wait_for_function("el => el.complete && el.naturalWidth > 0", arg=img.element_handle())
-            natural = img.evaluate("el => [el.naturalWidth, el.naturalHeight]")
-            assert tuple(natural) == _png_size(plot_file)  # the logged figure, not a placeholder icon
-            expect(page.get_by_text(PLOT, exact=True).first).to_be_visible()
-            page.screenshot(path=str(SHOTS / "mlflow-ui-run.png"))
-        finally:
-            browser.close()
+    # Artifacts: open plots/ and click the PNG; the preview is an <img alt="plots/...">
+    page.get_by_role("tab", name="Artifacts").click()
+    node = page.get_by_text("accuracy_per_fold.png", exact=True)
+    folder = page.get_by_text("plots", exact=True).first
+    folder.wait_for()
+    if not node.is_visible():
+        folder.click()
+    node.click()
+    img = page.locator(f'img[alt="{PLOT}"]')
+    expect(img).to_be_visible()
+    page.wait_for_function("el => el.complete && el.naturalWidth > 0", arg=img.element_handle())
+    natural = img.evaluate("el => [el.naturalWidth, el.naturalHeight]")
+    assert tuple(natural) == _png_size(plot_file)  # the logged figure, not a placeholder icon
+    expect(page.get_by_text(PLOT, exact=True).first).to_be_visible()
+    page.screenshot(path=str(SHOTS / "mlflow-ui-run.png"))
     assert _png_size(SHOTS / "mlflow-ui-run.png") == (1440, 900)
