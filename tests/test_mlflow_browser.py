@@ -98,3 +98,37 @@ def test_mlflow_ui_shows_run_metric_and_plot(tracked_run, mlflow_server, chromiu
     expect(page.get_by_text(PLOT, exact=True).first).to_be_visible()
     page.screenshot(path=str(SHOTS / "mlflow-ui-run.png"))
     assert _png_size(SHOTS / "mlflow-ui-run.png") == (1440, 900)
+
+
+def test_mlflow_ui_shows_the_comparison_diagram_on_the_sweeps_parent_run(tmp_path, plcore_cli, mlflow_server,
+                                                                          chromium_browser):
+    """``report=comparison``: the sweep's parent run holds the critical-difference diagram, and
+    the MLflow UI shows it as an image on that run's Artifacts tab."""
+    import mlflow
+    from playwright.sync_api import expect
+
+    plcore_cli(["-m", "+learner=plknn", "learner.k=1,5,15", "dataset=iris,wine,digits", "bags.r=1",
+                "protocol.n_splits=3", "progress=false", "report=comparison"], tmp_path,
+               {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"})
+    client = mlflow.tracking.MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
+    exp = client.get_experiment_by_name("plcore")
+    (parent,) = client.search_runs([exp.experiment_id], filter_string="tags.`plcore.comparison.of` LIKE 'multirun%'")
+    diagram = "comparison_cd_accuracy.png"
+    (logged,) = tmp_path.glob(f"mlruns/**/{parent.info.run_id}/artifacts/{diagram}")
+    server = mlflow_server(f"sqlite:///{tmp_path / 'mlflow.db'}", tmp_path, command="ui")
+
+    page = chromium_browser.new_page(viewport={"width": 1440, "height": 900})
+    page.set_default_timeout(WAIT_MS)
+    page.goto(f"{server.url}/#/experiments/{exp.experiment_id}/runs/{parent.info.run_id}")
+    expect(page.get_by_test_id("runs-header")).to_have_text(parent.info.run_name)
+    close = page.get_by_role("button", name="Close")  # the "MLflow Assistant" side panel
+    if close.count() == 1 and close.is_visible():
+        close.click()
+    page.get_by_role("tab", name="Artifacts").click()
+    page.get_by_text(diagram, exact=True).click()
+    img = page.locator(f'img[alt="{diagram}"]')
+    expect(img).to_be_visible()
+    page.wait_for_function("el => el.complete && el.naturalWidth > 0", arg=img.element_handle())
+    assert tuple(img.evaluate("el => [el.naturalWidth, el.naturalHeight]")) == _png_size(logged)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "mlflow-ui-comparison.png"))
