@@ -172,7 +172,7 @@ from the database. Returns None when no run has a comparable metric."""
                     f"{'higher' if greater else 'lower'} is better)")
             diagram = cd_diagram(c, output.with_name(f"{output.stem}_cd_{name}"), title=what)
             report.diagrams += diagram
-            sections.append(_section(c, what, error, diagram))
+            sections.append(_section(c, name, what, error, diagram))
             tex.append(latex_table(c, error=error, caption=what))
     if not sections:
         return None
@@ -194,11 +194,13 @@ def _step_word(protocol: str) -> str:
                                                                                                        "splits")
 
 
-def _section(c: Comparison, what: str, error: str, diagram: list) -> str:
+def _section(c: Comparison, name: str, what: str, error: str, diagram: list) -> str:
     spread = "± the standard deviation over the splits" if error == "std" else "± its standard error"
     wtl = (f"The last column counts the data sets where {c.reference} wins, ties or loses against the row's "
            f"method by a paired two-sided t-test at {c.alpha:g} on the shared splits. ") if c.wtl else ""
-    lines = [f"## {what}", "", markdown_table(c, error=error), ""]
+    # the snippet markers let a docs page include the table (pymdownx.snippets, "file.md:table_<name>")
+    lines = [f"## {what}", "", f"<!-- --8<-- [start:table_{name}] -->", markdown_table(c, error=error),
+             f"<!-- --8<-- [end:table_{name}] -->", ""]
     if diagram:
         svg = next(p for p in diagram if p.suffix == ".svg")
         lines += [f"![critical-difference diagram: {what}]({svg.name})", ""]
