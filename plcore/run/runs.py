@@ -27,6 +27,7 @@ class RunRecord:
     tags: dict
     start_time: int = 0
     status: str = "FINISHED"
+    end_time: int = 0
     _client: object = field(default=None, repr=False)
     _history: dict = field(default_factory=dict, repr=False)
 
@@ -87,7 +88,8 @@ def load_runs(tracking_uri: str, *, experiment_name: str | None = None, sweep_di
             if (statuses and r.info.status not in statuses) or PARENT_TAG in r.data.tags:
                 continue
             out.append(RunRecord(r.info.run_id, r.info.run_name or "", dict(r.data.params), dict(r.data.metrics),
-                                 dict(r.data.tags), r.info.start_time or 0, r.info.status, client))
+                                 dict(r.data.tags), r.info.start_time or 0, r.info.status,
+                                 r.info.end_time or 0, client))
         token = page.token
         if not token:
             return out
