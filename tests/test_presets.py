@@ -86,3 +86,24 @@ def test_glob_over_presets_sees_plugin_presets(hydra_conf):
     options = cl.get_group_options("experiment")
     papers = {n for n in _all_presets() if n.startswith("paper_")}
     assert papers and papers <= set(options)
+
+
+def test_field_presets_sweep_registered_components_on_every_data_set_we_hold():
+    """The field table (benchmarks/field.py) runs these four sweeps: each option they sweep is a
+    registered component, and each covers lost, msrc-v2 and the UCI sets."""
+    reg = get_registry()
+    nodes = {p.stem: yaml.safe_load(p.read_text()) for p in CORE_PRESETS.glob("field_*.yaml")}
+    for package in ("plcore_deep", "plcore_plc"):
+        nodes.update({name: node for name, node in load_presets(package).items() if name.startswith("field_")})
+    assert {"field_base", "field_classic", "field_reducers", "field_deep", "field_clustering"} <= set(nodes)
+    swept = {}
+    for node in nodes.values():
+        for key, value in node.get("hydra", {}).get("sweeper", {}).get("params", {}).items():
+            swept.setdefault(key.lstrip("+"), set()).update(v.strip() for v in str(value).split(","))
+    for kind in ("learner", "reducer", "clusterer", "dataset"):
+        missing = swept[kind] - set(reg.names(kind))
+        assert not missing, f"the field presets sweep unregistered {kind}(s): {missing}"
+    assert {"lost", "msrc-v2", "ecoli", "satimage", "semeion", "digits"} <= swept["dataset"]
+    deep = {name for (kind, name), c in reg.components.items() if kind == "learner" and c.distribution == "plcore-deep"}
+    assert deep <= swept["learner"] and {"plknn", "ipal", "plsvm", "plecoc", "aknn", "avg_pegasos"} <= swept["learner"]
+    assert {"cenda", "saute", "delin"} <= swept["reducer"] and "plc" in swept["clusterer"]
