@@ -162,3 +162,10 @@ def test_sweep_ends_with_the_comparison_and_its_parent_run_holds_it(tmp_path, pl
     assert refused.returncode == 2
     (line,) = refused.stderr.strip().splitlines()
     assert line.startswith("error: cannot compare on 'iris': the methods were not run on the same splits")
+
+
+def test_an_unknown_reference_is_refused_in_one_line(tmp_path):
+    runs = [_run(m, d, v) for (m, d), v in SCORES.items()]
+    with pytest.raises(ConfigError, match=r"^reference method 'z' is not among the compared: a, b, c$"):
+        comparison_report(runs, tmp_path / "cmp.md", reference="z")
+    assert list(tmp_path.iterdir()) == []  # nothing half-written

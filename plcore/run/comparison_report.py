@@ -107,8 +107,7 @@ def sweep_scores(runs: Sequence[RunRecord], protocol: str, metric: str) -> tuple
     labels = method_and_dataset(runs)
     cells = {}
     for r in sorted(runs, key=lambda r: r.start_time):
-        if r.tags.get("protocol") == protocol:
-            cells[labels[r.run_id]] = r
+        cells[labels[r.run_id]] = r
     scores, keys = {}, {}
     for cell, r in cells.items():
         values = r.steps(metric)
@@ -147,35 +146,37 @@ def comparison_report(runs: Sequence[RunRecord], output, *, reference: str | Non
     """Write the comparison of ``runs`` to ``output`` (markdown), ``output`` with ``.tex`` (LaTeX,
     booktabs) and ``<stem>_cd_<metric>.png/.svg`` beside it. One section per protocol metric,
     after the page's ``intro`` (markdown); ``rebuild`` is the command the page names to rebuild it
-from the database. Returns None when no run has a comparable metric."""
+    from the database. ``reference`` counts win/tie/loss in every section that has it (it must be
+    in one). Returns None when no run has a comparable metric."""
     if error not in ("std", "sem"):
         raise ConfigError(f"error must be 'std' or 'sem', got {error!r}")
     output = Path(output)
     protocols = sorted({r.tags.get("protocol") for r in runs} & set(METRICS))
     report = ComparisonReport("", runs=list(runs))
-    sections, tex = [], []
+    compared = []  # (name, what, comparison), all computed before anything is written
     for protocol in protocols:
         for metric, greater in METRICS[protocol]:
-            scores, cells = sweep_scores(runs, protocol, metric)
+            scores, _ = sweep_scores(runs, protocol, metric)
             if not scores:
                 continue
-            methods = {m for m, _ in scores}
-            ref = reference if reference in methods else None
-            if reference is not None and ref is None:
-                raise ConfigError(f"reference method {reference!r} is not among the compared: "
-                                  f"{', '.join(sorted(methods))}")
+            ref = reference if reference in {m for m, _ in scores} else None
             c = compare(scores, reference=ref, alpha=alpha, greater_is_better=greater)
-            name = metric if len(protocols) == 1 else f"{protocol}_{metric}"
-            report.comparisons[name] = c
             steps = {int(v.size) for v in scores.values()}
             what = (f"{metric} ({protocol}, {'/'.join(map(str, sorted(steps)))} {_step_word(protocol)}; "
                     f"{'higher' if greater else 'lower'} is better)")
-            diagram = cd_diagram(c, output.with_name(f"{output.stem}_cd_{name}"), title=what)
-            report.diagrams += diagram
-            sections.append(_section(c, name, what, error, diagram))
-            tex.append(latex_table(c, error=error, caption=what))
-    if not sections:
+            compared.append((metric if len(protocols) == 1 else f"{protocol}_{metric}", what, c))
+    if not compared:
         return None
+    methods = sorted({m for _, _, c in compared for m in c.methods})
+    if reference is not None and reference not in methods:
+        raise ConfigError(f"reference method {reference!r} is not among the compared: {', '.join(methods)}")
+    sections, tex = [], []
+    for name, what, c in compared:
+        report.comparisons[name] = c
+        diagram = cd_diagram(c, output.with_name(f"{output.stem}_cd_{name}"), title=what)
+        report.diagrams += diagram
+        sections.append(_section(c, name, what, error, diagram))
+        tex.append(latex_table(c, error=error, caption=what))
     stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime())
     head = [f"# {title or 'Comparison of methods'}", "",
             f"Generated {stamp}" + (f" by `{command}`" if command else "") + "; rebuild from the database with `"
