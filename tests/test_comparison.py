@@ -109,3 +109,15 @@ def test_the_diagrams_nemenyi_pvalues_agree_with_the_critical_difference():
         assert any(p.iloc[i, j] < 0.05 for i, j in pairs) and any(p.iloc[i, j] >= 0.05 for i, j in pairs)
         for i, j in pairs:
             assert (p.iloc[i, j] < c.alpha) == (abs(c.ranks[i] - c.ranks[j]) > c.critical_difference)
+
+
+def test_tables_can_list_the_best_ranked_method_first():
+    c = compare({(m, d): v for (m, d), v in SCORES.items()})
+    rows = lambda text: [l.split("|")[1].strip() for l in text.splitlines()[2:] if l.startswith("| ")]  # noqa: E731
+    by_name, by_rank = markdown_table(c), markdown_table(c, by_rank=True)
+    assert rows(by_name) == ["a", "b", "c"]
+    order = [m for _, m in sorted(zip(c.ranks, c.methods))]
+    assert rows(by_rank) == order and order[0] == "a"
+    from plcore.run.comparison import latex_table
+    body = [l.split(" & ")[0] for l in latex_table(c, by_rank=True).splitlines() if l.endswith(r"\\") and " & " in l][1:]
+    assert body == order

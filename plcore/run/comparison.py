@@ -151,19 +151,26 @@ def _best(c: Comparison) -> dict:
     return best
 
 
+def _rows(c: Comparison, by_rank: bool) -> list:
+    """``(index, method)`` in the order of the table's rows: as given, or best average rank first."""
+    rows = list(enumerate(c.methods))
+    return sorted(rows, key=lambda im: (c.ranks[im[0]], im[1])) if by_rank and c.ranks is not None else rows
+
+
 def _complete(c: Comparison) -> list:
     """The data sets every method was scored on (those the ranks and tests use)."""
     return [d for d in c.datasets if all((m, d) in c.mean for m in c.methods)]
 
 
-def markdown_table(c: Comparison, *, error: str = "std", digits: int = 3) -> str:
+def markdown_table(c: Comparison, *, error: str = "std", digits: int = 3, by_rank: bool = False) -> str:
     """Methods x data sets, ``mean ± std`` (or ``± sem``), the best mean per data set in bold,
-    then the average rank and, with a reference method, its win/tie/loss against each row."""
+    then the average rank and, with a reference method, its win/tie/loss against each row
+    (rows in ``c.methods`` order, or by average rank, best first, with ``by_rank``)."""
     spread = c.std if error == "std" else c.sem
     best = _best(c)
     head = ["method", *c.datasets, "average rank"] + ([f"{c.reference}: win/tie/loss"] if c.wtl else [])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for i, m in enumerate(c.methods):
+    for i, m in _rows(c, by_rank):
         cells = [m]
         for d in c.datasets:
             if (m, d) not in c.mean:
@@ -190,7 +197,8 @@ def _latex_escape(text) -> str:
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
 
 
-def latex_table(c: Comparison, *, error: str = "std", digits: int = 3, caption: str | None = None) -> str:
+def latex_table(c: Comparison, *, error: str = "std", digits: int = 3, caption: str | None = None,
+                by_rank: bool = False) -> str:
     """The same table as :func:`markdown_table` as a LaTeX ``table`` with booktabs rules
     (``\\usepackage{booktabs}``): best per data set in bold, average rank, win/tie/loss."""
     spread = c.std if error == "std" else c.sem
@@ -203,7 +211,7 @@ def latex_table(c: Comparison, *, error: str = "std", digits: int = 3, caption: 
         lines.append(rf"\caption{{{_latex_escape(caption)}}}")
     lines += [r"\begin{tabular}{l" + "c" * (len(head) - 1) + "}", r"\toprule", " & ".join(head) + r" \\",
               r"\midrule"]
-    for i, m in enumerate(c.methods):
+    for i, m in _rows(c, by_rank):
         cells = [_latex_escape(m)]
         for d in c.datasets:
             if (m, d) not in c.mean:

@@ -144,14 +144,15 @@ def comparison_report(runs: Sequence[RunRecord], output, *, reference: str | Non
                       sweep_dir: str | None = None, intro: str | None = None,
                       rebuild: str | None = None) -> ComparisonReport | None:
     """Write the comparison of ``runs`` to ``output`` (markdown), ``output`` with ``.tex`` (LaTeX,
-    booktabs) and ``<stem>_cd_<metric>.png/.svg`` beside it. One section per protocol metric,
+    booktabs) and ``<stem>_cd_<metric>.png/.svg`` beside it. One section per protocol metric, its
+    rows best average rank first,
     after the page's ``intro`` (markdown); ``rebuild`` is the command the page names to rebuild it
     from the database. ``reference`` counts win/tie/loss in every section that has it (it must be
     in one). Returns None when no run has a comparable metric."""
     if error not in ("std", "sem"):
         raise ConfigError(f"error must be 'std' or 'sem', got {error!r}")
     output = Path(output)
-    protocols = sorted({r.tags.get("protocol") for r in runs} & set(METRICS))
+    protocols = [p for p in METRICS if p in {r.tags.get("protocol") for r in runs}]  # accuracy first
     report = ComparisonReport("", runs=list(runs))
     compared = []  # (name, what, comparison), all computed before anything is written
     for protocol in protocols:
@@ -176,7 +177,7 @@ def comparison_report(runs: Sequence[RunRecord], output, *, reference: str | Non
         diagram = cd_diagram(c, output.with_name(f"{output.stem}_cd_{name}"), title=what)
         report.diagrams += diagram
         sections.append(_section(c, name, what, error, diagram))
-        tex.append(latex_table(c, error=error, caption=what))
+        tex.append(latex_table(c, error=error, caption=what, by_rank=True))
     stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime())
     head = [f"# {title or 'Comparison of methods'}", "",
             f"Generated {stamp}" + (f" by `{command}`" if command else "") + "; rebuild from the database with `"
@@ -200,7 +201,7 @@ def _section(c: Comparison, name: str, what: str, error: str, diagram: list) -> 
     wtl = (f"The last column counts the data sets where {c.reference} wins, ties or loses against the row's "
            f"method by a paired two-sided t-test at {c.alpha:g} on the shared splits. ") if c.wtl else ""
     # the snippet markers let a docs page include the table (pymdownx.snippets, "file.md:table_<name>")
-    lines = [f"## {what}", "", f"<!-- --8<-- [start:table_{name}] -->", markdown_table(c, error=error),
+    lines = [f"## {what}", "", f"<!-- --8<-- [start:table_{name}] -->", markdown_table(c, error=error, by_rank=True),
              f"<!-- --8<-- [end:table_{name}] -->", ""]
     if diagram:
         svg = next(p for p in diagram if p.suffix == ".svg")
