@@ -169,3 +169,24 @@ def test_an_unknown_reference_is_refused_in_one_line(tmp_path):
     with pytest.raises(ConfigError, match=r"^reference method 'z' is not among the compared: a, b, c$"):
         comparison_report(runs, tmp_path / "cmp.md", reference="z")
     assert list(tmp_path.iterdir()) == []  # nothing half-written
+
+
+@pytest.mark.slow
+def test_online_sweep_compares_the_last_trials_mistake_rate(tmp_path, plcore_cli):
+    """The online protocol end to end: per-run mistake rates at the last trial, lowest best."""
+    proc = plcore_cli(["-m", "+learner=avg_perceptron,max_perceptron,avg_pegasos", "dataset=iris,wine,digits",
+                       "bags.r=1", "protocol=online", "protocol.n_runs=3", "progress=false", "report=comparison",
+                       "tracking.log_model=false"], tmp_path)
+    assert "## mistake_rate_final (online, 3 runs; lower is better)" in proc.stdout
+
+    from plcore.run.runs import load_runs
+
+    runs = load_runs(f"sqlite:///{tmp_path / 'mlflow.db'}", experiment_name="plcore")
+    report = comparison_report(runs, tmp_path / "again.md")
+    c = report.comparisons["mistake_rate_final"]
+    for r in runs:
+        method, dataset = r.name.split(" · ")[:2]
+        steps = r.steps("mistake_rate_final")
+        assert steps.size == 3 and c.mean[(method, dataset)] == pytest.approx(r.metrics["mistake_rate_final_mean"])
+    means = np.array([[c.mean[(m, d)] for m in c.methods] for d in c.datasets])
+    np.testing.assert_allclose(c.ranks, stats.rankdata(means, axis=1).mean(axis=0))  # the lowest rate ranks 1
