@@ -70,7 +70,10 @@ def sweep(part: str, experiment: str, quick: bool, datasets, jobs: int, uri: str
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="the quick tier (under 1 hour on 2 cores)")
-    ap.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS)
+    ap.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS, help="the presets to run (default: all)")
+    ap.add_argument("--datasets", nargs="+", default=None,
+                    help="default: lost msrc-v2 ecoli satimage semeion digits, and fashion-mnist in the full tier "
+                         "when it is installed")
     ap.add_argument("--jobs", type=int, default=-1, help="joblib workers (-1: one per core)")
     ap.add_argument("--tracking-uri", default=os.environ.get("MLFLOW_TRACKING_URI")
                     or f"sqlite:///{Path.cwd() / 'mlflow.db'}")
@@ -78,8 +81,8 @@ def main(argv=None) -> int:
     ap.add_argument("--report-only", action="store_true", help="rebuild the page from the runs already logged")
     args = ap.parse_args(argv)
     experiment = "field_quick" if args.quick else "field"
-    datasets = list(DATASETS)
-    if not args.quick and fashion_mnist_installed():
+    datasets = list(args.datasets or DATASETS)
+    if args.datasets is None and not args.quick and fashion_mnist_installed():
         datasets.append("fashion-mnist")
     times = {}
     if not args.report_only:
