@@ -47,7 +47,7 @@ def test_scores_are_the_runs_per_split_values_keyed_by_method_and_data_set():
 
 
 def test_runs_on_other_splits_are_refused_in_one_line():
-    for changed in ({"seed": "1"}, {"fingerprint": "other-candidates"}, {"params": {"protocol.n_splits": "10"}}):
+    for changed in ({"seed": "1"}, {"fingerprint": "other-data"}, {"params": {"protocol.n_splits": "10"}}):
         runs = [_run(m, d, v) for (m, d), v in SCORES.items() if m != "c"]
         runs.append(_run("c", "d2", SCORES[("c", "d2")], **changed))
         with pytest.raises(ConfigError) as err:
@@ -62,17 +62,36 @@ def test_runs_on_other_splits_are_refused_in_one_line():
 
 
 def test_varying_settings_name_the_methods_and_data_sets():
-    runs = [_run("plknn", "lost", [0.5, 0.6], overrides=f"+learner=plknn learner.k={k} dataset=lost bags.r={r}")
+    runs = [_run("plknn", "lost", [0.5, 0.6], params={"learner.k": str(k), "bags.r": str(r), "learner.n_jobs": str(k)})
             for k in (3, 5) for r in (1, 2)]
     labels = sorted(method_and_dataset(runs).values())
     assert labels == [("plknn[learner.k=3]", "lost[bags.r=1]"), ("plknn[learner.k=3]", "lost[bags.r=2]"),
                       ("plknn[learner.k=5]", "lost[bags.r=1]"), ("plknn[learner.k=5]", "lost[bags.r=2]")]
-    same = [_run("ipal", "lost", [0.5, 0.6], overrides="+learner=ipal dataset=lost protocol.n_splits=2")]
-    assert method_and_dataset(same)[same[0].run_id] == ("ipal", "lost")  # a common setting names nothing
-    # a setting that only one method has (the deep learners' epochs in the field table) names nothing
-    mixed = [_run("proden", "lost", [0.5, 0.6], overrides="learner=proden dataset=lost learner.n_epochs=50"),
-             _run("plknn", "lost", [0.5, 0.6], overrides="learner=plknn dataset=lost")]
+    # logged values, defaults filled in: a default given on the command line names nothing
+    same = [_run("ipal", "lost", [0.5, 0.6], params={"learner.k": "10"}, overrides="+learner=ipal learner.k=10"),
+            _run("ipal", "lost", [0.5, 0.6], params={"learner.k": "10"})]
+    assert set(method_and_dataset(same).values()) == {("ipal", "lost")}
+    # a setting of one method (the deep learners' epochs in the field table) does not name the others
+    mixed = [_run("proden", "lost", [0.5, 0.6], params={"learner.n_epochs": "50"}),
+             _run("plknn", "lost", [0.5, 0.6], params={"learner.k": "10"})]
     assert sorted(method_and_dataset(mixed).values()) == [("plknn", "lost"), ("proden", "lost")]
+    # another bag generator is another data set; a method tuned on the test labels says so
+    bags = [_run("plknn", "iris", [0.5, 0.6], params={"bags._target_": "plcore.datasets.bags.UniformBags",
+                                                       "bags.r": "1"}),
+            _run("plknn", "iris", [0.5, 0.6], params={"bags._target_": "plcore.datasets.bags.FlipBags", "bags.p": "0.3"})]
+    bags[1].tags["selection"] = "oracle"
+    assert sorted(method_and_dataset(bags).values()) == [
+        ("plknn", "iris[bags._target_=UniformBags,bags.r=1]"),
+        ("plknn (ORACLE)", "iris[bags._target_=FlipBags,bags.p=0.3]")]
+
+
+def test_a_seed_sweep_is_refused_not_merged():
+    runs = [_run("plknn", "iris", [0.5, 0.6], seed=str(seed)) for seed in (0, 1)]
+    with pytest.raises(ConfigError, match=r"^runs of 'plknn' on 'iris' were made on other splits \(seed=0 vs 1\)"):
+        sweep_scores(runs, "kfold", "accuracy")
+    rerun = [_run("plknn", "iris", [0.5, 0.6]), _run("plknn", "iris", [0.7, 0.8])]   # same splits: the latest wins
+    scores, _ = sweep_scores(rerun, "kfold", "accuracy")
+    np.testing.assert_array_equal(scores[("plknn", "iris")], [0.7, 0.8])
 
 
 def test_report_tables_tests_and_diagram(tmp_path):
@@ -126,7 +145,7 @@ def test_two_methods_get_no_diagram_but_a_table(tmp_path):
 @pytest.mark.slow
 def test_sweep_ends_with_the_comparison_and_its_parent_run_holds_it(tmp_path, plcore_cli):
     args = ["-m", "+learner=plknn", "learner.k=1,5,15", "dataset=iris,wine,digits", "bags.r=1", "protocol.n_splits=3",
-            "progress=false", "report=comparison", "hydra.callbacks.report.reference='plknn[learner.k=5]'"]
+            "progress=false", "report=comparison", "hydra.callbacks.comparison.reference='plknn[learner.k=5]'"]
     proc = plcore_cli(args, tmp_path)
     tail = proc.stdout.strip().splitlines()[-4:]
     assert tail[0].startswith("comparison written to ") and tail[1].startswith("critical-difference diagram: ")
@@ -156,8 +175,7 @@ def test_sweep_ends_with_the_comparison_and_its_parent_run_holds_it(tmp_path, pl
     # rebuilt from the database: the same table; runs made on other splits are refused in one line
     again = plcore_cli(["report", "--kind", "comparison", "--out", str(tmp_path / "again.md"), "--no-log"], tmp_path)
     assert "| plknn[learner.k=15] |" in again.stdout
-    plcore_cli(["+learner=plknn", "learner.k=5", "dataset=iris", "bags.r=1", "protocol.n_splits=3", "progress=false", "seed=1"],
-               tmp_path)
+    plcore_cli(["+learner=ipal", "dataset=iris", "bags.r=1", "protocol.n_splits=3", "progress=false", "seed=1"], tmp_path)
     refused = plcore_cli(["report", "--kind", "comparison", "--no-log"], tmp_path, check=False)
     assert refused.returncode == 2
     (line,) = refused.stderr.strip().splitlines()
@@ -190,3 +208,16 @@ def test_online_sweep_compares_the_last_trials_mistake_rate(tmp_path, plcore_cli
         assert steps.size == 3 and c.mean[(method, dataset)] == pytest.approx(r.metrics["mistake_rate_final_mean"])
     means = np.array([[c.mean[(m, d)] for m in c.methods] for d in c.datasets])
     np.testing.assert_allclose(c.ranks, stats.rankdata(means, axis=1).mean(axis=0))  # the lowest rate ranks 1
+
+
+@pytest.mark.slow
+def test_a_presets_own_report_and_the_comparison_run_side_by_side(tmp_path, plcore_cli):
+    """report=comparison has its own callback key: a sweep that also writes a preset's report
+    (report=reproduction here) gets both."""
+    out = tmp_path / "rep.md"
+    proc = plcore_cli(["-m", "+learner=plknn", "learner.k=1,5,15", "dataset=iris,wine", "bags.r=1",
+                       "protocol.n_splits=2", "progress=false", "report=comparison",
+                       "++hydra.callbacks.report._target_=plcore.run.callbacks.ReportCallback",
+                       f"++hydra.callbacks.report.output={out}", "++hydra.callbacks.report.writer=summary"], tmp_path)
+    assert f"report written to {out}" in proc.stdout and out.read_text().startswith("# Sweep summary")
+    assert "critical-difference diagram: " in proc.stdout and "logged to the MLflow parent run " in proc.stdout

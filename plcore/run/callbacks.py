@@ -71,16 +71,23 @@ class ComparisonCallback(Callback):
                 print("no comparison: tracking is off (tracking=none)")
                 return
             output = Path(self.output or Path(sweep_dir) / "comparison.md")
+            experiment = config.tracking.get("experiment_name") or "plcore"
             report = comparison_report(runs, output, reference=self.reference, error=self.error, alpha=self.alpha,
-                                       title=self.title, command=command_line(), sweep_dir=sweep_dir)
-            if report is None:
-                print(f"no comparison: none of the sweep's {len(runs)} finished run(s) has a per-split metric")
-                return
-            parent = log_parent_run(uri, config.tracking.get("experiment_name") or "plcore", report, sweep_dir)
+                                       title=self.title, command=command_line(), sweep_dir=sweep_dir,
+                                       experiment=experiment)
         except Exception as err:  # noqa: BLE001 - a report must not turn a finished sweep into a failure
             log.warning("could not write the comparison: %s", err)
             print(f"warning: could not write the comparison: {err}")
             return
+        if report is None:
+            print(f"no comparison: none of the sweep's {len(runs)} finished run(s) has a per-split metric")
+            return
+        try:
+            parent = log_parent_run(uri, experiment, report, sweep_dir)
+        except Exception as err:  # noqa: BLE001 - the files are written; only MLflow missed them
+            log.warning("could not log the comparison to MLflow: %s", err)
+            parent = None
+            print(f"warning: the comparison is written but could not be logged to MLflow: {err}")
         print("\n" + report.markdown.split("\n", 3)[3].strip() + "\n")
         print(f"comparison written to {output} (LaTeX: {output.with_suffix('.tex')})")
         for path in report.diagrams:

@@ -56,14 +56,15 @@ def paired_ttest(a, b, alpha: float = 0.05, *, greater_is_better: bool = True) -
 
 def win_tie_loss(scores: dict, reference: str, *, alpha: float = 0.05, greater_is_better: bool = True) -> dict:
     """``{method: (wins, ties, losses)}`` of ``reference`` against every other method: one
-    :func:`paired_ttest` per data set over the shared splits."""
+    :func:`paired_ttest` per data set over the shared splits (data sets of a single split, a
+    holdout with ``n_repeats=1``, are not counted)."""
     methods = sorted({m for m, _ in scores} - {reference})
     datasets = sorted({d for m, d in scores if m == reference})
     out = {}
     for other in methods:
         counts = {"win": 0, "tie": 0, "loss": 0}
         for d in datasets:
-            if (other, d) not in scores:
+            if (other, d) not in scores or len(scores[(reference, d)]) < 2:  # one split: nothing to test
                 continue
             try:
                 counts[paired_ttest(scores[(reference, d)], scores[(other, d)], alpha,
@@ -89,7 +90,8 @@ def friedman(means: dict, methods, datasets) -> tuple[float, float]:
     """The Friedman test's statistic and p-value over the data sets (``scipy.stats.friedmanchisquare``;
     needs at least 3 methods)."""
     M = _matrix(means, methods, datasets)
-    result = stats.friedmanchisquare(*M.T)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        result = stats.friedmanchisquare(*M.T)
     return float(result.statistic), float(result.pvalue)
 
 
@@ -111,7 +113,7 @@ class Comparison:
     mean: dict
     std: dict
     sem: dict
-    ranks: np.ndarray
+    ranks: np.ndarray | None
     friedman: tuple | None
     critical_difference: float | None
     wtl: dict | None
@@ -124,7 +126,7 @@ def compare(scores: dict, *, reference: str | None = None, alpha: float = 0.05,
             greater_is_better: bool = True) -> Comparison:
     """The whole comparison from ``scores[(method, dataset)]`` (per-split values). Ranks and the
     Friedman test use the data sets every method has; Friedman and the critical difference need
-    at least 3 methods and 2 data sets (else ``None``)."""
+    at least 3 methods and 2 data sets, and not all of them tied (else ``None``)."""
     methods = sorted({m for m, _ in scores})
     datasets = sorted({d for _, d in scores})
     if reference is not None and reference not in methods:
@@ -134,10 +136,11 @@ def compare(scores: dict, *, reference: str | None = None, alpha: float = 0.05,
     sem = {k: float(np.std(v) / np.sqrt(len(v))) for k, v in scores.items()}
     complete = [d for d in datasets if all((m, d) in scores for m in methods)]
     ranks = average_ranks(mean, methods, complete, greater_is_better=greater_is_better) if complete else None
-    enough = len(methods) >= 3 and len(complete) >= 2
-    return Comparison(methods, datasets, mean, std, sem, ranks,
-                      friedman(mean, methods, complete) if enough else None,
-                      nemenyi_critical_difference(len(methods), len(complete), alpha) if enough else None,
+    test = friedman(mean, methods, complete) if len(methods) >= 3 and len(complete) >= 2 else None
+    if test is not None and not np.isfinite(test[1]):  # every method ties on every data set: no test
+        test = None
+    return Comparison(methods, datasets, mean, std, sem, ranks, test,
+                      nemenyi_critical_difference(len(methods), len(complete), alpha) if test else None,
                       win_tie_loss(scores, reference, alpha=alpha, greater_is_better=greater_is_better)
                       if reference else None, reference, greater_is_better, alpha)
 
@@ -190,7 +193,8 @@ def markdown_table(c: Comparison, *, error: str = "std", digits: int = 3, by_ran
 
 
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                  "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"}
 
 
 def _latex_escape(text) -> str:
@@ -226,8 +230,8 @@ def latex_table(c: Comparison, *, error: str = "std", digits: int = 3, caption: 
     lines.append(r"\bottomrule")
     lines.append(r"\end{tabular}")
     if c.friedman is not None:
-        lines.append(rf"\\[2pt] {{\footnotesize Friedman $\chi^2_F = {c.friedman[0]:.3f}$, $p = {c.friedman[1]:.3g}$; "
-                     rf"Nemenyi CD$_{{{c.alpha:g}}} = {c.critical_difference:.3f}$}}")
+        lines.append(rf"\\[2pt] {{\footnotesize Friedman $\chi^2_F = {c.friedman[0]:.3f}$, $p = {c.friedman[1]:.3g}$ "
+                     rf"over {len(_complete(c))} data sets; Nemenyi CD$_{{{c.alpha:g}}} = {c.critical_difference:.3f}$}}")
     lines.append(r"\end{table}")
     return "\n".join(lines) + "\n"
 

@@ -6,11 +6,13 @@ and SVG and logged as artifacts of a parent run of the sweep.
 :class:`plcore.run.callbacks.ComparisonCallback`) or, from a database at any time,
 ``python -m plcore report --kind comparison --sweep-dir DIR`` / ``--experiment NAME``.
 
-A run's *method* is its component part (``cenda+plknn``) plus the command-line settings that
-vary between the runs (``plknn[learner.k=5]``); its *data set* is the data set's name (plus
-varying ``dataset.*`` / ``bags.*`` settings). Runs of one data set are paired on their splits,
-so they must share the seed, the data fingerprint (candidate sets included) and the protocol's
-split settings; the report refuses in one line otherwise.
+A run's *method* is its components (``cenda+plknn``; ``(ORACLE)`` where it was tuned on test
+labels) plus the logged settings in which runs of that method differ (``plknn[learner.k=5]``);
+its *data set* is the data set's name plus the ``dataset.*`` / ``bags.*`` settings in which runs
+on it differ (``ecoli[bags.r=1]``). Runs of one data set are paired on their splits, so they
+must share the seed, the data fingerprint, the bag generator's settings and the protocol's split
+settings; the report refuses in one line otherwise, and where two runs of one method on one data
+set were made on other splits (a seed sweep). A re-run on the same splits replaces the earlier.
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ from plcore.exceptions import ConfigError
 from plcore.run.comparison import Comparison, cd_diagram, check_same_splits, compare, latex_table, markdown_table
 from plcore.run.runs import PARENT_TAG, RunRecord, provenance_line
 
-__all__ = ["METRICS", "ComparisonReport", "comparison_report", "log_parent_run", "method_and_dataset",
-           "split_key", "sweep_scores"]
+__all__ = ["METRICS", "ComparisonReport", "compared_runs", "comparison_report", "log_parent_run",
+           "method_and_dataset", "split_key", "split_settings", "sweep_scores"]
 
 #: per protocol: the per-split metrics compared, and whether greater is better
 METRICS = {"kfold": (("accuracy", True),), "holdout": (("accuracy", True),),
@@ -40,89 +42,120 @@ METRICS = {"kfold": (("accuracy", True),), "holdout": (("accuracy", True),),
 _NOT_SPLITS = ("protocol.preprocessing", "protocol.reduced_preprocessing", "protocol.fit_reducer_on",
                "protocol.refit", "protocol.exact_labels", "protocol.n_jobs", "protocol.preprocessing_by_part",
                "protocol.select.")
-_COMPONENTS = ("learner", "reducer", "clusterer")
-
-
-def _overrides(run: RunRecord) -> list[tuple[str, str]]:
-    out = []
-    for tok in run.tags.get("overrides", "").split() if run.tags.get("overrides") != "(none)" else []:
-        key, _, value = tok.lstrip("+~").partition("=")
-        out.append((key, value))
-    return out
+_COMPONENTS = ("reducer", "learner", "clusterer")
+#: settings that change neither a method's results nor its splits
+_NEUTRAL = ("n_jobs", "refit", "data_home")
 
 
 def _names_method(key: str) -> bool:
     """A setting that makes another method: a component's (``learner.k``) or one the protocol
-    leaves to the method (preprocessing, selection); seeds and split settings name nothing."""
-    return key.split(".")[0] in _COMPONENTS or key.startswith(_NOT_SPLITS)
+    leaves to the method (preprocessing, selection)."""
+    return (key.split(".")[0] in _COMPONENTS or key.startswith(_NOT_SPLITS)) and key.rsplit(".", 1)[-1] not in _NEUTRAL
+
+
+def _names_dataset(key: str) -> bool:
+    return key.split(".")[0] in ("dataset", "bags") and key.rsplit(".", 1)[-1] not in _NEUTRAL
+
+
+def _base_names(run: RunRecord) -> tuple[str, str]:
+    """The run's components as its name gives them (``cenda+plknn · lost · kfold``; the classes'
+    names where ``tracking.run_name`` renamed it) and its data set."""
+    dataset = run.tags.get("dataset", run.params.get("dataset.name_or_path", "?"))
+    parts = run.name.split(" · ")
+    if len(parts) >= 3 and parts[1] == dataset:
+        method = parts[0]
+    else:
+        method = "+".join(run.params[f"{k}._target_"].rsplit(".", 1)[-1] for k in _COMPONENTS
+                          if run.params.get(f"{k}._target_"))
+    if run.tags.get("selection") == "oracle":
+        method += " (ORACLE)"
+    return method, dataset
+
+
+def _setting(key: str, value: str) -> str:
+    return f"{key}={value.rsplit('.', 1)[-1] if key.endswith('_target_') else value}"
 
 
 def method_and_dataset(runs: Sequence[RunRecord]) -> dict:
-    """``{run_id: (method, dataset)}``: the component part of the run name (``cenda+plknn``) and
-    the data set's name, each with the command-line settings in which runs of that same method
-    (data set) differ: ``plknn[learner.k=5]``, ``lost[bags.r=2]``. A setting that all runs of a
-    method share, or that only one of its runs has, names nothing."""
-    settings = {r.run_id: dict((k, v) for k, v in _overrides(r) if k not in _COMPONENTS + ("dataset", "bags"))
-                for r in runs}
-    base = {r.run_id: (r.name.split(" · ")[0] if " · " in r.name else r.params.get("learner._target_", r.name),
-                       r.tags.get("dataset", r.params.get("dataset.name_or_path", "?"))) for r in runs}
+    """``{run_id: (method, dataset)}``: the components and the data set's name, each with the
+    logged settings (defaults filled in) in which runs of that same method (data set) differ:
+    ``plknn[learner.k=5]``, ``ecoli[bags.r=1]``. Settings all its runs share name nothing."""
+    base = {r.run_id: _base_names(r) for r in runs}
 
     def varying(position: int, names) -> dict:
         groups: dict = {}
         for r in runs:
-            groups.setdefault(base[r.run_id][position], []).append(settings[r.run_id])
+            groups.setdefault(base[r.run_id][position], []).append(r.params)
         out = {}
         for name, group in groups.items():
-            keys = {k for s in group for k in s if names(k)}
-            out[name] = {k for k in keys if len({s.get(k) for s in group}) > 1}
+            keys = {k for params in group for k in params if names(k)}
+            out[name] = sorted(k for k in keys if len({params.get(k) for params in group}) > 1)
         return out
 
-    by_method = varying(0, _names_method)
-    by_dataset = varying(1, lambda k: k.split(".")[0] in ("dataset", "bags"))
+    by_method, by_dataset = varying(0, _names_method), varying(1, _names_dataset)
     out = {}
     for r in runs:
         method, dataset = base[r.run_id]
-        mine = settings[r.run_id]
-        extra_m = [f"{k}={mine[k]}" for k in mine if k in by_method[method]]
-        extra_d = [f"{k}={mine[k]}" for k in mine if k in by_dataset[dataset]]
+        extra_m = [_setting(k, r.params[k]) for k in by_method[method] if k in r.params]
+        extra_d = [_setting(k, r.params[k]) for k in by_dataset[dataset] if k in r.params]
         out[r.run_id] = (method + (f"[{','.join(extra_m)}]" if extra_m else ""),
                          dataset + (f"[{','.join(extra_d)}]" if extra_d else ""))
     return out
 
 
+def split_settings(run: RunRecord, n_steps: int) -> dict:
+    """What identifies a run's splits: seed, data fingerprint, the bag generator's settings (the
+    protocol draws candidate sets per split from them), the protocol and its split settings."""
+    out = {"seed": run.tags.get("seed", run.params.get("seed", "?")), "data": run.tags.get("dataset.fingerprint", "?")}
+    out.update((k, v) for k, v in sorted(run.params.items())
+               if (k.startswith("protocol.") and not k.startswith(_NOT_SPLITS)) or _names_dataset(k))
+    out["steps"] = n_steps
+    return out
+
+
 def split_key(run: RunRecord, n_steps: int) -> str:
-    """What identifies a run's splits: seed, data fingerprint, protocol and its split settings."""
-    proto = sorted((k, v) for k, v in run.params.items()
-                   if k.startswith("protocol.") and not k.startswith(_NOT_SPLITS))
-    return (f"seed={run.tags.get('seed', run.params.get('seed', '?'))}, "
-            f"data={run.tags.get('dataset.fingerprint', '?')}, "
-            + ", ".join(f"{k[len('protocol.'):]}={v}" for k, v in proto) + f", steps={n_steps}")
+    """:func:`split_settings` as one line (``seed=0, data=..., protocol.n_splits=10, ...``)."""
+    return ", ".join(f"{k}={v}" for k, v in split_settings(run, n_steps).items())
 
 
 def sweep_scores(runs: Sequence[RunRecord], protocol: str, metric: str) -> tuple[dict, dict]:
     """``scores[(method, dataset)]`` (per-split values of ``metric``) of the runs of ``protocol``,
-    and the runs they came from; the latest run of a cell wins. Refuses (one line) runs of one
-    data set made on different splits."""
+    and ``{cell: run}``, the run each came from. A re-run on the same splits replaces the earlier
+    one; runs of one cell on other splits, or the methods of a data set on other splits, are
+    refused in one line."""
     runs = [r for r in runs if r.tags.get("protocol") == protocol]
     labels = method_and_dataset(runs)
-    cells = {}
+    cells, settings = {}, {}
     for r in sorted(runs, key=lambda r: r.start_time):
-        cells[labels[r.run_id]] = r
-    scores, keys = {}, {}
-    for cell, r in cells.items():
         values = r.steps(metric)
         if values.size == 0 or not np.all(np.isfinite(values)):
             continue
-        scores[cell] = values
-        keys[cell] = split_key(r, values.size)
-    check_same_splits(keys)
-    return scores, {cell: cells[cell] for cell in scores}
+        cell, mine = labels[r.run_id], split_settings(r, values.size)
+        if cell in settings and settings[cell] != mine:
+            differ = ", ".join(f"{k}={settings[cell].get(k)} vs {v}" for k, v in mine.items()
+                               if settings[cell].get(k) != v)
+            raise ConfigError(f"runs of {cell[0]!r} on {cell[1]!r} were made on other splits ({differ}): compare "
+                              "one sweep at a time (--sweep-dir), or give them different settings")
+        cells[cell], settings[cell] = r, mine
+    scores = {cell: r.steps(metric) for cell, r in cells.items()}
+    check_same_splits({cell: split_key(r, scores[cell].size) for cell, r in cells.items()})
+    return scores, cells
+
+
+def compared_runs(runs: Sequence[RunRecord]) -> list:
+    """The runs a comparison of ``runs`` uses: the latest of each cell, every protocol (oldest first)."""
+    used = {}
+    for protocol in METRICS:
+        for metric, _ in METRICS[protocol]:
+            used.update((r.run_id, r) for r in sweep_scores(runs, protocol, metric)[1].values())
+    return sorted(used.values(), key=lambda r: r.start_time)
 
 
 @dataclass
 class ComparisonReport:
-    """What :func:`comparison_report` wrote: the markdown text, its files, and one
-    :class:`~plcore.run.comparison.Comparison` per compared metric."""
+    """What :func:`comparison_report` wrote: the markdown text, its files (markdown, LaTeX, then
+    the diagrams), one :class:`~plcore.run.comparison.Comparison` per compared metric, the
+    diagrams' paths and the runs compared (the latest of each cell)."""
 
     markdown: str
     files: list = field(default_factory=list)
@@ -136,30 +169,34 @@ _READING = (
     "bold. {wtl}The average rank (1 = best) is over the data sets every method has; the Friedman test asks "
     "whether all methods rank alike, and the critical-difference diagram joins with a bar the methods whose "
     "average ranks differ by less than the Nemenyi critical difference (CD, drawn above the axis): those the "
-    "test cannot tell apart at level {alpha:g} (Demsar, JMLR 2006). Few data sets give a wide CD.")
+    "test cannot tell apart at level {alpha:g} (Demsar, JMLR 2006). Read the diagram only where the Friedman "
+    "test rejects equal ranks; few data sets give a wide CD. The t-tests pair the same splits, whose training "
+    "parts overlap, so they find differences more readily than their level says (the papers' convention).")
 
 
 def comparison_report(runs: Sequence[RunRecord], output, *, reference: str | None = None, error: str = "std",
                       alpha: float = 0.05, title: str | None = None, command: str | None = None,
                       sweep_dir: str | None = None, intro: str | None = None,
-                      rebuild: str | None = None) -> ComparisonReport | None:
+                      rebuild: str | None = None, experiment: str | None = None) -> ComparisonReport | None:
     """Write the comparison of ``runs`` to ``output`` (markdown), ``output`` with ``.tex`` (LaTeX,
     booktabs) and ``<stem>_cd_<metric>.png/.svg`` beside it. One section per protocol metric, its
     rows best average rank first,
     after the page's ``intro`` (markdown); ``rebuild`` is the command the page names to rebuild it
-    from the database. ``reference`` counts win/tie/loss in every section that has it (it must be
+    from the database (default: ``python -m plcore report --kind comparison`` with ``experiment``,
+    ``sweep_dir`` and the options). ``reference`` counts win/tie/loss in every section that has it (it must be
     in one). Returns None when no run has a comparable metric."""
     if error not in ("std", "sem"):
         raise ConfigError(f"error must be 'std' or 'sem', got {error!r}")
     output = Path(output)
     protocols = [p for p in METRICS if p in {r.tags.get("protocol") for r in runs}]  # accuracy first
-    report = ComparisonReport("", runs=list(runs))
-    compared = []  # (name, what, comparison), all computed before anything is written
+    report = ComparisonReport("")
+    compared, used = [], {}  # (name, what, comparison), all computed before anything is written
     for protocol in protocols:
         for metric, greater in METRICS[protocol]:
-            scores, _ = sweep_scores(runs, protocol, metric)
+            scores, cells = sweep_scores(runs, protocol, metric)
             if not scores:
                 continue
+            used.update((r.run_id, r) for r in cells.values())
             ref = reference if reference in {m for m, _ in scores} else None
             c = compare(scores, reference=ref, alpha=alpha, greater_is_better=greater)
             steps = {int(v.size) for v in scores.values()}
@@ -171,6 +208,7 @@ def comparison_report(runs: Sequence[RunRecord], output, *, reference: str | Non
     methods = sorted({m for _, _, c in compared for m in c.methods})
     if reference is not None and reference not in methods:
         raise ConfigError(f"reference method {reference!r} is not among the compared: {', '.join(methods)}")
+    report.runs = sorted(used.values(), key=lambda r: r.start_time)
     sections, tex = [], []
     for name, what, c in compared:
         report.comparisons[name] = c
@@ -181,14 +219,24 @@ def comparison_report(runs: Sequence[RunRecord], output, *, reference: str | Non
     stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime())
     head = [f"# {title or 'Comparison of methods'}", "",
             f"Generated {stamp}" + (f" by `{command}`" if command else "") + "; rebuild from the database with `"
-            + (rebuild or "python -m plcore report --kind comparison" + (f" --sweep-dir {sweep_dir}" if sweep_dir else ""))
+            + (rebuild or _rebuild_command(sweep_dir, experiment, reference, error, alpha))
             + "`. LaTeX: `" + output.with_suffix(".tex").name + "`.", ""] + ([intro.strip(), ""] if intro else [])
-    report.markdown = "\n".join(head + sections) + "\n" + provenance_line(runs, sweep_dir)
+    report.markdown = "\n".join(head + sections) + "\n" + provenance_line(report.runs, sweep_dir)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(report.markdown)
     output.with_suffix(".tex").write_text("% plcore comparison; needs \\usepackage{booktabs}\n" + "\n".join(tex))
     report.files = [output, output.with_suffix(".tex"), *report.diagrams]
     return report
+
+
+def _rebuild_command(sweep_dir, experiment, reference, error, alpha) -> str:
+    parts = ["python -m plcore report --kind comparison"]
+    parts += [f"--experiment {experiment}"] if experiment and experiment != "plcore" else []
+    parts += [f"--sweep-dir {sweep_dir}"] if sweep_dir else []
+    parts += [f"--reference {shlex.quote(reference)}"] if reference else []
+    parts += [f"--error {error}"] if error != "std" else []
+    parts += [f"--alpha {alpha:g}"] if alpha != 0.05 else []
+    return " ".join(parts)
 
 
 def _step_word(protocol: str) -> str:
@@ -214,8 +262,9 @@ def _section(c: Comparison, name: str, what: str, error: str, diagram: list) -> 
 
 def log_parent_run(tracking_uri: str, experiment_name: str, report: ComparisonReport, of: str) -> str | None:
     """Log ``report``'s files as artifacts of the parent run of the compared runs (``of``: the
-    sweep or experiment compared; an existing parent of the same ``of`` is reused) and nest the
-    runs under it (MLflow's ``mlflow.parentRunId`` tag). Returns the parent's run id."""
+    sweep or experiment compared; an existing parent of the same ``of`` is reused, its files
+    replaced) and nest the compared runs that have no parent yet under it (MLflow's
+    ``mlflow.parentRunId`` tag). Returns the parent's run id, None without the experiment."""
     from mlflow.tracking import MlflowClient
 
     from plcore.tracking import git_provenance
@@ -237,9 +286,10 @@ def log_parent_run(tracking_uri: str, experiment_name: str, report: ComparisonRe
         if c.friedman is not None:
             client.log_metric(run_id, f"{name}/friedman_p", c.friedman[1])
             client.log_metric(run_id, f"{name}/critical_difference", c.critical_difference)
-    for r in report.runs:
-        if r.tags.get("mlflow.parentRunId") != run_id:
+    for r in report.runs:  # the runs compared, unless another comparison already holds them
+        if not r.tags.get("mlflow.parentRunId"):
             client.set_tag(r.run_id, "mlflow.parentRunId", run_id)
+            r.tags["mlflow.parentRunId"] = run_id
     client.set_terminated(run_id, "FINISHED")
     return run_id
 

@@ -211,10 +211,11 @@ def _comparison(args, runs, out: Path, uri: str) -> int:
     from plcore.run.comparison_report import command_line, comparison_report, log_parent_run
 
     report = comparison_report(runs, out, reference=args.reference, error=args.error, alpha=args.alpha,
-                               title=args.title, command=command_line(), sweep_dir=args.sweep_dir)
+                               title=args.title, command=command_line(), sweep_dir=args.sweep_dir,
+                               experiment=args.experiment)
     if report is None:
-        print(f"nothing to compare: {len(runs)} finished run(s) with a per-split metric in {uri} "
-              f"(experiment {args.experiment!r})")
+        what = "no finished runs" if not runs else f"none of {len(runs)} finished run(s) has a per-split metric"
+        print(f"nothing to compare: {what} in {uri} (experiment {args.experiment!r})")
         return 1
     print(report.markdown.split("\n", 3)[3].strip() + "\n")
     print(f"comparison written to {out} (LaTeX: {out.with_suffix('.tex')})")
@@ -223,7 +224,8 @@ def _comparison(args, runs, out: Path, uri: str) -> int:
     if not args.no_log:
         of = args.sweep_dir or f"experiment {args.experiment}"
         parent = log_parent_run(uri, args.experiment, report, of)
-        print(f"logged to the MLflow parent run {parent} of the compared runs")
+        if parent:
+            print(f"logged to the MLflow parent run {parent} of the compared runs")
     return 0
 
 
