@@ -221,3 +221,47 @@ def test_a_presets_own_report_and_the_comparison_run_side_by_side(tmp_path, plco
                        f"++hydra.callbacks.report.output={out}", "++hydra.callbacks.report.writer=summary"], tmp_path)
     assert f"report written to {out}" in proc.stdout and out.read_text().startswith("# Sweep summary")
     assert "critical-difference diagram: " in proc.stdout and "logged to the MLflow parent run " in proc.stdout
+
+
+def test_latex_escapes_what_tex_would_misread(tmp_path):
+    from plcore.run.comparison import compare, latex_table
+
+    runs = [_run(m, d, v) for (m, d), v in SCORES.items()]
+    runs += [_run("x_y<1>|%", d, SCORES[("c", d)] - 0.1) for d in DATA]
+    tex = latex_table(compare(sweep_scores(runs, "kfold", "accuracy")[0]))
+    assert r"x\_y\textless{}1\textgreater{}\textbar{}\%" in tex and "x_y" not in tex
+
+
+def test_the_parent_run_is_reused_and_never_steals_another_comparisons_runs(tmp_path):
+    """Two comparisons of one sweep share a parent; a run another comparison holds stays there."""
+    from mlflow.entities import Metric
+    from mlflow.tracking import MlflowClient
+
+    from plcore.run.comparison_report import log_parent_run
+    from plcore.run.runs import load_runs
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    client = MlflowClient(tracking_uri=uri)
+    exp = client.create_experiment("plcore", artifact_location=(tmp_path / "mlruns").as_uri())
+    for (m, d), values in SCORES.items():
+        run = client.create_run(exp, run_name=f"{m} · {d} · kfold",
+                                tags={"protocol": "kfold", "dataset": d, "seed": "0", "dataset.fingerprint": d,
+                                      "hydra.sweep.dir": "multirun/x"})
+        client.log_batch(run.info.run_id, metrics=[Metric("fold/accuracy", float(v), 0, i) for i, v in enumerate(values)],
+                         params=[])
+        client.set_terminated(run.info.run_id)
+    other = client.create_run(exp, run_name="elsewhere")
+    held = load_runs(uri, experiment_name="plcore", sweep_dir="multirun/x")[0]
+    client.set_tag(held.run_id, "mlflow.parentRunId", other.info.run_id)
+
+    parents = set()
+    for out in ("one.md", "two.md"):
+        runs = load_runs(uri, experiment_name="plcore", sweep_dir="multirun/x")
+        report = comparison_report(runs, tmp_path / out, sweep_dir="multirun/x")
+        assert len(report.runs) == len(SCORES)
+        parents.add(log_parent_run(uri, "plcore", report, "multirun/x"))
+    (parent,) = parents
+    assert {a.path for a in client.list_artifacts(parent)} >= {"one.md", "two.md", "one_cd_accuracy.svg"}
+    nested = {r.info.run_id: r.data.tags.get("mlflow.parentRunId") for r in client.search_runs([exp])}
+    assert nested[held.run_id] == other.info.run_id
+    assert sum(p == parent for p in nested.values()) == len(SCORES) - 1
