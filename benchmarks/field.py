@@ -184,7 +184,7 @@ Fashion-MNIST (70,000 rows) adds, for each deep learner, 130 fits of 200 epochs 
 on 2 cores ([deep learners' results](deep.md)): about 14 h per learner, PiCO about four times more;
 the classic methods on it were not timed."""
     report = comparison_report(runs, args.out, title=f"The field table ({tier} tier)", command=command,
-                               intro=intro, rebuild=command + " --report-only")
+                               intro=intro, rebuild=command + " --report-only", experiment=experiment)
     if report is None:
         raise SystemExit(f"no runs to compare in experiment {experiment!r} of {args.tracking_uri}")
     parent = log_parent_run(args.tracking_uri, experiment, report, f"experiment {experiment}")

@@ -170,8 +170,7 @@ _READING = (
     "whether all methods rank alike, and the critical-difference diagram joins with a bar the methods whose "
     "average ranks differ by less than the Nemenyi critical difference (CD, drawn above the axis): those the "
     "test cannot tell apart at level {alpha:g} (Demsar, JMLR 2006). Read the diagram only where the Friedman "
-    "test rejects equal ranks; few data sets give a wide CD. The t-tests pair the same splits, whose training "
-    "parts overlap, so they find differences more readily than their level says (the papers' convention).")
+    "test rejects equal ranks; few data sets give a wide CD.")
 
 
 def comparison_report(runs: Sequence[RunRecord], output, *, reference: str | None = None, error: str = "std",
@@ -221,7 +220,8 @@ def comparison_report(runs: Sequence[RunRecord], output, *, reference: str | Non
             f"Generated {stamp}" + (f" by `{command}`" if command else "") + "; rebuild from the database with `"
             + (rebuild or _rebuild_command(sweep_dir, experiment, reference, error, alpha))
             + "`. LaTeX: `" + output.with_suffix(".tex").name + "`.", ""] + ([intro.strip(), ""] if intro else [])
-    report.markdown = "\n".join(head + sections) + "\n" + provenance_line(report.runs, sweep_dir)
+    source = provenance_line(report.runs, sweep_dir, None if sweep_dir else experiment)
+    report.markdown = "\n".join(head + sections) + "\n" + source
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(report.markdown)
     output.with_suffix(".tex").write_text("% plcore comparison; needs \\usepackage{booktabs}\n" + "\n".join(tex))
@@ -247,7 +247,9 @@ def _step_word(protocol: str) -> str:
 def _section(c: Comparison, name: str, what: str, error: str, diagram: list) -> str:
     spread = "± the standard deviation over the splits" if error == "std" else "± its standard error"
     wtl = (f"The last column counts the data sets where {c.reference} wins, ties or loses against the row's "
-           f"method by a paired two-sided t-test at {c.alpha:g} on the shared splits. ") if c.wtl else ""
+           f"method by a paired two-sided t-test at {c.alpha:g} on the shared splits; their training parts "
+           "overlap, so the test finds differences more readily than its level says (the papers' "
+           "convention). ") if c.wtl else ""
     # the snippet markers let a docs page include the table (pymdownx.snippets, "file.md:table_<name>")
     lines = [f"## {what}", "", f"<!-- --8<-- [start:table_{name}] -->", markdown_table(c, error=error, by_rank=True),
              f"<!-- --8<-- [end:table_{name}] -->", ""]

@@ -95,9 +95,10 @@ def load_runs(tracking_uri: str, *, experiment_name: str | None = None, sweep_di
             return out
 
 
-def provenance_line(runs: Sequence[RunRecord], sweep_dir: str | None = None) -> str:
-    """Which sweep and commit(s) the runs of a report came from (one markdown line)."""
+def provenance_line(runs: Sequence[RunRecord], sweep_dir: str | None = None, experiment: str | None = None) -> str:
+    """Which sweep (or MLflow experiment) and commit(s) the runs of a report came from (one markdown line)."""
     commits = sorted({(r.tags.get("mlflow.source.git.commit", "")[:10] or "unknown")
                       + ("+dirty" if r.tags.get("plcore.git.dirty") == "true" else "") for r in runs})
-    where = f"sweep `{sweep_dir}`" if sweep_dir else "the runs selected"
+    where = (f"sweep `{sweep_dir}`" if sweep_dir else f"MLflow experiment `{experiment}`" if experiment
+             else "the runs selected")
     return f"_Made from {len(runs)} run(s) of {where} at commit {', '.join(commits) or 'unknown'}._\n"
