@@ -88,10 +88,7 @@ class ComparisonCallback(Callback):
             log.warning("could not log the comparison to MLflow: %s", err)
             parent = None
             print(f"warning: the comparison is written but could not be logged to MLflow: {err}")
-        print("\n" + report.markdown.split("\n", 3)[3].strip() + "\n")
-        print(f"comparison written to {output} (LaTeX: {output.with_suffix('.tex')})")
-        for path in report.diagrams:
-            print(f"critical-difference diagram: {path}")
+        print("\n" + report.console_text())
         if parent:
             print(f"logged to the MLflow parent run {parent} of the sweep's runs ({uri})")
 

@@ -162,6 +162,14 @@ class ComparisonReport:
     comparisons: dict = field(default_factory=dict)
     diagrams: list = field(default_factory=list)
     runs: list = field(default_factory=list)
+    sections: str = ""
+
+    def console_text(self) -> str:
+        """What a command prints once the report is written: the sections, then where the files are."""
+        markdown, latex = self.files[:2]
+        lines = [self.sections.strip(), "", f"comparison written to {markdown} (LaTeX: {latex})"]
+        lines += [f"critical-difference diagram: {path}" for path in self.diagrams]
+        return "\n".join(lines)
 
 
 _READING = (
@@ -221,7 +229,8 @@ def comparison_report(runs: Sequence[RunRecord], output, *, reference: str | Non
             + (rebuild or _rebuild_command(sweep_dir, experiment, reference, error, alpha))
             + "`. LaTeX: `" + output.with_suffix(".tex").name + "`.", ""] + ([intro.strip(), ""] if intro else [])
     source = provenance_line(report.runs, sweep_dir, None if sweep_dir else experiment)
-    report.markdown = "\n".join(head + sections) + "\n" + source
+    report.sections = "\n".join(sections)
+    report.markdown = "\n".join(head) + "\n" + report.sections + "\n" + source
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(report.markdown)
     output.with_suffix(".tex").write_text("% plcore comparison; needs \\usepackage{booktabs}\n" + "\n".join(tex))

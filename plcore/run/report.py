@@ -217,10 +217,7 @@ def _comparison(args, runs, out: Path, uri: str) -> int:
         what = "no finished runs" if not runs else f"none of {len(runs)} finished run(s) has a per-split metric"
         print(f"nothing to compare: {what} in {uri} (experiment {args.experiment!r})")
         return 1
-    print(report.markdown.split("\n", 3)[3].strip() + "\n")
-    print(f"comparison written to {out} (LaTeX: {out.with_suffix('.tex')})")
-    for path in report.diagrams:
-        print(f"critical-difference diagram: {path}")
+    print(report.console_text())
     if not args.no_log:
         of = args.sweep_dir or f"experiment {args.experiment}"
         parent = log_parent_run(uri, args.experiment, report, of)
