@@ -167,7 +167,8 @@ class ComparisonReport:
     def console_text(self) -> str:
         """What a command prints once the report is written: the sections, then where the files are."""
         markdown, latex = self.files[:2]
-        lines = [self.sections.strip(), "", f"comparison written to {markdown} (LaTeX: {latex})"]
+        body = [line for line in self.sections.strip().splitlines() if not line.startswith("<!-- --8<--")]
+        lines = [*body, "", f"comparison written to {markdown} (LaTeX: {latex})"]
         lines += [f"critical-difference diagram: {path}" for path in self.diagrams]
         return "\n".join(lines)
 
