@@ -280,7 +280,7 @@ def test_override_checks_leave_sweeps_over_components_to_each_job():
     ``protocol=kfold,holdout protocol.test_size=0.3``) is not checked as one component."""
     from plcore.exceptions import ConfigError
     from plcore.registry import get_registry
-    from plcore.run.app import check_overrides, compose_default_learner
+    from plcore.run.overrides import check_overrides, compose_default_learner
 
     reg = get_registry()
     for argv in (["-m", "+learner=plknn,ipal", "learner.k=5"], ["-m", "protocol=kfold,holdout", "protocol.test_size=0.3"],

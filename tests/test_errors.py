@@ -170,7 +170,7 @@ def assert_one_line_error(proc, cwd, needles):
     assert not (cwd / "mlflow.db").exists() and not (cwd / "mlruns").exists(), "bad input left an MLflow run"
 
 
-# --- checked by the app before tracking (plcore.run.app.resolve_run, ProtocolSpec.validate)
+# --- checked by the app before tracking (plcore.run.resolve.resolve_run, ProtocolSpec.validate)
 
 
 def no_truth(tmp):

@@ -1,0 +1,177 @@
+"""The effective run, decided once before any tracking starts: the components instantiated from the
+composed config (:func:`build_setup`), every parameter and data limit checked, the data set loaded and
+the protocol's parameters completed (:func:`resolve_run`)."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+from plcore.exceptions import ConfigError, PlcoreError
+from plcore.registry import ProtocolSpec, Registry, get_registry
+
+__all__ = ["OPTIONAL_KINDS", "ResolvedRun", "build_setup", "describe_setup", "resolve_run", "run_name"]
+
+#: the kinds a run may leave out (``+learner=``, ...; each has a ``none`` option)
+OPTIONAL_KINDS = ("learner", "reducer", "clusterer", "bags")
+
+
+def _instantiate_estimator(node, seed):
+    from omegaconf import OmegaConf
+
+    if node is None:
+        return None
+    cfg = OmegaConf.to_container(node, resolve=True) if not isinstance(node, dict) else dict(node)
+    if not cfg:  # the "none" option
+        return None
+    est = _instantiate_plain(cfg, what=f"component {cfg.get('_target_', '?')}", _convert_="all")
+    params = est.get_params(deep=False) if hasattr(est, "get_params") else {}
+    if "random_state" in params and params["random_state"] is None:
+        est.set_params(random_state=seed)
+    return est
+
+
+def _instantiate_plain(node, *, what: str, **kwargs):
+    """``hydra.utils.instantiate`` whose plcore errors surface as themselves (one line, exit 2)
+    instead of Hydra's multi-line ``InstantiationException`` block."""
+    from hydra.errors import InstantiationException
+    from hydra.utils import instantiate
+
+    try:
+        return instantiate(node, **kwargs)
+    except InstantiationException as err:
+        cause = err.__cause__
+        if isinstance(cause, PlcoreError):
+            raise cause from None
+        if isinstance(cause, (ValueError, TypeError, OSError)):
+            raise ConfigError(f"could not create the {what}: {type(cause).__name__}: {cause}") from None
+        raise
+
+
+def build_setup(cfg, registry: Registry | None = None):
+    """Instantiate the run's components from the composed config."""
+    from plcore.run.protocols import Setup
+
+    registry = registry or get_registry()
+    seed = cfg.get("seed", 0)
+    setup = Setup(
+        learner=_instantiate_estimator(cfg.get("learner"), seed),
+        reducer=_instantiate_estimator(cfg.get("reducer"), seed),
+        clusterer=_instantiate_estimator(cfg.get("clusterer"), seed),
+        bags=_instantiate_estimator(cfg.get("bags"), seed),
+    )
+    if setup.bags is not None and setup.bags.get_params(deep=False).get("random_state") not in (None, seed):
+        raise ConfigError("bags.random_state is not used: every protocol draws candidate sets with seeds derived "
+                          f"from seed (now {seed}); set seed=... instead")
+    if setup.learner is None and setup.clusterer is None:
+        setup.learner = _instantiate_estimator(registry.get("learner", "plknn").config(), seed)
+    return setup
+
+
+def describe_setup(setup) -> str:
+    parts = [f"{k}={v!r}" for k, v in vars(setup).items() if v is not None and k != "bags"]
+    return " ".join(parts)
+
+
+def run_name(setup, dataset, pname: str, registry: Registry | None = None) -> str:
+    """``<reducer>+<learner or clusterer> · <data set> · <protocol>``, components by option name."""
+    registry = registry or get_registry()
+    parts = []
+    for kind in ("reducer", "learner", "clusterer"):
+        est = getattr(setup, kind)
+        if est is not None:
+            comp = registry.component_of(est, kind)
+            parts.append(comp.name if comp is not None else type(est).__name__)
+    return f"{'+'.join(parts)} · {dataset.name} · {pname}"
+
+
+
+@dataclass
+class ResolvedRun:
+    """The effective run, decided once by :func:`resolve_run`.
+
+    ``cfg`` the composed config as it runs, ``spec`` the protocol's
+    :class:`~plcore.registry.ProtocolSpec`, ``setup`` the components
+    (:class:`~plcore.run.protocols.Setup`), ``dataset`` the loaded data set and ``params``
+    the protocol's keyword arguments.
+    """
+
+    cfg: Any
+    spec: ProtocolSpec
+    setup: Any
+    dataset: Any
+    params: dict
+
+
+def resolve_run(cfg, registry: Registry | None = None) -> ResolvedRun:
+    """The effective run, decided once (:class:`ResolvedRun`).
+
+    ``cfg`` is a copy of the composed config that holds exactly what runs: the built-in
+    PL-KNN where neither a learner nor a clusterer was given, no ``bags`` node where the
+    generator does not apply to the data (:func:`plcore.run.protocols.bags_apply`), and the
+    protocol's parameters completed with its defaults. ``params`` are the protocol's keyword
+    arguments. Every component's parameters are checked here (before any tracking starts).
+    """
+    from omegaconf import OmegaConf, open_dict
+
+    from plcore.run.protocols import apply_bags, bags_apply
+    from plcore.validation import check_data_limits, validate_params
+
+    registry = registry or get_registry()
+    cfg = copy.deepcopy(cfg)
+    with open_dict(cfg):
+        if not cfg.get("learner") and not cfg.get("clusterer"):  # documented fallback: the built-in PL-KNN
+            cfg.learner = registry.get("learner", "plknn").config()
+    pcfg = OmegaConf.to_container(cfg.protocol, resolve=True)
+    pname = pcfg.pop("name")
+    spec = registry.get("protocol", pname).spec.cls
+    unknown = sorted(set(pcfg) - set(spec.defaults))
+    if unknown:
+        raise ConfigError(f"protocol {pname!r} has no parameter(s) {', '.join(unknown)}; "
+                          f"its parameters: {', '.join(spec.defaults)}")
+    params = {**spec.defaults, **pcfg}
+    spec.validate(params)
+    setup = build_setup(cfg, registry)
+    for kind in OPTIONAL_KINDS:
+        if getattr(setup, kind) is not None:
+            validate_params(getattr(setup, kind))
+    if getattr(setup, spec.needs) is None:
+        raise ConfigError(f"protocol {pname!r} needs a {spec.needs} (e.g. +{spec.needs}="
+                          f"{'plc' if spec.needs == 'clusterer' else 'plknn'})")
+    dataset = _instantiate_plain(cfg.dataset, what="data set")
+    if dataset.meta.get("classes_left_out"):
+        print(f"note: dataset.class_coverage={cfg.dataset.class_coverage} keeps {dataset.n_classes} classes "
+              f"and {dataset.n_samples} rows; label columns left out: {', '.join(dataset.meta['classes_left_out'])}")
+    if not dataset.is_partial and setup.bags is None:
+        raise ConfigError(f"data set {dataset.name!r} has exact labels only: choose a bag generator "
+                          "(e.g. bags=uniform) to create candidate sets")
+    if dataset.y_true is None:
+        raise ConfigError(f"data set {dataset.name!r} has no true labels: every protocol evaluates against them")
+    spec.validate(params, dataset)
+    for kind in ("learner", "reducer", "clusterer"):  # k, n_clusters, n_features, ... against the data's shape
+        if getattr(setup, kind) is not None:
+            check_data_limits(getattr(setup, kind), n_samples=dataset.n_samples, n_features=dataset.n_features,
+                              n_classes=dataset.n_classes)
+    if "select" in params:  # nested selection: settings and search space checked (and logged) as used
+        from plcore.run.selection import check_select
+
+        params["select"] = check_select(params["select"], setup, registry)
+    with open_dict(cfg):
+        cfg.protocol = {"name": pname, **params}
+        if setup.bags is not None and not (spec.uses_bags and bags_apply(dataset, setup.bags)):
+            why = (f"{dataset.name} has its own candidate sets" if spec.uses_bags
+                   else f"protocol {pname!r} uses no bag generator")
+            print(f"note: {why}; bags={type(setup.bags).__name__} not applied")
+            setup.bags = None
+            cfg.pop("bags")  # log exactly what ran: no bag parameters
+        for kind in ("learner", "reducer", "clusterer"):  # random_state as used: the seed where it was None
+            node, est = cfg.get(kind), getattr(setup, kind)
+            if node and est is not None and "random_state" in node and node.random_state is None:
+                node.random_state = est.get_params(deep=False)["random_state"]
+        if cfg.get("bags") and "random_state" in cfg.bags:  # the protocol seeds every draw of candidate sets
+            cfg.bags.pop("random_state")
+    if setup.bags is not None:  # one draw now, so that bad bag settings (r >= q) fail before tracking
+        apply_bags(dataset, setup.bags, cfg.seed)
+    return ResolvedRun(cfg, spec, setup, dataset, params)
+
