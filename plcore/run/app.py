@@ -21,11 +21,12 @@ import sys
 import time
 from pathlib import Path
 
-from plcore.exceptions import PlcoreError
+from plcore.exceptions import ConfigError, PlcoreError
 from plcore.registry import Registry, get_registry
 from plcore.run.job import JobState, run_task
 from plcore.run.overrides import check_overrides, compose_default_learner
 from plcore.run.resolve import OPTIONAL_KINDS, describe_setup, resolve_run, run_name
+from plcore.run.runs import RUN_KEY_TAG, find_finished_run
 
 log = logging.getLogger("plcore")
 
@@ -68,6 +69,19 @@ def _share_config_store() -> None:
     if "__deepcopy__" not in vars(ConfigSource):
         ConfigSource.__deepcopy__ = __deepcopy__
         ConfigSource._plcore_shares_store = True
+
+
+def register_resolvers() -> None:
+    """``${plcore_sweep_id:}`` in ``hydra.sweep.dir``: the launching process's id, so that two sweeps
+    started in the same second get their own folders (and ``hydra.sweep.dir`` tags). Cached like
+    Hydra's ``${now:}``, whose cache every job's config copies, so all jobs of a sweep agree."""
+    from omegaconf import OmegaConf
+
+    if not OmegaConf.has_resolver("plcore_sweep_id"):
+        OmegaConf.register_new_resolver("plcore_sweep_id", lambda: str(os.getpid()), use_cache=True)
+
+
+register_resolvers()
 
 
 def store_configs(registry: Registry) -> None:
@@ -127,9 +141,13 @@ def _run_job(cfg, job: JobState) -> float | None:
 
     registry = get_registry()
     tcfg = OmegaConf.to_container(cfg.tracking, resolve=True)
+    if cfg.get("resume") and not tcfg.get("enabled", False):
+        raise ConfigError("resume=true reuses the FINISHED runs of the tracking store: it needs tracking "
+                          "(leave out tracking=none)")
     if tcfg.get("enabled", False):  # a dead server or an unwritable store fails in seconds, before any work
         tracking.check_store(tcfg["tracking_uri"])
     resolved_run = resolve_run(cfg, registry)
+    run_key = resolved_run.key()
     cfg, spec, setup, dataset, params = (resolved_run.cfg, resolved_run.spec, resolved_run.setup,
                                          resolved_run.dataset, resolved_run.params)
     pname = spec.name
@@ -150,6 +168,9 @@ def _run_job(cfg, job: JobState) -> float | None:
         tags["hydra.output_dir"] = str(hc.runtime.output_dir)
     except ValueError:  # not inside a Hydra job (e.g. called from Python)
         pass
+    tags[RUN_KEY_TAG] = run_key
+    if cfg.get("resume") and _reuse(job, spec, tcfg, run_key):
+        return job.reused_value
     name = run_name(setup, dataset, pname, registry)
     if (params.get("select") or {}).get("method") == "oracle":  # never mistaken for a result
         name += " · ORACLE"
@@ -174,6 +195,17 @@ def _run_job(cfg, job: JobState) -> float | None:
     print(line, flush=True)
     return result.summary.get(spec.summary_keys[0])
 
+def _reuse(job: JobState, spec, tcfg: dict, run_key: str) -> bool:
+    """``resume=true``: a FINISHED run of the same settings and data (:meth:`ResolvedRun.key`) in the
+    store is reused instead of run again (the job's value is its headline metric)."""
+    found = find_finished_run(tcfg["tracking_uri"], tcfg.get("experiment_name") or "plcore", run_key)
+    if found is None:
+        return False
+    job.reused = found.run_id
+    job.reused_value = found.metrics.get(spec.summary_keys[0])
+    print(f"resume: reused run {found.run_id} ({found.name}), FINISHED with the same settings and data: "
+          f"{spec.summary_line(found.metrics)}", flush=True)
+    return True
 
 
 def print_listing(registry: Registry, file=None) -> None:
@@ -244,7 +276,9 @@ def main(argv=None) -> int:
         task()
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1
-    return 0
+    from plcore.run.callbacks import failed_jobs_of_last_sweep
+
+    return 1 if failed_jobs_of_last_sweep() else 0
 
 
 def console() -> None:

@@ -9,12 +9,22 @@ import logging
 from hydra.experimental.callback import Callback
 
 from plcore.run.report import sweep_table, write_report
-from plcore.run.runs import load_runs
+from plcore.run.runs import load_runs, read_job_records
 from plcore.tracking import prepare_store
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ComparisonCallback", "PrepareTrackingCallback", "SweepSummaryCallback", "ReportCallback"]
+__all__ = ["ComparisonCallback", "PrepareTrackingCallback", "SweepSummaryCallback", "ReportCallback",
+           "failed_jobs_of_last_sweep"]
+
+#: jobs that failed in the last sweep this process ran (``python -m plcore`` exits 1 when any did)
+_FAILED_JOBS: list = []
+
+
+def failed_jobs_of_last_sweep() -> list:
+    """The :class:`~plcore.run.runs.JobRecord` of every job that failed in the sweep that this
+    process last summarised (:class:`SweepSummaryCallback`); empty when all finished."""
+    return list(_FAILED_JOBS)
 
 
 class PrepareTrackingCallback(Callback):
@@ -33,7 +43,8 @@ class PrepareTrackingCallback(Callback):
 
 
 def _sweep_runs(config, statuses=("FINISHED",)):
-    """The runs of the sweep that just ended (``hydra.sweep.dir`` tag), or None without tracking."""
+    """The runs of the sweep that just ended (``hydra.sweep.dir`` tag, and the runs its jobs reused
+    with ``resume=true``), or None without tracking."""
     from hydra.core.hydra_config import HydraConfig
 
     tcfg = config.get("tracking", {})
@@ -41,8 +52,9 @@ def _sweep_runs(config, statuses=("FINISHED",)):
         return None, None, None
     HydraConfig.instance().set_config(config)  # lets ${hydra:runtime.cwd} resolve
     sweep_dir = str(config.hydra.sweep.dir)
+    reused = [j.run_id for j in read_job_records(sweep_dir) if j.status == "REUSED" and j.run_id]
     runs = load_runs(tcfg.tracking_uri, experiment_name=tcfg.get("experiment_name") or "plcore",
-                     sweep_dir=sweep_dir, statuses=statuses)
+                     sweep_dir=sweep_dir, statuses=statuses, run_ids=reused)
     return runs, sweep_dir, tcfg.tracking_uri
 
 
@@ -121,17 +133,40 @@ class ReportCallback(Callback):
 
 
 class SweepSummaryCallback(Callback):
-    """Hydra callback: a sweep ends with a table of its runs and the command to browse them."""
+    """Hydra callback: a sweep ends with a table of its jobs -- every run, reused run and job that
+    failed before its run existed -- a line naming each failed job, and the command to browse the
+    runs. ``python -m plcore`` then exits 1 if a job failed (:func:`failed_jobs_of_last_sweep`)."""
 
     def on_multirun_end(self, config, **kwargs):
+        from hydra.core.hydra_config import HydraConfig
+
+        _FAILED_JOBS.clear()
         try:
-            runs, sweep_dir, uri = _sweep_runs(config, statuses=())
+            HydraConfig.instance().set_config(config)
+            sweep_dir = str(config.hydra.sweep.dir)
+            jobs = read_job_records(sweep_dir)
+            _FAILED_JOBS.extend(j for j in jobs if j.failed)
+            runs, _, uri = _sweep_runs(config, statuses=())
         except Exception as err:  # noqa: BLE001 - a summary must not fail a finished sweep
             log.warning("could not summarise the sweep: %s", err)
+            print(f"warning: could not summarise the sweep: {err}")
             return
-        if not runs:
+        if not runs and not jobs:
             return
-        for r in runs:
-            r.tags["plcore.status"] = r.status
-        print(f"\nsweep {sweep_dir}: {len(runs)} run(s)\n{sweep_table(runs)}\n"
-              f"browse them: mlflow ui --backend-store-uri {uri}", flush=True)
+        print(f"\nsweep {sweep_dir}: {_counts(jobs, runs)}\n{sweep_table(runs or [], jobs)}", flush=True)
+        for j in _FAILED_JOBS:
+            where = f" (run {j.run_id})" if j.run_id else " (before its run existed)"
+            print(f"job {j.num} {j.status}{where}: {' '.join(j.overrides) or '(no overrides)'}: {j.error}", flush=True)
+        if uri:
+            print(f"browse them: mlflow ui --backend-store-uri {uri}", flush=True)
+
+
+def _counts(jobs, runs) -> str:
+    """``6 job(s): 4 run, 1 reused, 1 failed`` (or the number of runs where the jobs left no records)."""
+    if not jobs:
+        return f"{len(runs or [])} run(s)"
+    count = {s: sum(j.status == s for j in jobs) for s in ("FINISHED", "REUSED")}
+    failed = sum(j.failed for j in jobs)
+    parts = [f"{count['FINISHED']} ran"] + ([f"{count['REUSED']} reused (resume=true)"] if count["REUSED"] else [])
+    parts += [f"{failed} failed"] if failed else []
+    return f"{len(jobs)} job(s): {', '.join(parts)}"

@@ -42,42 +42,75 @@ def _signals_end_runs(job: "JobState"):
 
 
 def run_task(task, cfg) -> float | None:
-    """One Hydra job.
+    """One Hydra job: ``task(cfg, job)`` with signals ending the run KILLED and every error one line.
 
     A :class:`PlcoreError` prints one line and exits 2 (``PLCORE_FULL_ERROR=1``: traceback);
     SIGINT / SIGTERM print one line and exit with the signal's code (130 / 143); any other
     error (a component failing inside ``fit``) prints one line naming the FAILED run, whose
     traceback is its artifact, and exits 1 (``HYDRA_FULL_ERROR=1`` or ``PLCORE_FULL_ERROR=1``:
-    the traceback here too). In a sweep the error is raised on, so the sweep goes on.
+    the traceback here too).
+
+    In a sweep every job leaves its outcome in its folder (:class:`~plcore.run.runs.JobRecord`),
+    and a job that fails -- in ``fit`` or before its run exists -- prints its line and returns
+    None, so that the other jobs run and the sweep ends with its table and reports, which name
+    it (:class:`~plcore.run.callbacks.SweepSummaryCallback` sets the exit code). A signal still
+    stops the whole sweep.
     """
     job = JobState()
+    sweep = in_multirun()
     try:
         with _signals_end_runs(job), _warnings_once_in_one_line():
-            return task(cfg, job)
+            value = task(cfg, job)
+        _record(job, "REUSED" if job.reused else "FINISHED")
+        return value
     except PlcoreError as err:
         if os.environ.get("PLCORE_FULL_ERROR"):
             raise
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {err}", file=sys.stderr, flush=True)
+        if sweep:
+            _record(job, "FAILED", str(err))
+            return None
         sys.exit(2)
     except KeyboardInterrupt as err:
         signum = getattr(err, "signum", signal.SIGINT)
         name = signal.Signals(signum).name
-        run = job.run
-        where = (f"; run {run.run_id} ended KILLED with {job.steps} step(s) logged"
-                 if run is not None and run.run_id is not None else "")
+        where = (f"; run {job.run_id} ended KILLED with {job.steps} step(s) logged" if job.run_id else "")
         print(f"interrupted by {name}{where}", file=sys.stderr, flush=True)
+        _record(job, "KILLED", f"interrupted by {name}")
         sys.exit(128 + int(signum))
     except Exception as err:
         if os.environ.get("PLCORE_FULL_ERROR") or os.environ.get("HYDRA_FULL_ERROR") == "1":
+            _record(job, "FAILED", _one_line(err))
             raise
-        run = job.run
-        where = (f"; run {run.run_id} ended FAILED with the traceback as its artifact error/traceback.txt"
-                 if run is not None and run.run_id is not None else "")
-        text = " ".join(f"{type(err).__name__}: {err}".split())
-        print(f"error: {text}{where} (HYDRA_FULL_ERROR=1 prints the traceback)", file=sys.stderr, flush=True)
-        if in_multirun():
-            raise  # the launcher records the failed job and the sweep goes on
+        where = (f"; run {job.run_id} ended FAILED with the traceback as its artifact error/traceback.txt"
+                 if job.run_id else "")
+        print(f"error: {_one_line(err)}{where} (HYDRA_FULL_ERROR=1 prints the traceback)", file=sys.stderr,
+              flush=True)
+        if sweep:
+            _record(job, "FAILED", _one_line(err))
+            return None
         sys.exit(1)
+
+
+def _one_line(err: BaseException) -> str:
+    return " ".join(f"{type(err).__name__}: {err}".split())
+
+
+def _record(job: "JobState", status: str, error: str | None = None) -> None:
+    """A sweep's job writes its outcome to its folder (nothing outside a sweep)."""
+    if not in_multirun():
+        return
+    from hydra.core.hydra_config import HydraConfig
+
+    from plcore.run.runs import JobRecord, write_job_record
+
+    hc = HydraConfig.get()
+    record = JobRecord(num=int(hc.job.num), overrides=list(hc.overrides.task), status=status,
+                       run_id=job.reused or job.run_id, error=error)
+    try:
+        write_job_record(hc.runtime.output_dir, record)
+    except OSError as err:  # the sweep's table then shows the job as MISSING
+        print(f"warning: could not write the job's record in {hc.runtime.output_dir}: {err}", file=sys.stderr)
 
 
 def in_multirun() -> bool:
@@ -118,6 +151,12 @@ class JobState:
     run: Any = None
     steps: int = 0
     signum: int | None = None  # a signal received (see _signals_end_runs)
+    reused: str | None = None  # resume=true: the FINISHED run of the same settings and data, not run again
+    reused_value: float | None = None  # its headline metric, the job's value
+
+    @property
+    def run_id(self) -> str | None:
+        return getattr(self.run, "run_id", None)
 
     def check(self) -> None:
         """Raise :class:`RunInterrupted` again if a signal came and its first raise was lost."""

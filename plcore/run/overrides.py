@@ -17,7 +17,7 @@ _OVERRIDE = re.compile(r"^[+~]{0,2}(learner|reducer|clusterer|bags|dataset|proto
 
 
 #: the primary config's top-level keys and groups (conf/config.yaml)
-_TOP_LEVEL = frozenset({"seed", "progress", "dataset", "bags", "protocol", "tracking", "report", "experiment",
+_TOP_LEVEL = frozenset({"seed", "progress", "resume", "dataset", "bags", "protocol", "tracking", "report", "experiment",
                         "learner", "reducer", "clusterer", "hydra"})
 _SELECT = re.compile(r"^(\+{0,2})(learner|reducer|clusterer)=(.*)$")
 _PARAM = re.compile(r"^(\+{0,2})(learner|reducer|clusterer|bags)\.([A-Za-z_][\w]*)(\S*?)=(.*)$")

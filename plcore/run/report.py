@@ -155,13 +155,27 @@ def summary_page(runs: Sequence[RunRecord]) -> str:
     return "# Sweep summary\n\n" + "\n".join(lines) + "\n"
 
 
-def sweep_table(runs: Sequence[RunRecord], metric_keys=("accuracy_mean", "mistake_rate_final_mean", "acc_mean")) -> str:
-    """A plain-text table of a sweep's runs: name, overrides, status and headline metric."""
+def sweep_table(runs: Sequence[RunRecord], jobs: Sequence = (),
+                metric_keys=("accuracy_mean", "mistake_rate_final_mean", "acc_mean")) -> str:
+    """A plain-text table of a sweep, in job order: one row per job (:class:`~plcore.run.runs.JobRecord`)
+    with its run's name, overrides, status and headline metric -- REUSED for a run that
+    ``resume=true`` reused, ``(no run)`` for a job that failed before its run existed -- then any
+    run of the sweep that no job record names (a sweep from before job records)."""
+    by_id = {r.run_id: r for r in runs}
+
+    def row(run, overrides, status):
+        key = next((k for k in metric_keys if k in run.metrics), None) if run is not None else None
+        return (run.name if run is not None else "(no run)", overrides, status,
+                f"{key}={run.metrics[key]:.4f}" if key else "-")
+
     rows = [("run", "overrides", "status", "metric")]
+    for j in jobs:
+        run = by_id.pop(j.run_id, None)
+        status = j.status if j.status in ("REUSED", "MISSING") or run is None else run.status
+        rows.append(row(run, " ".join(j.overrides), status))
     for r in runs:
-        key = next((k for k in metric_keys if k in r.metrics), None)
-        value = f"{key}={r.metrics[key]:.4f}" if key else "-"
-        rows.append((r.name, r.tags.get("overrides", ""), r.tags.get("plcore.status", "FINISHED"), value))
+        if r.run_id in by_id:
+            rows.append(row(r, r.tags.get("overrides", ""), r.status))
     widths = [max(len(str(row[i])) for row in rows) for i in range(4)]
     return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows)
 

@@ -5,6 +5,8 @@ the protocol's parameters completed (:func:`resolve_run`)."""
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,6 +14,9 @@ from plcore.exceptions import ConfigError, PlcoreError
 from plcore.registry import ProtocolSpec, Registry, get_registry
 
 __all__ = ["OPTIONAL_KINDS", "ResolvedRun", "build_setup", "describe_setup", "resolve_run", "run_name"]
+
+#: settings that do not change what a run computes: left out of its key (:meth:`ResolvedRun.key`)
+_NOT_IN_KEY = frozenset({"tracking", "progress", "resume", "report", "hydra", "n_jobs"})
 
 #: the kinds a run may leave out (``+learner=``, ...; each has a ``none`` option)
 OPTIONAL_KINDS = ("learner", "reducer", "clusterer", "bags")
@@ -102,6 +107,23 @@ class ResolvedRun:
     setup: Any
     dataset: Any
     params: dict
+
+    def key(self) -> str:
+        """A digest of the resolved settings and the data's fingerprint (candidate sets included):
+        two runs with the same key compute the same thing. Settings that change only how a run
+        is carried out (tracking, progress, ``n_jobs``, reports) are left out."""
+        from omegaconf import OmegaConf
+
+        def keep(node):
+            if isinstance(node, dict):
+                return {k: keep(v) for k, v in node.items() if k not in _NOT_IN_KEY}
+            if isinstance(node, list):
+                return [keep(v) for v in node]
+            return node
+
+        settings = keep(OmegaConf.to_container(self.cfg, resolve=True))
+        blob = json.dumps({"settings": settings, "data": self.dataset.fingerprint()}, sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
 def resolve_run(cfg, registry: Registry | None = None) -> ResolvedRun:
