@@ -157,6 +157,26 @@ def test_no_process_a_command_starts_outlives_it(tmp_path):
         assert _processes_with(f"PLCORE_TEST_MARKER={marker}") == []
 
 
+@pytest.mark.slow
+def test_a_killed_runs_worker_processes_exit_within_seconds(tmp_path):
+    """``kill -9`` of a run with ``protocol.n_jobs=2``: its loky workers (and their resource
+    tracker) are gone within seconds, not after loky's 5-minute idle timeout."""
+    marker = f"plcore-test-{os.getpid()}-{time.monotonic_ns()}"
+    proc = _start(SLOW + ["+learner.delay=3", "protocol.n_splits=6", "protocol.refit=false", "protocol.n_jobs=2"],
+                  tmp_path, PLCORE_TEST_MARKER=marker)
+    deadline = time.monotonic() + WAIT
+    while len(_processes_with(f"PLCORE_TEST_MARKER={marker}")) < 3:  # the run and its two workers
+        assert proc.poll() is None, f"the run ended early:\n{proc.communicate()}"
+        assert time.monotonic() < deadline, "the workers did not start"
+        time.sleep(0.2)
+    proc.kill()
+    proc.wait(timeout=WAIT)
+    deadline = time.monotonic() + 10
+    while _processes_with(f"PLCORE_TEST_MARKER={marker}") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _processes_with(f"PLCORE_TEST_MARKER={marker}") == []
+
+
 def _processes_with(entry: str) -> list[int]:
     """Pids of the live processes whose environment holds ``entry`` (Linux /proc)."""
     pids = []

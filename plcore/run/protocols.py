@@ -140,10 +140,12 @@ def _map_steps(fn, tasks, *, n_jobs: int, progress: bool, total: int, desc: str)
         for task in _progress(tasks, total, desc, progress):
             yield fn(**task)
         return
-    from joblib import Parallel, cpu_count, delayed, effective_n_jobs, parallel_config
+    from joblib import Parallel, cpu_count, delayed, effective_n_jobs
+
+    from plcore.utils.workers import worker_pool
 
     workers = min(effective_n_jobs(n_jobs), max(1, len(tasks)))
-    with parallel_config(backend="loky", inner_max_num_threads=max(1, cpu_count() // workers)):
+    with worker_pool(inner_max_num_threads=max(1, cpu_count() // workers)):
         results = Parallel(n_jobs=workers, return_as="generator")(delayed(fn)(**task) for task in tasks)
         yield from _progress(results, total, desc, progress)
 
@@ -221,7 +223,10 @@ def _refit(setup, X, S, preprocessing, reduced_preprocessing, classes, S_learner
     the run logs as its model."""
     pipe = build_pipeline(setup.estimators(), preprocessing, reduced_preprocessing)
     if select is not None and select["method"] != "none":
-        pipe = make_search(pipe, select, random_state, n_jobs=n_jobs).fit(X, S).best_estimator_
+        from plcore.utils.workers import worker_pool
+
+        with worker_pool():  # the search's n_jobs workers end with this process
+            pipe = make_search(pipe, select, random_state, n_jobs=n_jobs).fit(X, S).best_estimator_
     else:
         _fit_pipeline(pipe, X, S, np.arange(X.shape[0]), has_reducer=setup.reducer is not None, S_learner=S_learner)
     from plcore.registry import pip_requirements
