@@ -191,7 +191,7 @@ def test_online_feeds_true_labels_to_exact_label_baselines():
             return tags
 
     captured = {}
-    import plcore.run.protocols as protocols
+    import plcore.run.protocols._online as protocols
 
     orig = protocols.clone
 
