@@ -4,7 +4,8 @@
 runs, 10-fold on lost and msrc-v2, every learner in :data:`LEARNERS` alone and after every
 reducer in :data:`REDUCERS` (one MLflow run each) and, at the end of the sweep, the report
 writer ``cenda_table`` (:func:`cenda_table`, registered through the ``plcore_report_writers``
-hook) writes ``docs/results/cenda_table.md``: mean ± std per cell and win/tie/loss of pairwise
+hook) writes ``cenda_table.md`` in the current folder (``hydra.callbacks.report.output=`` names the
+docs' page ``docs/results/cenda_table.md``): mean ± std per cell and win/tie/loss of pairwise
 t-tests at 0.05 on the shared folds, as in the paper. ``python -m plcore report --writer
 cenda_table --out docs/results/cenda_table.md`` rebuilds it from the database.
 ``experiment=cenda_table_transductive`` fits every reducer on all rows' features and
@@ -94,7 +95,8 @@ def cenda_table(runs) -> str:
     datasets = [d for d in DATASETS if any(k[0] == d for k in cells)] + sorted(
         {k[0] for k in cells} - set(DATASETS))
     out = ["# A vs A-DELIN vs A-CENDA vs A-SAUTE (the CENDA paper's Tables 6-7)", "",
-           f"Generated {time.strftime('%Y-%m-%d %H:%M', time.localtime())} by `python -m plcore experiment={name}` "
+           f"Generated {time.strftime('%Y-%m-%d %H:%M', time.localtime())} by `python -m plcore experiment={name} "
+           f"hydra.callbacks.report.output=docs/results/{name}.md` "
            f"(10-fold CV, seed 0, z-scored on the training folds, {setting}; "
            "DELIN keeps min(q-1, d) dimensions, CENDA's thr 0.999 rule picks its own, SAUTE keeps 15 % of the "
            f"features). Rebuild from the database: `python -m plcore report --experiment {name} "
