@@ -20,11 +20,11 @@ import time
 
 from plcore.run.report import fmt_mean_std, paired_ttest
 
-__all__ = ["LEARNERS", "REDUCERS", "DATASETS", "PAPER_LOST", "cenda_table", "run_key"]
+__all__ = ["LEARNERS", "REDUCERS", "DATASETS", "PAPER_LOST", "cenda_table", "learner_name", "run_key"]
 
 # experiments/cenda_table.yaml sweeps exactly these learners, reducers and data sets (tested)
-#: learner option -> display name (the paper's A)
-LEARNERS = {"plknn": "PL-KNN", "plsvm": "PL-SVM", "plecoc": "PL-ECOC", "ipal": "IPAL"}
+#: the learner options (the paper's A), in the table's order; printed by their display names
+LEARNERS = ("plknn", "plsvm", "plecoc", "ipal")
 #: reducer option -> column suffix ("none": the learner on the original features)
 REDUCERS = {"none": "", "delin": "-DELIN", "cenda": "-CENDA", "saute": "-SAUTE"}
 DATASETS = ("lost", "msrc-v2")
@@ -54,6 +54,13 @@ def run_key(run) -> tuple[str, str, str] | None:
     if dataset is None or learner not in LEARNERS or reducer not in REDUCERS:
         return None
     return dataset, learner, reducer
+
+
+def learner_name(learner: str) -> str:
+    """How the table prints a learner: its spec's display name (``PL-KNN``)."""
+    from plcore.registry import get_registry
+
+    return get_registry().display_name(name=learner, kinds=("learner",)) or learner
 
 
 def _cell(run):
@@ -105,8 +112,8 @@ def cenda_table(runs) -> str:
            "| data set | learner A | A | A-DELIN | A-CENDA | A-SAUTE | paper: A / A-DELIN / A-CENDA |",
            "|---|---|---|---|---|---|---|"]
     for d in datasets:
-        for lrn, name in LEARNERS.items():
-            row = [d, name] + [_cell(cells[(d, lrn, r)]) if (d, lrn, r) in cells else "–" for r in REDUCERS]
+        for lrn in LEARNERS:
+            row = [d, learner_name(lrn)] + [_cell(cells[(d, lrn, r)]) if (d, lrn, r) in cells else "–" for r in REDUCERS]
             paper = [PAPER_LOST.get((lrn, r)) for r in ("none", "delin", "cenda")] if d == "lost" else [None] * 3
             row.append(" / ".join(fmt_mean_std(mean=p[0], std=p[1]) for p in paper) if all(paper) else "–")
             out.append("| " + " | ".join(row) + " |")
@@ -116,8 +123,8 @@ def cenda_table(runs) -> str:
             "| comparison | learner A | " + " | ".join(datasets) + " | in total (w/t/l) | paper, Lost (Table 6) |",
             "|---|---|" + "---|" * len(datasets) + "---|---|"]
     for a, b in COMPARISONS:
-        for lrn, name in LEARNERS.items():
-            row, total = [f"A{REDUCERS[a]} vs A{REDUCERS[b]}", name], [0, 0, 0]
+        for lrn in LEARNERS:
+            row, total = [f"A{REDUCERS[a]} vs A{REDUCERS[b]}", learner_name(lrn)], [0, 0, 0]
             for d in datasets:
                 ra, rb = cells.get((d, lrn, a)), cells.get((d, lrn, b))
                 if ra is None or rb is None or len(ra.steps()) < 2 or len(ra.steps()) != len(rb.steps()):

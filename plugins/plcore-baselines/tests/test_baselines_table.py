@@ -6,7 +6,7 @@ from scipy import stats
 
 from plcore.run.report import RunRecord
 from plcore_baselines import plugin
-from plcore_baselines.reports import COMPARISONS, DATASETS, LEARNERS, REDUCERS, cenda_table, run_key
+from plcore_baselines.reports import COMPARISONS, DATASETS, LEARNERS, REDUCERS, cenda_table, learner_name, run_key
 
 
 def _preset(name):
@@ -51,7 +51,8 @@ def test_table_cells_paper_figures_and_win_tie_loss():
         if len(cells_) == 5 and " vs " in cells_[0]:
             wtl[(cells_[0], cells_[1])] = cells_[2:]
     assert len(wtl) == len(COMPARISONS) * len(LEARNERS)
-    for name in LEARNERS.values():
+    assert [learner_name(lrn) for lrn in LEARNERS] == ["PL-KNN", "PL-SVM", "PL-ECOC", "IPAL"]  # the specs' names
+    for name in map(learner_name, LEARNERS):
         assert wtl[("A-CENDA vs A", name)] == ["win", "1/0/0", "win"]          # ours, total, paper Table 6
         assert wtl[("A-SAUTE vs A", name)] == ["loss", "0/0/1", "–"]
     ra = next(r for r in runs if run_key(r) == ("lost", "ipal", "cenda"))
