@@ -189,7 +189,9 @@ def main(argv=None) -> int:
                     help="output markdown file (default: plcore-report.md here; comparison.md for --kind comparison)")
     ap.add_argument("--overwrite", action="store_true", help="replace the output even if git tracks it")
     cmp = ap.add_argument_group("--kind comparison")
-    cmp.add_argument("--reference", default=None, help="the method whose win/tie/loss against each other is counted")
+    cmp.add_argument("--reference", default=None,
+                     help="the method whose win/tie/loss against each other is counted, by option or printed name "
+                          "(default: the best-ranked)")
     cmp.add_argument("--error", choices=("std", "sem"), default="std",
                      help="spread shown beside each mean: std over the splits or its standard error (sem)")
     cmp.add_argument("--alpha", type=float, default=0.05, help="level of the t-tests and the Nemenyi test")
