@@ -121,3 +121,99 @@ def test_tables_can_list_the_best_ranked_method_first():
     from plcore.run.comparison import latex_table
     body = [l.split(" & ")[0] for l in latex_table(c, by_rank=True).splitlines() if l.endswith(r"\\") and " & " in l][1:]
     assert body == order
+
+
+def test_cells_equal_to_the_best_as_printed_are_bold_alike():
+    """``0.967 ± 0.044`` and ``0.967 ± 0.021`` are the best alike: both bold, in markdown and LaTeX
+    (the ranks still use the unrounded means); 0.966 is not."""
+    from plcore.run.comparison import latex_table
+
+    base = np.array([-0.02, 0.02, -0.01, 0.01, 0.0])
+    scores = {("a", "d1"): 0.96704 + 2.2 * base, ("b", "d1"): 0.96696 + 1.05 * base, ("c", "d1"): 0.9664 + base,
+              ("a", "d2"): 0.80 + base, ("b", "d2"): 0.70 + base, ("c", "d2"): 0.60 + base}
+    c = compare(scores)
+    assert [f"{c.mean[(m, 'd1')]:.3f}" for m in "abc"] == ["0.967", "0.967", "0.966"]
+    assert c.mean[("a", "d1")] != c.mean[("b", "d1")]
+    rows = {line.split("|")[1].strip(): line for line in markdown_table(c).splitlines()[2:] if line.startswith("| ")}
+    assert "**0.967 ± 0.031**" in rows["a"] and "**0.967 ± 0.015**" in rows["b"]
+    assert "**" not in rows["c"].split("|")[2]
+    tex = {line.split(" & ")[0]: line for line in latex_table(c).splitlines() if " & " in line}
+    assert r"$\mathbf{0.967} \pm 0.031$" in tex["a"] and r"$\mathbf{0.967} \pm 0.015$" in tex["b"]
+    assert r"\mathbf{0.966}" not in tex["c"]
+    lower = compare({k: 1 - v for k, v in scores.items()}, greater_is_better=False)  # mistake rates: lowest bold
+    rows = {line.split("|")[1].strip(): line for line in markdown_table(lower).splitlines()[2:]
+            if line.startswith("| ")}
+    assert "**0.033 ± 0.031**" in rows["a"] and "**0.033 ± 0.015**" in rows["b"] and "**" not in rows["c"].split("|")[2]
+
+
+def test_two_methods_get_the_wilcoxon_signed_rank_test_over_the_data_sets():
+    """Demsar's test for two methods: the Wilcoxon signed-rank test of their means over the data
+    sets (SciPy's), printed under the table; Friedman and the diagram stay for three or more."""
+    from plcore.run.comparison import latex_table
+
+    rng = np.random.RandomState(5)
+    scores = {(m, f"d{i}"): rng.rand(4) + (0.3 if m == "a" else 0) * rng.rand() for m in "ab" for i in range(7)}
+    c = compare(scores)
+    means = np.array([[c.mean[(m, f"d{i}")] for m in "ab"] for i in range(7)])
+    expected = stats.wilcoxon(means[:, 0], means[:, 1])
+    assert c.friedman is None and c.critical_difference is None
+    assert c.wilcoxon == pytest.approx((expected.statistic, expected.pvalue))
+    assert f"Wilcoxon signed-rank test of the two methods over 7 data sets: W = {expected.statistic:g}, " \
+           f"p = {expected.pvalue:.3g}" in markdown_table(c)
+    assert "Wilcoxon signed-rank test over 7 data sets" in latex_table(c)
+    assert compare(SCORES).wilcoxon is None                                          # three methods: Friedman
+    assert compare({k: v for k, v in scores.items() if k[1] == "d0"}).wilcoxon is None  # one data set: no test
+    same = compare({(m, d): v for (_, d), v in scores.items() for m in "ab"})
+    assert same.wilcoxon is None                                                     # identical: nothing to test
+
+
+def _drawn(c, title="accuracy (kfold, 10 folds; higher is better)"):
+    """The diagram's figure drawn (Agg), with its renderer."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from plcore.run.comparison import cd_figure
+
+    fig = cd_figure(c, title=title)
+    FigureCanvasAgg(fig).draw()
+    return fig, fig.canvas.get_renderer()
+
+
+@pytest.mark.parametrize("k", [3, 5, 20])
+def test_the_cd_diagram_has_a_1_to_k_rank_axis_and_names_clear_of_it(k):
+    """Demsar's layout: the rank axis from 1 to k with a tick per rank (not the ranks' span,
+    1.67 to 3.6 for three methods before), each method's display name beyond the axis's end,
+    the critical difference above the tick labels; no two texts overlap."""
+    rng = np.random.RandomState(k)
+    methods = [f"method_{i}" for i in range(k)]
+    scores = {(m, f"d{j}"): rng.rand(5) * 0.1 + 0.02 * i + rng.rand() * 0.05
+              for i, m in enumerate(methods) for j in range(6)}
+    c = compare(scores)
+    c.labels = {m: f"Method {i} long name" for i, m in enumerate(methods)}
+    assert c.critical_difference is not None and (c.ranks.min() > 1 or c.ranks.max() < k)  # not the span 1..k
+    fig, renderer = _drawn(c)
+    ax = fig.axes[0]
+    assert ax.get_xlim() == (1, k)
+    ticks = [t for t in ax.get_xticklabels() if t.get_visible() and t.get_text()]
+    assert [t.get_text() for t in ticks] == [str(r) for r in range(1, k + 1)]
+    x_first, y_axis = ax.transData.transform((1, 0))
+    x_last, _ = ax.transData.transform((k, 0))
+    names = [t for t in ax.texts if "long name" in t.get_text()]
+    assert sorted(t.get_text().split(" (")[0].split(") ")[-1] for t in names) == sorted(c.labels.values())
+    boxes = {t.get_text(): t.get_window_extent(renderer) for t in names}
+    for t in names:
+        box = boxes[t.get_text()]
+        assert box.y1 < y_axis - 5                                   # below the axis
+        if t.get_horizontalalignment() == "right":
+            assert box.x1 < x_first                                  # left of rank 1
+        else:
+            assert box.x0 > x_last                                   # right of rank k
+    (cd,) = [t for t in ax.texts if t.get_text().startswith("CD = ")]
+    others = [*boxes.values(), *(t.get_window_extent(renderer) for t in ticks), fig._suptitle.get_window_extent(renderer)]
+    cd_box = cd.get_window_extent(renderer)
+    assert cd_box.y0 > max(t.get_window_extent(renderer).y1 for t in ticks)  # above the tick labels
+    everything = [cd_box, *others]
+    for i, a in enumerate(everything):
+        for b in everything[i + 1:]:
+            assert not a.overlaps(b), "two texts of the diagram overlap"
+    for a, b in zip(ticks, ticks[1:]):
+        assert a.get_window_extent(renderer).x1 < b.get_window_extent(renderer).x0

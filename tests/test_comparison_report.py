@@ -150,7 +150,7 @@ def test_sweep_ends_with_the_comparison_and_its_parent_run_holds_it(tmp_path, pl
     tail = proc.stdout.strip().splitlines()[-4:]
     assert tail[0].startswith("comparison written to ") and tail[1].startswith("critical-difference diagram: ")
     assert tail[1].endswith("comparison_cd_accuracy.png") and tail[2].endswith("comparison_cd_accuracy.svg")
-    assert "| plknn[learner.k=1] |" in proc.stdout and "Friedman chi2 = " in proc.stdout
+    assert "| PL-KNN[learner.k=1] |" in proc.stdout and "Friedman chi2 = " in proc.stdout
 
     import mlflow
 
@@ -174,12 +174,90 @@ def test_sweep_ends_with_the_comparison_and_its_parent_run_holds_it(tmp_path, pl
 
     # rebuilt from the database: the same table; runs made on other splits are refused in one line
     again = plcore_cli(["report", "--kind", "comparison", "--out", str(tmp_path / "again.md"), "--no-log"], tmp_path)
-    assert "| plknn[learner.k=15] |" in again.stdout
+    assert "| PL-KNN[learner.k=15] |" in again.stdout
     plcore_cli(["+learner=ipal", "dataset=iris", "bags.r=1", "protocol.n_splits=3", "progress=false", "seed=1"], tmp_path)
     refused = plcore_cli(["report", "--kind", "comparison", "--no-log"], tmp_path, check=False)
     assert refused.returncode == 2
     (line,) = refused.stderr.strip().splitlines()
     assert line.startswith("error: cannot compare on 'iris': the methods were not run on the same splits")
+
+
+def test_methods_are_printed_by_their_display_names_and_keep_their_option_names(tmp_path):
+    """Each component's display name, declared once in its spec: ``PL-KNN``, ``Avg Pegasos``,
+    ``CENDA + PL-KNN`` in the tables, the LaTeX and the diagram; the settings suffix stays as the
+    command line writes it, and a line gives each row's option name, which ``reference`` takes as
+    well as the printed name (any case)."""
+    runs = []
+    for i, d in enumerate(DATA):
+        runs.append(_run("plknn", d, SCORES[("a", d)], params={"learner.k": "5"}))
+        runs.append(_run("plknn", d, SCORES[("c", d)], params={"learner.k": "10"}))
+        runs.append(_run("avg_pegasos", d, SCORES[("b", d)]))
+        runs.append(_run("cenda+plknn", d, SCORES[("b", d)] - 0.05,
+                         params={"reducer._target_": "plcore_cenda.reducers.CendaReducer",
+                                 "learner._target_": "plcore.learners.plknn.PlKnnLearner"}))
+        runs.append(_run("mystery", d, SCORES[("c", d)] - 0.1))    # a component no plugin declares
+    renamed = _run("x", "d1", [0.5] * 5, params={"learner._target_": "plcore_baselines.ipal.IpalLearner"})
+    renamed.name = "my own run name"                               # tracking.run_name: the class names it
+    report = comparison_report(runs, tmp_path / "cmp.md", reference="pl-knn[learner.k=5]")
+    c = report.comparisons["accuracy"]
+    assert c.reference == "plknn[learner.k=5]"
+    names = {"plknn[learner.k=5]": "PL-KNN[learner.k=5]", "plknn[learner.k=10]": "PL-KNN[learner.k=10]",
+             "avg_pegasos": "Avg Pegasos", "cenda+plknn": "CENDA + PL-KNN", "mystery": "mystery"}
+    assert c.labels == names
+    text = (tmp_path / "cmp.md").read_text()
+    rows = [line.split("|")[1].strip() for line in text.splitlines() if line.startswith("| ") and "---" not in line]
+    assert rows[0] == "method" and sorted(rows[1:]) == sorted(names.values())
+    assert "| method | d1 | d2 | d3 | d4 | average rank | PL-KNN[learner.k=5]: win/tie/loss |" in text
+    assert ("The rows' option names (for the command line and the reference option): PL-KNN[learner.k=5] "
+            "`plknn[learner.k=5]`, ") in text and "CENDA + PL-KNN `cenda+plknn`" in text
+    tex = (tmp_path / "cmp.tex").read_text()
+    assert "Avg Pegasos & " in tex and "PL-KNN[learner.k=5]: W/T/L" in tex and "avg\\_pegasos" not in tex
+    from plcore.run.comparison_report import method_names
+
+    assert method_names([renamed]) == {"IpalLearner": "IPAL"}
+    for given in ("avg_pegasos", "Avg Pegasos", "AVG PEGASOS"):
+        again = comparison_report(runs, tmp_path / "again.md", reference=given)
+        assert again.comparisons["accuracy"].reference == "avg_pegasos"
+
+
+def test_without_a_reference_the_best_ranked_method_counts_win_tie_loss(tmp_path):
+    """A paper counts its method's wins against each other; by default that is the method of the
+    best average rank (the page says so, and its rebuild command adds no ``--reference``)."""
+    runs = [_run(m, d, v) for (m, d), v in SCORES.items()]
+    report = comparison_report(runs, tmp_path / "cmp.md", sweep_dir="multirun/x")
+    c = report.comparisons["accuracy"]
+    assert c.reference == "a" and c.ranks[0] == c.ranks.min()
+    assert c.wtl == compare_wtl(runs, "a")
+    text = (tmp_path / "cmp.md").read_text()
+    assert "| a: win/tie/loss |" in text and "where a (the best average rank; `reference=` picks another)" in text
+    assert "`python -m plcore report --kind comparison --sweep-dir multirun/x`" in text
+
+
+def compare_wtl(runs, reference):
+    from plcore.run.comparison import win_tie_loss
+
+    return win_tie_loss(sweep_scores(runs, "kfold", "accuracy")[0], reference)
+
+
+@pytest.mark.slow
+def test_the_readmes_comparison_command_gives_what_its_comment_promises(tmp_path, plcore_cli):
+    """README: ``python -m plcore -m +learner=... dataset=... report=comparison  # table,
+    win/tie/loss, Friedman, CD diagram``. Its methods on two embedded data sets (its own live in the
+    data home) print all four: three or more methods, and win/tie/loss without a reference."""
+    import shlex
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    (line,) = [l for l in readme.splitlines() if l.startswith("python -m plcore -m ") and "report=comparison" in l]
+    command, _, comment = line.partition("#")
+    assert [part.strip() for part in comment.split(",")] == ["table", "win/tie/loss", "Friedman", "CD diagram"]
+    args = [a for a in shlex.split(command)[3:] if not a.startswith("dataset=")]
+    proc = plcore_cli(args + ["dataset=iris,wine", "bags.r=1", "protocol.n_splits=3", "progress=false"], tmp_path)
+    header = next(l for l in proc.stdout.splitlines() if l.startswith("| method |"))
+    assert header.endswith(": win/tie/loss |")                                  # table, win/tie/loss
+    assert "Friedman chi2 = " in proc.stdout                                     # Friedman
+    diagrams = [l for l in proc.stdout.splitlines() if l.startswith("critical-difference diagram: ")]
+    assert [Path(l.split(": ")[1]).suffix for l in diagrams] == [".png", ".svg"]  # CD diagram
 
 
 def test_an_unknown_reference_is_refused_in_one_line(tmp_path):
@@ -265,3 +343,7 @@ def test_the_parent_run_is_reused_and_never_steals_another_comparisons_runs(tmp_
     nested = {r.info.run_id: r.data.tags.get("mlflow.parentRunId") for r in client.search_runs([exp])}
     assert nested[held.run_id] == other.info.run_id
     assert sum(p == parent for p in nested.values()) == len(SCORES) - 1
+    # the run list folds the nested runs under the parent's row: its description says so (docs/mlflow_ui.md)
+    note = client.get_run(parent).data.tags["mlflow.note.content"]
+    assert note.startswith(f"The comparison of {len(SCORES)} runs (multirun/x); {len(SCORES) - 1} of them are nested "
+                           "under this run: in the experiment's run list, the button left of this run's name unfolds")

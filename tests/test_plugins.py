@@ -293,3 +293,17 @@ def test_duplicate_entry_point_name_is_reported(example_site, tmp_path, monkeypa
     [err] = reg.errors
     assert (err.entry_point, err.distribution, err.version) == ("example", "plcore-shadow-plugin", "0.2.0")
     assert "names must be unique" in err.error
+
+
+def test_every_installed_method_declares_the_name_its_paper_prints():
+    """Tables and diagrams name methods as papers do: every learner, reducer and clusterer of the
+    core and the shipped plugins declares a display name in its spec, other than its option."""
+    from plcore.registry import METHOD_KINDS, get_registry
+
+    registry = get_registry()
+    methods = {(c.kind, c.name): c.spec.display_name for c in registry.components.values() if c.kind in METHOD_KINDS}
+    assert len(methods) >= 30
+    assert {k: v for k, v in methods.items() if v == k[1]} == {}, "a method without a display name"
+    assert len(set(methods.values())) == len(methods), "two methods print alike"
+    assert methods[("learner", "plknn")] == "PL-KNN" and methods[("learner", "avg_pegasos")] == "Avg Pegasos"
+    assert methods[("reducer", "cenda")] == "CENDA" and methods[("clusterer", "plc")] == "PLC"

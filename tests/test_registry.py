@@ -199,3 +199,31 @@ def test_report_writers_are_registered_by_name():
 
     assert reg.report_writers["reproduction"] == "plcore.run.report:reproduction_page"  # declared by path
     assert reg.report_writer("reproduction") is reproduction_page
+
+
+def test_a_component_declares_its_display_name_once_and_the_registry_names_it():
+    """``ComponentSpec(display_name=...)``: how results name the method (PL-KNN, not plknn), found
+    by option name or by the class a run logs as ``learner._target_``; default: the option name.
+    A display name that is not one non-empty line is reported and the component skipped."""
+    class Plain(PlKnnLearner):
+        pass
+
+    reg = Registry()
+    reg.register(plugin_with(
+        ComponentSpec("learner", "mine", "plcore.learners.plknn:PlKnnLearner", display_name="My PL-KNN",
+                      config={"k": 10, "metric": "euclidean", "n_jobs": None, "weights": "linear"}, description="x"),
+        ComponentSpec("learner", "plain", Plain),
+        ComponentSpec("learner", "empty", Plain, display_name=""),
+        ComponentSpec("learner", "lines", Plain, display_name="two\nlines"),
+        ComponentSpec("learner", "padded", Plain, display_name=" PL-KNN"),
+        ComponentSpec("learner", "number", Plain, display_name=3)), name="p", distribution="d")
+    reg.load(entry_points=False, builtins=False)
+    assert reg.names("learner") == ["mine", "plain"]
+    assert sorted(e.error.split("'")[1] for e in reg.errors) == ["empty", "lines", "number", "padded"]
+    assert all("a display name is one non-empty line" in e.error for e in reg.errors)
+    assert reg.get("learner", "mine").spec.display_name == "My PL-KNN"
+    assert reg.display_name(name="mine") == "My PL-KNN"
+    assert reg.display_name(target="plcore.learners.plknn.PlKnnLearner") == "My PL-KNN"
+    assert reg.display_name(name="plain") == "plain"                    # the default: the option name
+    assert reg.display_name(name="mine", kinds=("reducer",)) is None
+    assert reg.display_name(name="unknown") is None and reg.display_name() is None

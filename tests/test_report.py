@@ -1,5 +1,7 @@
 """plcore.run.report: paired t-tests, the reproduction table, and the end-of-sweep callback."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -13,6 +15,9 @@ def _run(name, metrics, params=None, overrides="", steps=None):
     if steps is not None:
         rec._history["accuracy"] = np.asarray(steps, dtype=float)
     return rec
+
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_paired_ttest_decisions_match_scipy():
@@ -80,13 +85,20 @@ def test_reproduction_table_puts_ours_beside_the_paper():
 
 
 def test_sweep_writes_the_reproduction_report_and_report_command_rebuilds_it(tmp_path, plcore_cli):
-    out = tmp_path / "rep.md"
+    """``report=reproduction`` writes ``reproduction.md`` in the current folder, never the committed
+    page under docs/ (launched from a clone's root it would overwrite it); the page names the option
+    that regenerates the docs' page."""
+    out = tmp_path / "reproduction.md"
+    (tmp_path / "docs" / "results").mkdir(parents=True)  # a clone's root
     args = ["-m", "+learner=plknn", "learner.k=3,7", "protocol.n_splits=2", "progress=false",
             "+paper.source='Test paper'", "+paper.setting='digits, r=3'", "+paper.metric=accuracy_mean",
-            "+paper.value=0.5", "+paper.std=0.1", "report=reproduction", f"hydra.callbacks.report.output={out}"]
+            "+paper.value=0.5", "+paper.std=0.1", "report=reproduction"]
     proc = plcore_cli(args, tmp_path)
-    assert f"report written to {out}" in proc.stdout
+    assert "report written to reproduction.md" in proc.stdout
+    assert list((tmp_path / "docs").rglob("*")) == [tmp_path / "docs" / "results"]
     text = out.read_text()
+    assert ("`python -m plcore -m 'experiment=glob(paper_*)' report=reproduction "
+            "hydra.callbacks.report.output=docs/results/reproduction.md`") in text
     rows = [l for l in text.splitlines() if l.startswith("| Test paper")]
     assert len(rows) == 2 and all("0.500 ± 0.100" in r for r in rows)
 
@@ -104,6 +116,26 @@ def test_sweep_writes_the_reproduction_report_and_report_command_rebuilds_it(tmp
     plcore_cli(["report", "--writer", "reproduction", "--out", str(again), "--sweep-dir", sweep], tmp_path)
     strip = lambda t: [l for l in t.splitlines() if not l.startswith("Generated")]  # noqa: E731
     assert strip(again.read_text()) == strip(text)
+
+
+def test_no_shipped_report_writes_into_docs_unless_a_command_names_it():
+    """The reproduction report's default, the callback's and every preset's report output are
+    files in the current folder (a page under docs/ only where a command passes its path)."""
+    from omegaconf import OmegaConf
+
+    from plcore.registry import get_registry
+    from plcore.run.callbacks import ReportCallback
+
+    conf = OmegaConf.load(ROOT / "conf" / "report" / "reproduction.yaml")
+    outputs = {"ReportCallback()": ReportCallback().output,
+               "report=reproduction": conf.hydra.callbacks.report.output}
+    for name, preset in get_registry().experiments.items():
+        report = preset.get("hydra", {}).get("callbacks", {}).get("report", {})
+        if report.get("output"):
+            outputs[f"experiment={name}"] = report["output"]
+    assert {"experiment=cenda_table", "experiment=cenda_table_transductive"} <= set(outputs)
+    assert {k: v for k, v in outputs.items() if "/" in v} == {}, "a shipped report writes outside the current folder"
+    assert outputs["report=reproduction"] == outputs["ReportCallback()"] == "reproduction.md"
 
 
 def test_report_summarises_any_sweep_and_never_overwrites_a_tracked_file(tmp_path, plcore_cli):

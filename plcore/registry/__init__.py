@@ -6,7 +6,8 @@ through pluggy (:class:`Registry`, :func:`get_registry`)."""
 from plcore.registry._registry import Component, PluginLoadError, Registry, get_registry, pip_requirements
 from plcore.registry.hookspecs import hookimpl
 from plcore.registry.presets import load_presets
-from plcore.registry.specs import COMPONENT_KINDS, ESTIMATOR_KINDS, ComponentSpec, ProtocolSpec
+from plcore.registry.specs import COMPONENT_KINDS, ESTIMATOR_KINDS, METHOD_KINDS, ComponentSpec, ProtocolSpec
 
 __all__ = ["ComponentSpec", "ProtocolSpec", "Component", "PluginLoadError", "Registry", "get_registry",
-           "pip_requirements", "hookimpl", "load_presets", "COMPONENT_KINDS", "ESTIMATOR_KINDS"]
+           "pip_requirements", "hookimpl", "load_presets", "COMPONENT_KINDS", "ESTIMATOR_KINDS",
+           "METHOD_KINDS"]

@@ -21,7 +21,8 @@ import pluggy
 
 from plcore.exceptions import ConfigError, PluginError
 from plcore.registry import hookspecs
-from plcore.registry.specs import COMPONENT_KINDS, ESTIMATOR_KINDS, ComponentSpec, ProtocolSpec, _import_path
+from plcore.registry.specs import (COMPONENT_KINDS, ESTIMATOR_KINDS, METHOD_KINDS, ComponentSpec, ProtocolSpec,
+                                   _import_path)
 
 __all__ = ["Component", "PluginLoadError", "Registry", "get_registry", "pip_requirements"]
 
@@ -208,6 +209,11 @@ class Registry:
             problem = self._lazy_problem(spec)
         else:
             problem = self._class_problem(spec)
+        if problem is None and not (isinstance(spec.display_name, str) and spec.display_name
+                                    and spec.display_name == spec.display_name.strip()
+                                    and "\n" not in spec.display_name):
+            problem = (f"registers {spec.kind} {spec.name!r} with display_name={spec.display_name!r}; "
+                       "a display name is one non-empty line")
         if problem is None and spec._prequential is not None and not (
                 callable(spec._prequential) or isinstance(spec._prequential, str)):
             problem = f"registers {spec.kind} {spec.name!r} with a prequential kernel that is not callable"
@@ -298,6 +304,20 @@ class Registry:
             if (kind is None or comp.kind == kind) and comp.kind in ESTIMATOR_KINDS + ("preprocessor",) \
                     and comp.spec.matches(cls):
                 return comp
+        return None
+
+    def display_name(self, *, name: str | None = None, target: str | None = None,
+                     kinds=METHOD_KINDS) -> str | None:
+        """The display name (``PL-KNN``) of the component of ``kinds`` registered as ``name``,
+        else of the one whose class is ``target`` (``module.QualName``, as a run logs
+        ``learner._target_``); None where there is none. Imports nothing."""
+        found = [c for c in self.components.values() if c.kind in kinds]
+        for comp in found:
+            if name is not None and comp.name == name:
+                return comp.spec.display_name
+        for comp in found:
+            if target is not None and comp.spec.target == target:
+                return comp.spec.display_name
         return None
 
     def report_writer(self, name: str):

@@ -9,10 +9,12 @@ from typing import Any, Callable
 
 from plcore.exceptions import PluginError
 
-__all__ = ["ComponentSpec", "ProtocolSpec", "ESTIMATOR_KINDS", "COMPONENT_KINDS"]
+__all__ = ["ComponentSpec", "ProtocolSpec", "ESTIMATOR_KINDS", "COMPONENT_KINDS", "METHOD_KINDS"]
 
 #: kinds whose components are estimator classes (checked against :data:`plcore.base.KINDS`)
 ESTIMATOR_KINDS = ("learner", "reducer", "clusterer", "bags")
+#: the kinds a method is made of, in pipeline order (a run's name and the comparison's rows)
+METHOD_KINDS = ("reducer", "learner", "clusterer")
 #: every kind a component may have
 COMPONENT_KINDS = ESTIMATOR_KINDS + ("preprocessor", "dataset", "protocol")
 
@@ -45,6 +47,9 @@ class ComponentSpec:
     name : str
         Option name on the command line (``+learner=<name>``, ``protocol.preprocessing=<name>``):
         lower case.
+    display_name : str, optional
+        The method's name as a paper prints it (``PL-KNN``, ``Avg Pegasos``), used where results
+        name methods: the comparison's tables and critical-difference diagram. Default: ``name``.
     cls : type, callable or str
         The estimator class (a subclass of the kind's base class); for ``preprocessor`` a
         scikit-learn transformer class (created with its defaults, fitted on training rows);
@@ -81,8 +86,9 @@ class ComponentSpec:
     def __init__(self, kind: str, name: str, cls: Any, config: dict | None = None,
                  description: str | None = None, prequential: Any = None, test_params: dict | None = None,
                  expected_failed_checks: dict | None = None, search_space: dict | None = None,
-                 config_overrides: dict | None = None):
+                 config_overrides: dict | None = None, display_name: str | None = None):
         self.kind, self.name = kind, name
+        self.display_name = name if display_name is None else display_name
         self._cls, self._prequential = cls, prequential
         self.config, self.description = config, description
         self.config_overrides = dict(config_overrides or {})

@@ -33,7 +33,7 @@ def plcore_report_writers():
 def plcore_components():
     bags = "plcore.datasets.bags"
     specs = [
-        ComponentSpec("learner", "plknn", "plcore.learners.plknn:PlKnnLearner",
+        ComponentSpec("learner", "plknn", "plcore.learners.plknn:PlKnnLearner", display_name="PL-KNN",
                       config={"k": 10, "metric": "euclidean", "n_jobs": None, "weights": "linear"},
                       description="PL-KNN: distance-weighted candidate votes of the k nearest neighbours",
                       search_space={"k": [3, 5, 10, 20]}),

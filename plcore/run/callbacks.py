@@ -111,10 +111,11 @@ class ReportCallback(Callback):
     Opt-in: ``report=reproduction`` (the reproduction table, written when the sweep ran
     presets with a ``paper`` block) or a preset that sets it (``experiment=cenda_table``).
     ``writer`` is a registered writer name or a dotted path; ``output`` is relative to the
-    launch directory. The page ends with the sweep and the commit its runs came from.
+    launch directory (default: ``reproduction.md`` there; a page under ``docs/`` only where a
+    command names it). The page ends with the sweep and the commit its runs came from.
     """
 
-    def __init__(self, output: str = "docs/results/reproduction.md", writer: str = "reproduction"):
+    def __init__(self, output: str = "reproduction.md", writer: str = "reproduction"):
         self.output = output
         self.writer = writer
 

@@ -1,25 +1,30 @@
 """Comparing methods as papers do: per data set mean +- std, paired t-tests (win/tie/loss), average
-ranks, the Friedman test and the Nemenyi critical difference (Demsar, JMLR 2006).
+ranks, the Friedman test and the Nemenyi critical difference (Demsar, JMLR 2006); for two methods
+Demsar's test over data sets, the Wilcoxon signed-rank test.
 
 Pure functions of the per-split scores ``scores[(method, dataset)]`` (one value per fold,
 partition or repeat, the same splits for every method of a data set); the statistics are
-SciPy's (``ttest_rel``, ``friedmanchisquare``, ``rankdata``, ``studentized_range``), not
+SciPy's (``ttest_rel``, ``friedmanchisquare``, ``wilcoxon``, ``rankdata``, ``studentized_range``), not
 written here. ``greater_is_better=False`` (mistake rates) ranks and counts wins the other way.
 The critical-difference diagram is scikit-posthocs' ``critical_difference_diagram`` fed these
-ranks, this critical difference and its Nemenyi p-values (``posthoc_nemenyi_friedman``).
+ranks, this critical difference and its Nemenyi p-values (``posthoc_nemenyi_friedman``), laid out
+as Demsar's figure: the rank axis from 1 to k, the names beyond its ends, the CD above it.
+A :class:`Comparison`'s ``labels`` name its methods in tables and diagrams (``PL-KNN`` for
+``plknn``); a cell is bold where its mean, as printed, equals the best as printed.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats
 
 from plcore.exceptions import ConfigError
 
-__all__ = ["Comparison", "average_ranks", "cd_diagram", "check_same_splits", "compare", "friedman", "latex_table",
-           "markdown_table", "nemenyi_critical_difference", "nemenyi_pvalues", "paired_ttest", "win_tie_loss"]
+__all__ = ["Comparison", "average_ranks", "best_ranked", "cd_diagram", "cd_figure", "check_same_splits", "compare",
+           "friedman", "latex_table", "markdown_table", "nemenyi_critical_difference", "nemenyi_pvalues", "paired_ttest",
+           "ranked_methods", "wilcoxon", "win_tie_loss"]
 
 
 def check_same_splits(split_keys: dict) -> None:
@@ -95,6 +100,17 @@ def friedman(means: dict, methods, datasets) -> tuple[float, float]:
     return float(result.statistic), float(result.pvalue)
 
 
+def wilcoxon(means: dict, methods, datasets) -> tuple[float, float] | None:
+    """The Wilcoxon signed-rank test of two methods' means over the data sets
+    (``scipy.stats.wilcoxon``, two-sided; Demsar's test for two methods): its statistic and
+    p-value, or None where every difference is zero."""
+    a, b = _matrix(means, methods, datasets).T
+    if np.allclose(a, b):
+        return None
+    result = stats.wilcoxon(a, b)
+    return float(result.statistic), float(result.pvalue)
+
+
 def nemenyi_critical_difference(n_methods: int, n_datasets: int, alpha: float = 0.05) -> float:
     """Demsar's (2006) critical difference of average ranks for the Nemenyi test,
     ``q_alpha sqrt(k (k + 1) / (6 N))`` with ``q_alpha`` the studentized range quantile over
@@ -106,7 +122,8 @@ def nemenyi_critical_difference(n_methods: int, n_datasets: int, alpha: float = 
 @dataclass
 class Comparison:
     """What :func:`compare` computes: per-cell mean, std and standard error (population std over
-    sqrt(n), as PLENCH), ranks, Friedman, the critical difference and win/tie/loss."""
+    sqrt(n), as PLENCH), ranks, Friedman (3 or more methods) or Wilcoxon (2), the critical
+    difference and win/tie/loss; ``labels`` (``{method: name}``) name the methods in print."""
 
     methods: list
     datasets: list
@@ -120,13 +137,20 @@ class Comparison:
     reference: str | None
     greater_is_better: bool
     alpha: float = 0.05
+    wilcoxon: tuple | None = None
+    labels: dict = field(default_factory=dict)
+
+    def label(self, method) -> str:
+        """How tables and diagrams name ``method`` (its label, else the method itself)."""
+        return str(self.labels.get(method, method))
 
 
 def compare(scores: dict, *, reference: str | None = None, alpha: float = 0.05,
             greater_is_better: bool = True) -> Comparison:
     """The whole comparison from ``scores[(method, dataset)]`` (per-split values). Ranks and the
-    Friedman test use the data sets every method has; Friedman and the critical difference need
-    at least 3 methods and 2 data sets, and not all of them tied (else ``None``)."""
+    tests over data sets use the data sets every method has; Friedman and the critical
+    difference need at least 3 methods and 2 data sets, and not all of them tied (else
+    ``None``); two methods get the Wilcoxon signed-rank test over 2 or more data sets instead."""
     methods = sorted({m for m, _ in scores})
     datasets = sorted({d for _, d in scores})
     if reference is not None and reference not in methods:
@@ -139,18 +163,26 @@ def compare(scores: dict, *, reference: str | None = None, alpha: float = 0.05,
     test = friedman(mean, methods, complete) if len(methods) >= 3 and len(complete) >= 2 else None
     if test is not None and not np.isfinite(test[1]):  # every method ties on every data set: no test
         test = None
+    pair = wilcoxon(mean, methods, complete) if len(methods) == 2 and len(complete) >= 2 else None
     return Comparison(methods, datasets, mean, std, sem, ranks, test,
                       nemenyi_critical_difference(len(methods), len(complete), alpha) if test else None,
                       win_tie_loss(scores, reference, alpha=alpha, greater_is_better=greater_is_better)
-                      if reference else None, reference, greater_is_better, alpha)
+                      if reference else None, reference, greater_is_better, alpha, pair)
 
 
-def _best(c: Comparison) -> dict:
-    """The best mean of every data set (the highest, or the lowest where lower is better)."""
+def best_ranked(c: Comparison):
+    """The method of the best average rank (the first in ``c.methods`` of those tied), or None
+    without ranks: the default reference of a comparison's win/tie/loss."""
+    return None if c.ranks is None else c.methods[int(np.argmin(c.ranks))]
+
+
+def _best(c: Comparison, digits: int) -> dict:
+    """The best mean of every data set (the highest, or the lowest where lower is better) as
+    printed with ``digits`` decimals: every cell that prints it is bold."""
     best = {}
     for d in c.datasets:
         values = [c.mean[(m, d)] for m in c.methods if (m, d) in c.mean]
-        best[d] = max(values) if c.greater_is_better else min(values)
+        best[d] = f"{max(values) if c.greater_is_better else min(values):.{digits}f}"
     return best
 
 
@@ -158,6 +190,11 @@ def _rows(c: Comparison, by_rank: bool) -> list:
     """``(index, method)`` in the order of the table's rows: as given, or best average rank first."""
     rows = list(enumerate(c.methods))
     return sorted(rows, key=lambda im: (c.ranks[im[0]], im[1])) if by_rank and c.ranks is not None else rows
+
+
+def ranked_methods(c: Comparison) -> list:
+    """The methods of ``c``, best average rank first (as the tables' rows ``by_rank``)."""
+    return [m for _, m in _rows(c, True)]
 
 
 def _complete(c: Comparison) -> list:
@@ -170,17 +207,18 @@ def markdown_table(c: Comparison, *, error: str = "std", digits: int = 3, by_ran
     then the average rank and, with a reference method, its win/tie/loss against each row
     (rows in ``c.methods`` order, or by average rank, best first, with ``by_rank``)."""
     spread = c.std if error == "std" else c.sem
-    best = _best(c)
-    head = ["method", *c.datasets, "average rank"] + ([f"{c.reference}: win/tie/loss"] if c.wtl else [])
+    best = _best(c, digits)
+    head = ["method", *c.datasets, "average rank"] + ([f"{c.label(c.reference)}: win/tie/loss"] if c.wtl else [])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for i, m in _rows(c, by_rank):
-        cells = [m]
+        cells = [c.label(m)]
         for d in c.datasets:
             if (m, d) not in c.mean:
                 cells.append("–")
                 continue
-            text = f"{c.mean[(m, d)]:.{digits}f} ± {spread[(m, d)]:.{digits}f}"
-            cells.append(f"**{text}**" if c.mean[(m, d)] == best[d] else text)
+            mean = f"{c.mean[(m, d)]:.{digits}f}"
+            text = f"{mean} ± {spread[(m, d)]:.{digits}f}"
+            cells.append(f"**{text}**" if mean == best[d] else text)
         cells.append("–" if c.ranks is None else f"{c.ranks[i]:.2f}")
         if c.wtl:
             cells.append("–" if m == c.reference else "/".join(map(str, c.wtl[m])))
@@ -189,6 +227,10 @@ def markdown_table(c: Comparison, *, error: str = "std", digits: int = 3, by_ran
         lines.append("")
         lines.append(f"Friedman chi2 = {c.friedman[0]:.3f}, p = {c.friedman[1]:.3g} over {len(_complete(c))} data "
                      f"sets; Nemenyi critical difference ({c.alpha:g}) = {c.critical_difference:.3f} average ranks")
+    elif c.wilcoxon is not None:
+        lines.append("")
+        lines.append(f"Wilcoxon signed-rank test of the two methods over {len(_complete(c))} data sets: "
+                     f"W = {c.wilcoxon[0]:g}, p = {c.wilcoxon[1]:.3g}")
     return "\n".join(lines)
 
 
@@ -206,23 +248,23 @@ def latex_table(c: Comparison, *, error: str = "std", digits: int = 3, caption: 
     """The same table as :func:`markdown_table` as a LaTeX ``table`` with booktabs rules
     (``\\usepackage{booktabs}``): best per data set in bold, average rank, win/tie/loss."""
     spread = c.std if error == "std" else c.sem
-    best = _best(c)
+    best = _best(c, digits)
     head = ["Method", *map(_latex_escape, c.datasets), "Avg.\\ rank"]
     if c.wtl:
-        head.append(f"{_latex_escape(c.reference)}: W/T/L")
+        head.append(f"{_latex_escape(c.label(c.reference))}: W/T/L")
     lines = [r"\begin{table}[t]", r"\centering"]
     if caption:
         lines.append(rf"\caption{{{_latex_escape(caption)}}}")
     lines += [r"\begin{tabular}{l" + "c" * (len(head) - 1) + "}", r"\toprule", " & ".join(head) + r" \\",
               r"\midrule"]
     for i, m in _rows(c, by_rank):
-        cells = [_latex_escape(m)]
+        cells = [_latex_escape(c.label(m))]
         for d in c.datasets:
             if (m, d) not in c.mean:
                 cells.append("--")
                 continue
             mean, sd = f"{c.mean[(m, d)]:.{digits}f}", f"{spread[(m, d)]:.{digits}f}"
-            cells.append(rf"$\mathbf{{{mean}}} \pm {sd}$" if c.mean[(m, d)] == best[d] else rf"${mean} \pm {sd}$")
+            cells.append(rf"$\mathbf{{{mean}}} \pm {sd}$" if mean == best[d] else rf"${mean} \pm {sd}$")
         cells.append("--" if c.ranks is None else f"{c.ranks[i]:.2f}")
         if c.wtl:
             cells.append("--" if m == c.reference else "/".join(map(str, c.wtl[m])))
@@ -232,6 +274,9 @@ def latex_table(c: Comparison, *, error: str = "std", digits: int = 3, caption: 
     if c.friedman is not None:
         lines.append(rf"\\[2pt] {{\footnotesize Friedman $\chi^2_F = {c.friedman[0]:.3f}$, $p = {c.friedman[1]:.3g}$ "
                      rf"over {len(_complete(c))} data sets; Nemenyi CD$_{{{c.alpha:g}}} = {c.critical_difference:.3f}$}}")
+    elif c.wilcoxon is not None:
+        lines.append(rf"\\[2pt] {{\footnotesize Wilcoxon signed-rank test over {len(_complete(c))} data sets: "
+                     rf"$W = {c.wilcoxon[0]:g}$, $p = {c.wilcoxon[1]:.3g}$}}")
     lines.append(r"\end{table}")
     return "\n".join(lines) + "\n"
 
@@ -247,31 +292,67 @@ def nemenyi_pvalues(c: Comparison):
     return p
 
 
-def cd_diagram(c: Comparison, stem, *, title: str | None = None) -> list:
-    """Demsar's critical-difference diagram of ``c`` as ``<stem>.png`` and ``<stem>.svg``
-    (scikit-posthocs' ``critical_difference_diagram``: methods at their average ranks, the
-    critical difference above the axis, a bar joining methods the Nemenyi test cannot tell
-    apart). Returns the two paths; nothing (``[]``) without a Friedman test."""
-    if c.critical_difference is None:
-        return []
-    from pathlib import Path
+def _names(c: Comparison) -> list:
+    """The methods' printed names in ``c.methods`` order (the methods themselves if two labels clash)."""
+    names = [c.label(m) for m in c.methods]
+    return names if len(set(names)) == len(names) else list(map(str, c.methods))
 
+
+def cd_figure(c: Comparison, *, title: str | None = None):
+    """Demsar's critical-difference diagram of ``c`` as a matplotlib ``Figure``, or None without a
+    Friedman test: scikit-posthocs draws the methods at their average ranks and the bars joining
+    those the Nemenyi test cannot tell apart; here the rank axis runs from 1 to k with a tick per
+    rank, each name stands beyond the axis's end (the better half left of 1, the rest right of
+    k), and the critical difference is a bar from rank 1 above the tick labels."""
+    if c.critical_difference is None:
+        return None
     import pandas as pd
     import scikit_posthocs as sp
     from matplotlib.figure import Figure
+    from matplotlib.transforms import offset_copy
 
-    fig = Figure(figsize=(7.0, 3.0))
+    k, names = len(c.methods), _names(c)
+    pvalues = nemenyi_pvalues(c)
+    pvalues.index = pvalues.columns = names
+    width = 7.0 + 0.25 * max(0, k - 10)  # room for a tick label per rank
+    fig = Figure(figsize=(width, 3.0), layout="constrained")  # the layout makes room for every label
     ax = fig.add_subplot()
-    sp.critical_difference_diagram(pd.Series(c.ranks, index=c.methods), nemenyi_pvalues(c),
-                                   cd=c.critical_difference, alpha=c.alpha, ax=ax,
-                                   label_fmt_left="{label} ({rank:.2f})", label_fmt_right="({rank:.2f}) {label}")
+    drawn = sp.critical_difference_diagram(pd.Series(c.ranks, index=names), pvalues, alpha=c.alpha, ax=ax,
+                                           label_fmt_left="{label} ({rank:.2f})",
+                                           label_fmt_right="({rank:.2f}) {label}")
+    ax.set_xlim(1, k)
+    ax.set_xticks(range(1, k + 1))
     ax.tick_params(axis="x", labelsize=8)
-    low, high = ax.get_ylim()
-    ax.set_ylim(low, high + 0.4)  # room for the "CD = " label above the critical-difference bar
-    fig.set_size_inches(7.0, 0.6 + 0.45 * (high + 0.4 - low))  # 0.45 in per row: the bar clears the tick labels
+    pad = 0.02 * (k - 1)  # the elbows end, and the names start, just beyond the axis
+    for elbow, label in zip(drawn["elbows"], drawn["labels"]):
+        end = 1 - pad if label.get_horizontalalignment() == "right" else k + pad
+        elbow.set_xdata([end, *elbow.get_xdata()[1:]])
+        label.set_x(end)
+        elbow.set_clip_on(False)
+    for marker in drawn["markers"]:
+        marker.set_clip_on(False)
+    low = min(y for elbow in drawn["elbows"] for y in elbow.get_ydata())
+    ax.set_ylim(low - 0.5, 0)  # the axis is the top edge: the tick labels and the CD stand above it
+    above = offset_copy(ax.transData, fig=fig, y=24, units="points")  # clear of the 8 pt tick labels
+    cd = c.critical_difference
+    ax.plot([1, 1 + cd], [0, 0], transform=above, color="k", linewidth=1.5, marker="|", markersize=7,
+            clip_on=False)
+    ax.text(1 + cd / 2, 0, f"CD = {cd:.2f}", transform=offset_copy(above, fig=fig, y=4, units="points"),
+            ha="center", va="bottom", fontsize=9)
     if title:
-        ax.set_title(title, fontsize=10)
-    fig.tight_layout()
+        fig.suptitle(title, fontsize=10)
+    fig.set_size_inches(width, 1.3 + 0.3 * (0.5 - low))
+    return fig
+
+
+def cd_diagram(c: Comparison, stem, *, title: str | None = None) -> list:
+    """Demsar's critical-difference diagram of ``c`` (:func:`cd_figure`) as ``<stem>.png`` and
+    ``<stem>.svg``. Returns the two paths; nothing (``[]``) without a Friedman test."""
+    fig = cd_figure(c, title=title)
+    if fig is None:
+        return []
+    from pathlib import Path
+
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     paths = [stem.with_name(stem.name + ext) for ext in (".png", ".svg")]

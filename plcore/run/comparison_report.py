@@ -7,7 +7,8 @@ and SVG and logged as artifacts of a parent run of the sweep.
 ``python -m plcore report --kind comparison --sweep-dir DIR`` / ``--experiment NAME``.
 
 A run's *method* is its components (``cenda+plknn``; ``(ORACLE)`` where it was tuned on test
-labels) plus the logged settings in which runs of that method differ (``plknn[learner.k=5]``);
+labels) plus the logged settings in which runs of that method differ (``plknn[learner.k=5]``),
+printed with the components' display names (``CENDA + PL-KNN``, ``PL-KNN[learner.k=5]``);
 its *data set* is the data set's name plus the ``dataset.*`` / ``bags.*`` settings in which runs
 on it differ (``ecoli[bags.r=1]``). Runs of one data set are paired on their splits, so they
 must share the seed, the data fingerprint, the bag generator's settings and the protocol's split
@@ -27,11 +28,13 @@ from typing import Sequence
 import numpy as np
 
 from plcore.exceptions import ConfigError
-from plcore.run.comparison import Comparison, cd_diagram, check_same_splits, compare, latex_table, markdown_table
+from plcore.registry import METHOD_KINDS, get_registry
+from plcore.run.comparison import (Comparison, best_ranked, cd_diagram, check_same_splits, compare, latex_table,
+                                   markdown_table, ranked_methods)
 from plcore.run.runs import PARENT_TAG, RunRecord, provenance_line
 
 __all__ = ["METRICS", "ComparisonReport", "compared_runs", "comparison_report", "log_parent_run",
-           "method_and_dataset", "split_key", "split_settings", "sweep_scores"]
+           "method_and_dataset", "method_names", "split_key", "split_settings", "sweep_scores"]
 
 #: per protocol: the per-split metrics compared, and whether greater is better
 METRICS = {"kfold": (("accuracy", True),), "holdout": (("accuracy", True),),
@@ -42,7 +45,6 @@ METRICS = {"kfold": (("accuracy", True),), "holdout": (("accuracy", True),),
 _NOT_SPLITS = ("protocol.preprocessing", "protocol.reduced_preprocessing", "protocol.fit_reducer_on",
                "protocol.refit", "protocol.exact_labels", "protocol.n_jobs", "protocol.preprocessing_by_part",
                "protocol.select.")
-_COMPONENTS = ("reducer", "learner", "clusterer")
 #: settings that change neither a method's results nor its splits
 _NEUTRAL = ("n_jobs", "refit", "data_home")
 
@@ -50,26 +52,36 @@ _NEUTRAL = ("n_jobs", "refit", "data_home")
 def _names_method(key: str) -> bool:
     """A setting that makes another method: a component's (``learner.k``) or one the protocol
     leaves to the method (preprocessing, selection)."""
-    return (key.split(".")[0] in _COMPONENTS or key.startswith(_NOT_SPLITS)) and key.rsplit(".", 1)[-1] not in _NEUTRAL
+    return (key.split(".")[0] in METHOD_KINDS or key.startswith(_NOT_SPLITS)) and key.rsplit(".", 1)[-1] not in _NEUTRAL
 
 
 def _names_dataset(key: str) -> bool:
     return key.split(".")[0] in ("dataset", "bags") and key.rsplit(".", 1)[-1] not in _NEUTRAL
 
 
-def _base_names(run: RunRecord) -> tuple[str, str]:
+def _base_names(run: RunRecord) -> tuple[str, str, str]:
     """The run's components as its name gives them (``cenda+plknn · lost · kfold``; the classes'
-    names where ``tracking.run_name`` renamed it) and its data set."""
+    names where ``tracking.run_name`` renamed it), its data set, and the components' display
+    names (``CENDA + PL-KNN``; a component no installed plugin declares keeps its name)."""
     dataset = run.tags.get("dataset", run.params.get("dataset.name_or_path", "?"))
     parts = run.name.split(" · ")
+    kinds = [k for k in METHOD_KINDS if run.params.get(f"{k}._target_")]
+    targets = [run.params[f"{k}._target_"] for k in kinds]
     if len(parts) >= 3 and parts[1] == dataset:
         method = parts[0]
+        options = method.split("+")
     else:
-        method = "+".join(run.params[f"{k}._target_"].rsplit(".", 1)[-1] for k in _COMPONENTS
-                          if run.params.get(f"{k}._target_"))
+        options = [t.rsplit(".", 1)[-1] for t in targets]
+        method = "+".join(options)
+    if len(options) != len(targets):  # the run's name does not say which option is which kind
+        kinds, targets = [None] * len(options), [None] * len(options)
+    registry = get_registry()
+    display = " + ".join(registry.display_name(name=option, target=target, kinds=(kind,) if kind else METHOD_KINDS)
+                         or option for option, kind, target in zip(options, kinds, targets))
     if run.tags.get("selection") == "oracle":
         method += " (ORACLE)"
-    return method, dataset
+        display += " (ORACLE)"
+    return method, dataset, display
 
 
 def _setting(key: str, value: str) -> str:
@@ -80,7 +92,7 @@ def method_and_dataset(runs: Sequence[RunRecord]) -> dict:
     """``{run_id: (method, dataset)}``: the components and the data set's name, each with the
     logged settings (defaults filled in) in which runs of that same method (data set) differ:
     ``plknn[learner.k=5]``, ``ecoli[bags.r=1]``. Settings all its runs share name nothing."""
-    base = {r.run_id: _base_names(r) for r in runs}
+    base = {r.run_id: _base_names(r)[:2] for r in runs}
 
     def varying(position: int, names) -> dict:
         groups: dict = {}
@@ -101,6 +113,32 @@ def method_and_dataset(runs: Sequence[RunRecord]) -> dict:
         out[r.run_id] = (method + (f"[{','.join(extra_m)}]" if extra_m else ""),
                          dataset + (f"[{','.join(extra_d)}]" if extra_d else ""))
     return out
+
+
+def method_names(runs: Sequence[RunRecord]) -> dict:
+    """``{method: name}``: how tables print each method of :func:`method_and_dataset`, the
+    components' display names with the method's settings (``PL-KNN[learner.k=5]``). Two
+    methods that would print alike keep their own names beside it (``PL-KNN (plknn)``)."""
+    labels = method_and_dataset(runs)
+    names = {}
+    for r in runs:
+        base, _, display = _base_names(r)
+        method = labels[r.run_id][0]
+        names[method] = display + method[len(base):]
+    clash = {n for n in names.values() if list(names.values()).count(n) > 1}
+    return {m: f"{n} ({m})" if n in clash else n for m, n in names.items()}
+
+
+def _match_reference(reference: str, names: dict) -> str | None:
+    """The method ``reference`` names among ``names`` (``{method: printed name}``): the method
+    itself (``plknn``) or its printed name (``PL-KNN``), in any case; None where neither."""
+    if reference in names:
+        return reference
+    for candidates in (names.items(), ((m, m) for m in names)):
+        found = [m for m, n in candidates if n.casefold() == reference.casefold()]
+        if found:
+            return found[0]
+    return None
 
 
 def split_settings(run: RunRecord, n_steps: int) -> dict:
@@ -174,12 +212,21 @@ class ComparisonReport:
 
 
 _READING = (
-    "How to read it: each cell is the mean over the protocol's splits {spread}; the best per data set is in "
-    "bold. {wtl}The average rank (1 = best) is over the data sets every method has; the Friedman test asks "
-    "whether all methods rank alike, and the critical-difference diagram joins with a bar the methods whose "
-    "average ranks differ by less than the Nemenyi critical difference (CD, drawn above the axis): those the "
-    "test cannot tell apart at level {alpha:g} (Demsar, JMLR 2006). Read the diagram only where the Friedman "
-    "test rejects equal ranks; few data sets give a wide CD.")
+    "How to read it: each cell is the mean over the protocol's splits {spread}; the best per data set, as "
+    "printed, is in bold. {wtl}The average rank (1 = best) is over the data sets every method has; {tests}")
+_TESTS = {
+    "friedman": "the Friedman test asks whether all methods rank alike, and the critical-difference diagram joins "
+                "with a bar the methods whose average ranks differ by less than the Nemenyi critical difference "
+                "(CD, drawn above the axis): those the test cannot tell apart at level {alpha:g} (Demsar, JMLR "
+                "2006). Read the diagram only where the Friedman test rejects equal ranks; few data sets give a "
+                "wide CD.",
+    "wilcoxon": "with two methods the Wilcoxon signed-rank test of their means over the data sets asks whether "
+                "one is better (Demsar, JMLR 2006, section 3.1.3); the Friedman test and the critical-difference "
+                "diagram compare three or more. Its smallest p-value is 2 / 2^N over N data sets: below 6 it cannot reach "
+                "0.05.",
+    "none": "the tests over data sets need at least 2 common data sets (and for the Friedman test and the "
+            "critical-difference diagram, 3 or more methods).",
+}
 
 
 def comparison_report(runs: Sequence[RunRecord], output, *, reference: str | None = None, error: str = "std",
@@ -191,38 +238,45 @@ def comparison_report(runs: Sequence[RunRecord], output, *, reference: str | Non
     rows best average rank first,
     after the page's ``intro`` (markdown); ``rebuild`` is the command the page names to rebuild it
     from the database (default: ``python -m plcore report --kind comparison`` with ``experiment``,
-    ``sweep_dir`` and the options). ``reference`` counts win/tie/loss in every section that has it (it must be
-    in one). Returns None when no run has a comparable metric."""
+    ``sweep_dir`` and the options). ``reference`` (a method or its printed name) counts win/tie/loss
+    in every section that has it (it must be in one); without it, each section counts that of its
+    best-ranked method. Returns None when no run has a comparable metric."""
     if error not in ("std", "sem"):
         raise ConfigError(f"error must be 'std' or 'sem', got {error!r}")
     output = Path(output)
     protocols = [p for p in METRICS if p in {r.tags.get("protocol") for r in runs}]  # accuracy first
     report = ComparisonReport("")
-    compared, used = [], {}  # (name, what, comparison), all computed before anything is written
+    compared, used, names = [], {}, {}  # (name, what, comparison), all computed before anything is written
     for protocol in protocols:
+        labels = method_names([r for r in runs if r.tags.get("protocol") == protocol])
         for metric, greater in METRICS[protocol]:
             scores, cells = sweep_scores(runs, protocol, metric)
             if not scores:
                 continue
             used.update((r.run_id, r) for r in cells.values())
-            ref = reference if reference in {m for m, _ in scores} else None
-            c = compare(scores, reference=ref, alpha=alpha, greater_is_better=greater)
+            present = {m: labels[m] for m, _ in scores}
+            names.update(present)
+            c = compare(scores, alpha=alpha, greater_is_better=greater)
+            ref = _match_reference(reference, present) if reference is not None else best_ranked(c)
+            if ref is not None:
+                c = compare(scores, reference=ref, alpha=alpha, greater_is_better=greater)
+            c.labels = present
             steps = {int(v.size) for v in scores.values()}
             what = (f"{metric} ({protocol}, {'/'.join(map(str, sorted(steps)))} {_step_word(protocol)}; "
                     f"{'higher' if greater else 'lower'} is better)")
             compared.append((metric if len(protocols) == 1 else f"{protocol}_{metric}", what, c))
     if not compared:
         return None
-    methods = sorted({m for _, _, c in compared for m in c.methods})
-    if reference is not None and reference not in methods:
-        raise ConfigError(f"reference method {reference!r} is not among the compared: {', '.join(methods)}")
+    if reference is not None and not any(c.reference for _, _, c in compared):
+        listed = ", ".join(sorted(n if n == m else f"{n} ({m})" for m, n in names.items()))
+        raise ConfigError(f"reference method {reference!r} is not among the compared: {listed}")
     report.runs = sorted(used.values(), key=lambda r: r.start_time)
     sections, tex = [], []
     for name, what, c in compared:
         report.comparisons[name] = c
         diagram = cd_diagram(c, output.with_name(f"{output.stem}_cd_{name}"), title=what)
         report.diagrams += diagram
-        sections.append(_section(c, name, what, error, diagram))
+        sections.append(_section(c, name, what, error, diagram, chosen=reference is None))
         tex.append(latex_table(c, error=error, caption=what, by_rank=True))
     stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime())
     head = [f"# {title or 'Comparison of methods'}", "",
@@ -254,21 +308,28 @@ def _step_word(protocol: str) -> str:
                                                                                                        "splits")
 
 
-def _section(c: Comparison, name: str, what: str, error: str, diagram: list) -> str:
+def _section(c: Comparison, name: str, what: str, error: str, diagram: list, *, chosen: bool = False) -> str:
+    """One metric's section: the table (between snippet markers), the option names of its rows,
+    the diagram and how to read them. ``chosen``: the reference is the best-ranked by default."""
     spread = "± the standard deviation over the splits" if error == "std" else "± its standard error"
-    wtl = (f"The last column counts the data sets where {c.reference} wins, ties or loses against the row's "
-           f"method by a paired two-sided t-test at {c.alpha:g} on the shared splits; their training parts "
-           "overlap, so the test finds differences more readily than its level says (the papers' "
+    why = " (the best average rank; `reference=` picks another)" if chosen else ""
+    wtl = (f"The last column counts the data sets where {c.label(c.reference)}{why} wins, ties or loses against "
+           f"the row's method by a paired two-sided t-test at {c.alpha:g} on the shared splits; their training "
+           "parts overlap, so the test finds differences more readily than its level says (the papers' "
            "convention). ") if c.wtl else ""
+    tests = _TESTS["friedman" if c.friedman else "wilcoxon" if c.wilcoxon else "none"].format(alpha=c.alpha)
     # the snippet markers let a docs page include the table (pymdownx.snippets, "file.md:table_<name>")
     lines = [f"## {what}", "", f"<!-- --8<-- [start:table_{name}] -->", markdown_table(c, error=error, by_rank=True),
              f"<!-- --8<-- [end:table_{name}] -->", ""]
+    options = [f"{c.label(m)} `{m}`" for m in ranked_methods(c) if c.label(m) != m]
+    if options:
+        lines += [f"The rows' option names (for the command line and the reference option): {', '.join(options)}.", ""]
     if diagram:
         svg = next(p for p in diagram if p.suffix == ".svg")
         lines += [f"![critical-difference diagram: {what}]({svg.name})", ""]
     else:
         lines += ["(No critical-difference diagram: it needs at least 3 methods on at least 2 common data sets.)", ""]
-    lines += [_READING.format(spread=spread, wtl=wtl, alpha=c.alpha), ""]
+    lines += [_READING.format(spread=spread, wtl=wtl, tests=tests), ""]
     return "\n".join(lines)
 
 
@@ -276,7 +337,8 @@ def log_parent_run(tracking_uri: str, experiment_name: str, report: ComparisonRe
     """Log ``report``'s files as artifacts of the parent run of the compared runs (``of``: the
     sweep or experiment compared; an existing parent of the same ``of`` is reused, its files
     replaced) and nest the compared runs that have no parent yet under it (MLflow's
-    ``mlflow.parentRunId`` tag). Returns the parent's run id, None without the experiment."""
+    ``mlflow.parentRunId`` tag; the run list folds them under the parent's row). The parent's
+    description says so. Returns the parent's run id, None without the experiment."""
     from mlflow.tracking import MlflowClient
 
     from plcore.tracking import git_provenance
@@ -298,10 +360,17 @@ def log_parent_run(tracking_uri: str, experiment_name: str, report: ComparisonRe
         if c.friedman is not None:
             client.log_metric(run_id, f"{name}/friedman_p", c.friedman[1])
             client.log_metric(run_id, f"{name}/critical_difference", c.critical_difference)
+        elif c.wilcoxon is not None:
+            client.log_metric(run_id, f"{name}/wilcoxon_p", c.wilcoxon[1])
     for r in report.runs:  # the runs compared, unless another comparison already holds them
         if not r.tags.get("mlflow.parentRunId"):
             client.set_tag(r.run_id, "mlflow.parentRunId", run_id)
             r.tags["mlflow.parentRunId"] = run_id
+    nested = sum(r.tags.get("mlflow.parentRunId") == run_id for r in report.runs)
+    client.set_tag(run_id, "mlflow.note.content",  # the run's description on its Overview tab
+                   f"The comparison of {len(report.runs)} runs ({of}); {nested} of them are nested under this run: "
+                   "in the experiment's run list, the button left of this run's name unfolds them. The tables and "
+                   "the critical-difference diagram are under Artifacts.")
     client.set_terminated(run_id, "FINISHED")
     return run_id
 

@@ -35,6 +35,7 @@ DELIN_SEARCH_SPACE = {"k": [3, 5, 8, 10]}
 def plcore_components():
     return [
         ComponentSpec(kind="learner", name="ipal", cls="plcore_baselines.ipal:IpalLearner",
+                      display_name="IPAL",
                       config={"alpha": 0.95, "k": 10, "max_iter": 100, "n_jobs": None, "osqp_options": None,
                               "row_normalize": True, "nnls_solver": "active_set"},
                       description="IPAL: instance-based PLL by iterative label propagation "
@@ -42,12 +43,14 @@ def plcore_components():
                       test_params={"k": 5, "max_iter": 20},
                       search_space=IPAL_SEARCH_SPACE),
         ComponentSpec(kind="learner", name="plsvm", cls="plcore_baselines.plsvm:PlSvmLearner",
+                      display_name="PL-SVM",
                       config={"C": 1.0, "fit_intercept": True, "intercept_scaling": 1.0, "max_epochs": 100,
                               "max_iter": 50, "random_state": None, "tol": 0.01},
                       description="PL-SVM: max-margin between best candidate and best non-candidate "
                                   "(Nguyen & Caruana, KDD 2008)",
                       search_space=PLSVM_SEARCH_SPACE),
         ComponentSpec(kind="learner", name="plecoc", cls="plcore_baselines.plecoc:PlEcocLearner",
+                      display_name="PL-ECOC",
                       config={"code_length": "auto", "estimator": None, "max_draws": 2000, "min_fraction": 0.1,
                               "min_side": 5, "random_state": None},
                       description="PL-ECOC: error-correcting output codes for partial labels "
@@ -55,6 +58,7 @@ def plcore_components():
                       test_params={"code_length": 5},
                       search_space=PLECOC_SEARCH_SPACE),
         ComponentSpec(kind="reducer", name="delin", cls="plcore_baselines.delin:DelinReducer",
+                      display_name="DELIN",
                       config={"k": 8, "max_iter": 50, "n_components": None, "n_jobs": None, "reg": 1e-06,
                               "tol": 1e-06, "update": "vote"},
                       description="DELIN: LDA on disambiguated confidences (Wu & Zhang, 2019)",

@@ -4,7 +4,8 @@
 runs, 10-fold on lost and msrc-v2, every learner in :data:`LEARNERS` alone and after every
 reducer in :data:`REDUCERS` (one MLflow run each) and, at the end of the sweep, the report
 writer ``cenda_table`` (:func:`cenda_table`, registered through the ``plcore_report_writers``
-hook) writes ``docs/results/cenda_table.md``: mean ± std per cell and win/tie/loss of pairwise
+hook) writes ``cenda_table.md`` in the current folder (``hydra.callbacks.report.output=`` names the
+docs' page ``docs/results/cenda_table.md``): mean ± std per cell and win/tie/loss of pairwise
 t-tests at 0.05 on the shared folds, as in the paper. ``python -m plcore report --writer
 cenda_table --out docs/results/cenda_table.md`` rebuilds it from the database.
 ``experiment=cenda_table_transductive`` fits every reducer on all rows' features and
@@ -19,11 +20,11 @@ import time
 
 from plcore.run.report import fmt_mean_std, paired_ttest
 
-__all__ = ["LEARNERS", "REDUCERS", "DATASETS", "PAPER_LOST", "cenda_table", "run_key"]
+__all__ = ["LEARNERS", "REDUCERS", "DATASETS", "PAPER_LOST", "cenda_table", "learner_name", "run_key"]
 
 # experiments/cenda_table.yaml sweeps exactly these learners, reducers and data sets (tested)
-#: learner option -> display name (the paper's A)
-LEARNERS = {"plknn": "PL-KNN", "plsvm": "PL-SVM", "plecoc": "PL-ECOC", "ipal": "IPAL"}
+#: the learner options (the paper's A), in the table's order; printed by their display names
+LEARNERS = ("plknn", "plsvm", "plecoc", "ipal")
 #: reducer option -> column suffix ("none": the learner on the original features)
 REDUCERS = {"none": "", "delin": "-DELIN", "cenda": "-CENDA", "saute": "-SAUTE"}
 DATASETS = ("lost", "msrc-v2")
@@ -53,6 +54,13 @@ def run_key(run) -> tuple[str, str, str] | None:
     if dataset is None or learner not in LEARNERS or reducer not in REDUCERS:
         return None
     return dataset, learner, reducer
+
+
+def learner_name(learner: str) -> str:
+    """How the table prints a learner: its spec's display name (``PL-KNN``)."""
+    from plcore.registry import get_registry
+
+    return get_registry().display_name(name=learner, kinds=("learner",)) or learner
 
 
 def _cell(run):
@@ -94,7 +102,8 @@ def cenda_table(runs) -> str:
     datasets = [d for d in DATASETS if any(k[0] == d for k in cells)] + sorted(
         {k[0] for k in cells} - set(DATASETS))
     out = ["# A vs A-DELIN vs A-CENDA vs A-SAUTE (the CENDA paper's Tables 6-7)", "",
-           f"Generated {time.strftime('%Y-%m-%d %H:%M', time.localtime())} by `python -m plcore experiment={name}` "
+           f"Generated {time.strftime('%Y-%m-%d %H:%M', time.localtime())} by `python -m plcore experiment={name} "
+           f"hydra.callbacks.report.output=docs/results/{name}.md` "
            f"(10-fold CV, seed 0, z-scored on the training folds, {setting}; "
            "DELIN keeps min(q-1, d) dimensions, CENDA's thr 0.999 rule picks its own, SAUTE keeps 15 % of the "
            f"features). Rebuild from the database: `python -m plcore report --experiment {name} "
@@ -103,8 +112,8 @@ def cenda_table(runs) -> str:
            "| data set | learner A | A | A-DELIN | A-CENDA | A-SAUTE | paper: A / A-DELIN / A-CENDA |",
            "|---|---|---|---|---|---|---|"]
     for d in datasets:
-        for lrn, name in LEARNERS.items():
-            row = [d, name] + [_cell(cells[(d, lrn, r)]) if (d, lrn, r) in cells else "–" for r in REDUCERS]
+        for lrn in LEARNERS:
+            row = [d, learner_name(lrn)] + [_cell(cells[(d, lrn, r)]) if (d, lrn, r) in cells else "–" for r in REDUCERS]
             paper = [PAPER_LOST.get((lrn, r)) for r in ("none", "delin", "cenda")] if d == "lost" else [None] * 3
             row.append(" / ".join(fmt_mean_std(mean=p[0], std=p[1]) for p in paper) if all(paper) else "–")
             out.append("| " + " | ".join(row) + " |")
@@ -114,8 +123,8 @@ def cenda_table(runs) -> str:
             "| comparison | learner A | " + " | ".join(datasets) + " | in total (w/t/l) | paper, Lost (Table 6) |",
             "|---|---|" + "---|" * len(datasets) + "---|---|"]
     for a, b in COMPARISONS:
-        for lrn, name in LEARNERS.items():
-            row, total = [f"A{REDUCERS[a]} vs A{REDUCERS[b]}", name], [0, 0, 0]
+        for lrn in LEARNERS:
+            row, total = [f"A{REDUCERS[a]} vs A{REDUCERS[b]}", learner_name(lrn)], [0, 0, 0]
             for d in datasets:
                 ra, rb = cells.get((d, lrn, a)), cells.get((d, lrn, b))
                 if ra is None or rb is None or len(ra.steps()) < 2 or len(ra.steps()) != len(rb.steps()):

@@ -28,6 +28,7 @@ PLKNN_CENDA_SEARCH_SPACE = {f"cenda_{name}": values for name, values in CENDA_SE
 def plcore_components():
     return [
         ComponentSpec(kind="reducer", name="cenda", cls="plcore_cenda.reducers:CendaReducer",
+                      display_name="CENDA",
                       config={"algorithm": "auto", "alpha": 1.0, "k": 8, "max_iter": 50, "mu": 0.5,
                               "n_components": None, "n_jobs": None, "thr": 0.999, "tol": 1e-06},
                       description="CENDA: partial-label dimensionality reduction by confidence-based "
@@ -36,6 +37,7 @@ def plcore_components():
                       test_params={"max_iter": 5, "tol": 0.0},
                       search_space=CENDA_SEARCH_SPACE),
         ComponentSpec(kind="learner", name="plknn_cenda", cls="plcore_cenda.learners:CendaPlKnnLearner",
+                      display_name="PL-KNN-CENDA",
                       config={"cenda_algorithm": "auto", "cenda_alpha": 1.0, "cenda_k": 8, "cenda_max_iter": 50,
                               "cenda_mu": 0.5, "cenda_n_components": None, "cenda_thr": 0.999, "cenda_tol": 1e-06,
                               "k": 10, "n_jobs": None, "vote": "confidences", "weights": "linear"},

@@ -43,6 +43,9 @@ _OWN = {"lws": {"beta": 2.0},
         "pico": {"conf_ema": (0.95, 0.8), "feat_dim": 128, "loss_weight": 0.5, "moco_m": 0.999, "noise_scale": 0.1,
                  "prot_start": 1, "proto_m": 0.99, "queue_size": 8192, "temperature": 0.07},
         "valen": {"n_neighbors": 3, "warm_up": 10}}
+#: option name -> the name the papers print
+_DISPLAY_NAMES = {"proden": "PRODEN", "rc": "RC", "cc": "CC", "lws": "LWS", "cavl": "CAVL", "pop": "POP",
+                  "pico": "PiCO", "valen": "VALEN"}
 _DESCRIPTIONS = {
     "proden": "PRODEN (Lv et al., ICML 2020): confidence-weighted cross-entropy, confidences re-estimated per batch",
     "rc": "RC, the risk-consistent estimator of Feng et al. (NeurIPS 2020)",
@@ -59,6 +62,7 @@ _DESCRIPTIONS = {
 def plcore_components():
     return [ComponentSpec(kind="learner", name=name, cls=f"plcore_deep.learners:{cls}",
                           config={**_COMMON, **_OWN.get(name, {})}, description=_DESCRIPTIONS[name],
+                          display_name=_DISPLAY_NAMES[name],
                           search_space=SEARCH_SPACE, test_params={**_TEST_PARAMS, **_TEST_OVERRIDES.get(name, {})})
             for name, cls in LEARNER_OPTIONS.items()]
 

@@ -39,14 +39,16 @@ SEARCH_SPACES = {
 _PERCEPTRON = {"eta": 1.0, "fit_intercept": True, "n_epochs": 5, "random_state": None, "shuffle": True}
 _PEGASOS = {"fit_intercept": True, "lam": 0.1, "n_epochs": 5, "random_state": None,
             "shrink_on_zero_loss": False, "shuffle": True}
-#: option name -> (config node, one line for listings)
+#: option name -> (config node, one line for listings, the name the paper's figures print)
 _DECLARED = {
-    "perceptron": (_PERCEPTRON, "Multiclass Perceptron on exact labels (baseline of the online paper)"),
-    "avg_perceptron": (_PERCEPTRON, "Avg Perceptron: Perceptron on the average prediction hinge loss (Algorithm 1)"),
-    "max_perceptron": (_PERCEPTRON, "Max Perceptron: Perceptron on the max prediction hinge loss (Algorithm 2)"),
-    "pegasos": (_PEGASOS, "Multiclass Pegasos on exact labels (baseline of the online paper)"),
-    "avg_pegasos": (_PEGASOS, "Avg Pegasos: Pegasos on the average prediction hinge loss (Algorithm 3)"),
-    "max_pegasos": (_PEGASOS, "Max Pegasos: Pegasos on the max prediction hinge loss (Algorithm 4)"),
+    "perceptron": (_PERCEPTRON, "Multiclass Perceptron on exact labels (baseline of the online paper)", "Perceptron"),
+    "avg_perceptron": (_PERCEPTRON, "Avg Perceptron: Perceptron on the average prediction hinge loss (Algorithm 1)",
+                       "Avg Perceptron"),
+    "max_perceptron": (_PERCEPTRON, "Max Perceptron: Perceptron on the max prediction hinge loss (Algorithm 2)",
+                       "Max Perceptron"),
+    "pegasos": (_PEGASOS, "Multiclass Pegasos on exact labels (baseline of the online paper)", "Pegasos"),
+    "avg_pegasos": (_PEGASOS, "Avg Pegasos: Pegasos on the average prediction hinge loss (Algorithm 3)", "Avg Pegasos"),
+    "max_pegasos": (_PEGASOS, "Max Pegasos: Pegasos on the max prediction hinge loss (Algorithm 4)", "Max Pegasos"),
 }
 
 
@@ -54,6 +56,7 @@ _DECLARED = {
 def plcore_components():
     return [ComponentSpec(kind="learner", name=name, cls=f"plcore_online.learners:{cls}",
                           config=dict(_DECLARED[name][0]), description=_DECLARED[name][1],
+                          display_name=_DECLARED[name][2],
                           prequential="plcore_online.learners:prequential",
                           test_params=dict(_TEST_PARAMS), search_space=SEARCH_SPACES.get(name))
             for name, cls in LEARNER_OPTIONS.items()]

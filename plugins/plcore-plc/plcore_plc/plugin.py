@@ -17,6 +17,7 @@ PLC_SEARCH_SPACE = {"k": [10, 15, 20, 25, 30, 40]}
 def plcore_components():
     return [
         ComponentSpec(kind="clusterer", name="plc", cls="plcore_plc.clusterers:PlcClusterer",
+                      display_name="PLC",
                       config={"alpha": 0.01, "beta": 0.01, "f_step": "sequential", "f_sweeps": 1, "f_tol": 1e-05,
                               "gamma": 10.0, "inner_iter": 10, "k": 10, "lam": 1.0, "mu": 1.0, "n_clusters": None,
                               "n_init": 20, "outer_iter": 5, "random_state": None, "refresh_constraints": False,
@@ -26,10 +27,12 @@ def plcore_components():
                       test_params={"k": 5, "outer_iter": 1, "inner_iter": 3, "n_init": 2},
                       search_space=PLC_SEARCH_SPACE),
         ComponentSpec(kind="clusterer", name="kmeans", cls="plcore_plc.clusterers:KMeansClusterer",
+                      display_name="k-means",
                       config={"n_clusters": None, "n_init": 10, "random_state": None},
                       description="k-means baseline (scikit-learn ``KMeans``)",
                       test_params={"n_init": 2}),
         ComponentSpec(kind="clusterer", name="spectral", cls="plcore_plc.clusterers:SpectralClusterer",
+                      display_name="SC",
                       config={"affinity": "nearest_neighbors", "gamma": None, "n_clusters": None, "n_init": 20,
                               "n_neighbors": 10, "random_state": None},
                       description="Spectral clustering baseline (scikit-learn ``SpectralClustering``)",

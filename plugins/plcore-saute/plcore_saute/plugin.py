@@ -27,19 +27,23 @@ _GREEDY = {"alpha": 0.6, "k": 8, "max_iter": 20, "n_features": None, "random_sta
 def plcore_components():
     return [
         ComponentSpec(kind="reducer", name="saute", cls=f"{_REDUCERS}:SauteReducer", config=dict(_GREEDY),
+                      display_name="SAUTE",
                       description="SAUTE: submodular mutual-information feature selection (KDD 2022)",
                       test_params={"max_iter": 3},
                       search_space=SEARCH_SPACE),
         ComponentSpec(kind="reducer", name="random_selection", cls=f"{_REDUCERS}:RandomSelectionReducer",
                       config={"n_features": None, "random_state": None},
+                      display_name="RS",
                       description="RS: d' features drawn at random (SAUTE paper baseline)",
                       test_params={"random_state": 0},
                       search_space=SEARCH_SPACE),
         ComponentSpec(kind="reducer", name="max_relevance", cls=f"{_REDUCERS}:MaxRelevanceReducer", config=dict(_GREEDY),
+                      display_name="MR",
                       description="MR: SAUTE without the redundancy term, greedy on Eq. (5)",
                       test_params={"max_iter": 3},
                       search_space=SEARCH_SPACE),
         ComponentSpec(kind="reducer", name="max_joint_entropy", cls=f"{_REDUCERS}:MaxJointEntropyReducer", config={"n_features": None},
+                      display_name="MJE",
                       description="MJE: greedy maximum joint entropy of the discretised features",
                       search_space=SEARCH_SPACE),
     ]

@@ -17,4 +17,5 @@ def plcore_components():
     return [ComponentSpec(kind="learner", name="centroid", cls="plcore_example.learners:CandidateCentroidLearner",
                           config={"n_iter": 5, "temperature": 0.1},
                           description="Nearest class centroid, with centroids estimated from the candidate sets.",
+                          display_name="Candidate centroid",
                           test_params={"n_iter": 3})]
