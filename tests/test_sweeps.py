@@ -137,3 +137,28 @@ def test_sweep_table_lists_jobs_in_order_with_reused_runs_and_jobs_without_a_run
     assert lines[1].split() == ["(no", "run)", "dataset=lost", "FAILED", "-"]
     assert lines[2].split()[-3:] == ["learner.k=3", status, "accuracy_mean=0.5000"]
     assert lines[3].split()[-3:] == ["dataset=wine", "KILLED", "-"]
+
+
+def test_the_comparison_names_every_failed_run_and_job(tmp_path):
+    """``report=comparison`` on a sweep with a job failing in fit and two failing before their run:
+    the page (and ``report --kind comparison`` later) lists all three under "Not compared"."""
+    home = tmp_path / "home"
+    home.mkdir()
+    args = ["-m", *FAULTY, "+learner.fail=true,false", "dataset=iris,wine,lost", "bags.r=1", "protocol.n_splits=2",
+            "protocol.refit=false", "progress=false", "report=comparison"]
+    proc = _plcore(args, tmp_path, PLCORE_DATA_HOME=str(home))
+    assert proc.returncode == 1, proc.stderr
+    sweep = _sweep_dir(proc.stdout)
+    for page in (tmp_path / sweep / "comparison.md", None):
+        if page is None:  # rebuilt from the store and the sweep's folder
+            again = _plcore(["report", "--kind", "comparison", "--sweep-dir", sweep, "--out", "again.md", "--no-log"],
+                            tmp_path)
+            assert again.returncode == 0, again.stderr
+            page = tmp_path / "again.md"
+        text = page.read_text()
+        listed = text[text.index("## Not compared"):].splitlines()
+        items = [line for line in listed if line.startswith("- ")]
+        assert len(items) == 4, text  # iris and wine failed in fit; lost twice before its run
+        assert sum("FAILED (run " in i and "deliberate failure inside fit" in i for i in items) == 2
+        assert sum("before its run existed: data set 'lost' not found" in i for i in items) == 2
+    assert "## Not compared" in proc.stdout  # the console text too

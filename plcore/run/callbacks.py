@@ -75,18 +75,20 @@ class ComparisonCallback(Callback):
     def on_multirun_end(self, config, **kwargs):
         from pathlib import Path
 
-        from plcore.run.comparison_report import command_line, comparison_report, log_parent_run
+        from plcore.run.comparison_report import command_line, comparison_report, log_parent_run, not_compared
 
         try:
             runs, sweep_dir, uri = _sweep_runs(config)
             if runs is None:
                 print("no comparison: tracking is off (tracking=none)")
                 return
+            failed, _, _ = _sweep_runs(config, statuses=("FAILED", "KILLED"))
+            missing = not_compared(failed, read_job_records(sweep_dir), runs)
             output = Path(self.output or Path(sweep_dir) / "comparison.md")
             experiment = config.tracking.get("experiment_name") or "plcore"
             report = comparison_report(runs, output, reference=self.reference, error=self.error, alpha=self.alpha,
                                        title=self.title, command=command_line(), sweep_dir=sweep_dir,
-                                       experiment=experiment)
+                                       experiment=experiment, missing=missing)
         except Exception as err:  # noqa: BLE001 - a report must not turn a finished sweep into a failure
             log.warning("could not write the comparison: %s", err)
             print(f"warning: could not write the comparison: {err}")

@@ -232,7 +232,8 @@ _TESTS = {
 def comparison_report(runs: Sequence[RunRecord], output, *, reference: str | None = None, error: str = "std",
                       alpha: float = 0.05, title: str | None = None, command: str | None = None,
                       sweep_dir: str | None = None, intro: str | None = None,
-                      rebuild: str | None = None, experiment: str | None = None) -> ComparisonReport | None:
+                      rebuild: str | None = None, experiment: str | None = None,
+                      missing: Sequence[str] = ()) -> ComparisonReport | None:
     """Write the comparison of ``runs`` to ``output`` (markdown), ``output`` with ``.tex`` (LaTeX,
     booktabs) and ``<stem>_cd_<metric>.png/.svg`` beside it. One section per protocol metric, its
     rows best average rank first,
@@ -240,7 +241,9 @@ def comparison_report(runs: Sequence[RunRecord], output, *, reference: str | Non
     from the database (default: ``python -m plcore report --kind comparison`` with ``experiment``,
     ``sweep_dir`` and the options). ``reference`` (a method or its printed name) counts win/tie/loss
     in every section that has it (it must be in one); without it, each section counts that of its
-    best-ranked method. Returns None when no run has a comparable metric."""
+    best-ranked method. ``missing`` (:func:`not_compared`) names the runs and jobs that failed:
+    the page and the console text list them under "Not compared". Returns None when no run has a
+    comparable metric."""
     if error not in ("std", "sem"):
         raise ConfigError(f"error must be 'std' or 'sem', got {error!r}")
     output = Path(output)
@@ -284,6 +287,10 @@ def comparison_report(runs: Sequence[RunRecord], output, *, reference: str | Non
             + (rebuild or _rebuild_command(sweep_dir, experiment, reference, error, alpha))
             + "`. LaTeX: `" + output.with_suffix(".tex").name + "`.", ""] + ([intro.strip(), ""] if intro else [])
     source = provenance_line(report.runs, sweep_dir, None if sweep_dir else experiment)
+    if missing:
+        sections.append("## Not compared\n\n" + f"{len(missing)} run(s) or job(s) failed or left no result, so "
+                        "their cells are missing from the tables above:\n\n"
+                        + "\n".join(f"- {line}" for line in missing) + "\n")
     report.sections = "\n".join(sections)
     report.markdown = "\n".join(head) + "\n" + report.sections + "\n" + source
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -291,6 +298,24 @@ def comparison_report(runs: Sequence[RunRecord], output, *, reference: str | Non
     output.with_suffix(".tex").write_text("% plcore comparison; needs \\usepackage{booktabs}\n" + "\n".join(tex))
     report.files = [output, output.with_suffix(".tex"), *report.diagrams]
     return report
+
+
+def not_compared(failed_runs: Sequence[RunRecord], jobs: Sequence = (), finished: Sequence[RunRecord] = ()) -> list:
+    """One line for each FAILED or KILLED run that no FINISHED run of the same settings and data
+    (tag ``plcore.run_key``) in ``finished`` replaced, and for each job of a sweep
+    (:class:`~plcore.run.runs.JobRecord`) that failed before its run existed or left no record."""
+    from plcore.run.runs import RUN_KEY_TAG
+
+    done = {r.tags.get(RUN_KEY_TAG) for r in finished} - {None}
+    lines = []
+    for r in failed_runs:
+        if r.status in ("FAILED", "KILLED") and r.tags.get(RUN_KEY_TAG) not in done:
+            why = " ".join(r.tags.get("error", "").split()) or r.tags.get("plcore.ended_by", "")
+            lines.append(f"`{r.name}` {r.status} (run {r.run_id})" + (f": {why}" if why else ""))
+    for j in jobs:
+        if j.failed and j.run_id is None:
+            lines.append(f"job {j.num} (`{' '.join(j.overrides)}`) {j.status}, before its run existed: {j.error}")
+    return lines
 
 
 def _rebuild_command(sweep_dir, experiment, reference, error, alpha) -> str:

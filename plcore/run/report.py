@@ -232,11 +232,14 @@ def main(argv=None) -> int:
 
 
 def _comparison(args, runs, out: Path, uri: str) -> int:
-    from plcore.run.comparison_report import command_line, comparison_report, log_parent_run
+    from plcore.run.comparison_report import command_line, comparison_report, log_parent_run, not_compared
+    from plcore.run.runs import read_job_records
 
+    failed = load_runs(uri, experiment_name=args.experiment, sweep_dir=args.sweep_dir, statuses=("FAILED", "KILLED"))
+    jobs = read_job_records(args.sweep_dir) if args.sweep_dir and Path(args.sweep_dir).is_dir() else []
     report = comparison_report(runs, out, reference=args.reference, error=args.error, alpha=args.alpha,
                                title=args.title, command=command_line(), sweep_dir=args.sweep_dir,
-                               experiment=args.experiment)
+                               experiment=args.experiment, missing=not_compared(failed, jobs, runs))
     if report is None:
         what = "no finished runs" if not runs else f"none of {len(runs)} finished run(s) has a per-split metric"
         print(f"nothing to compare: {what} in {uri} (experiment {args.experiment!r})")
