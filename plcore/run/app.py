@@ -307,6 +307,7 @@ class ResolvedRun:
     setup: Any
     dataset: Any
     params: dict
+    audit: Any = None  # the candidate sets' CandidateAudit (plcore.data), logged with the data set
 
 
 def resolve_run(cfg, registry: Registry | None = None) -> ResolvedRun:
@@ -376,9 +377,11 @@ def resolve_run(cfg, registry: Registry | None = None) -> ResolvedRun:
                 node.random_state = est.get_params(deep=False)["random_state"]
         if cfg.get("bags") and "random_state" in cfg.bags:  # the protocol seeds every draw of candidate sets
             cfg.bags.pop("random_state")
-    if setup.bags is not None:  # one draw now, so that bad bag settings (r >= q) fail before tracking
-        apply_bags(dataset, setup.bags, cfg.seed)
-    return ResolvedRun(cfg, spec, setup, dataset, params)
+    # one draw now, so that bad bag settings (r >= q - 1) fail before tracking; audited and logged
+    drawn = apply_bags(dataset, setup.bags, cfg.seed) if setup.bags is not None else dataset
+    audit = drawn.candidate_audit()
+    audit.require_informative(repr(setup.bags) if setup.bags is not None else f"data set {dataset.name!r}")
+    return ResolvedRun(cfg, spec, setup, dataset, params, audit)
 
 
 def _run_job(cfg, job: _JobState) -> float | None:
@@ -420,12 +423,13 @@ def _run_job(cfg, job: _JobState) -> float | None:
               else f"candidate sets from {setup.bags!r}")
     print(f"{dataset.name}: n={dataset.n_samples} d={dataset.n_features} q={dataset.n_classes}, {source}; "
           f"protocol={pname}; {_describe(setup)}", flush=True)
+    print(resolved_run.audit, flush=True)
     with tracking.start_run(tcfg, params=tracking.flatten(resolved), tags=tags,
                             config_yaml=OmegaConf.to_yaml(cfg, resolve=True), run_name=name,
                             step_name=spec.step_name, fallback_dir=tags.get("hydra.output_dir")) as run:
         job.run = run
         run.set_tag("dataset.fingerprint", dataset.fingerprint())
-        run.log_dataset(dataset)
+        run.log_dataset(dataset, resolved_run.audit)
         reporter = _StepReporter(run, spec, params, f"{pname} {dataset.name}", job)
         result = spec.function(setup, dataset, random_state=cfg.seed, progress=cfg.get("progress", True),
                                callback=reporter, **params)
@@ -582,7 +586,8 @@ def check_overrides(argv, registry: Registry) -> None:
         for v in value.split(","):
             if v and v not in names:
                 hint = ""
-                if kind == "dataset" and ("/" in v or "\\" in v or Path(v).suffix in (".mat", ".arff", ".csv", ".npz")):
+                if kind == "dataset" and ("/" in v or "\\" in v
+                                          or Path(v).suffix in (".mat", ".arff", ".csv", ".parquet", ".npz")):
                     hint = f"; a file is loaded with dataset=file dataset.name_or_path={v}"
                 raise ConfigError(f"unknown {kind} {v!r}; available {kind} options: {', '.join(names)}{hint}")
 
