@@ -64,6 +64,16 @@ def test_csv_candidate_column_gives_the_sets_the_classes_and_the_truth(tmp_path)
     np.testing.assert_array_equal(no_truth.S, SETS)
 
 
+def test_sets_read_as_exact_labels_are_pointed_out(tmp_path):
+    """Without the option the column is read as exact labels, as before (nothing is guessed), and
+    a warning says that its values look like candidate sets and which option reads them so."""
+    path = _write_csv(tmp_path / "sets.csv", [r[:3] for r in ROWS], "f1,f2,cands")
+    with pytest.warns(UserWarning, match=r"5 of the 8 classes read from the label column hold ';' "
+                                         r"\(e.g. 'a;b;c'\).*dataset.candidate_column=NAME"):
+        ds = load_csv(path)
+    assert ds.S is None and ds.n_classes == 8
+
+
 def test_csv_separator_and_numeric_labels(tmp_path):
     rows = [("0.1", "3|10", "10"), ("0.2", "2 | 3", "2"), ("0.3", "10", "10")]
     ds = load_csv(_write_csv(tmp_path / "num.csv", rows, "f,cands,truth"), candidate_column=1, label_column=-1,

@@ -629,6 +629,7 @@ def load_csv(path, name: str | None = None, label_column=None, delimiter: str = 
         ds = _table_dataset(path, name, header, cells, lines, label_column=label_column,
                             candidate_column=candidate_column, separator=separator,
                             indicator_columns=indicator_columns)
+    _warn_sets_read_as_labels(ds, path, separator)
     return _accept_truth(ds, noisy, path)
 
 
@@ -653,6 +654,7 @@ def load_parquet(path, name: str | None = None, label_column=None, *, candidate_
         ds = _table_dataset(path, name, header, cells, None, label_column=label_column,
                             candidate_column=candidate_column, separator=separator,
                             indicator_columns=indicator_columns)
+    _warn_sets_read_as_labels(ds, path, separator)
     return _accept_truth(ds, noisy, path)
 
 
@@ -748,6 +750,18 @@ def _table_dataset(path, name, header, cells, lines, *, label_column, candidate_
     ds = PLDataset(X, S, y, classes, name or path.stem, meta)
     ds.validate()
     return ds
+
+
+def _warn_sets_read_as_labels(ds: PLDataset, path, separator) -> None:
+    """Exact labels that hold the separator look like candidate sets read as classes of their
+    own (``a;b`` one class): say once how to read them as sets (nothing is guessed)."""
+    if ds.S is not None or not isinstance(separator, str) or not separator or ds.classes.dtype.kind != "U":
+        return
+    joined = [c for c in ds.classes.tolist() if separator in c]
+    if joined:
+        warnings.warn(f"{path}: {len(joined)} of the {ds.n_classes} classes read from the label column hold "
+                      f"{separator!r} (e.g. {joined[0]!r}), each read as an exact label; if the column holds "
+                      "candidate sets, name it with candidate_column (dataset.candidate_column=NAME)")
 
 
 def _column_name(header, j) -> str:
