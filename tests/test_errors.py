@@ -177,7 +177,7 @@ def no_truth(tmp):
     X, S, *_ = _arrays()
     p = tmp / "notruth.npz"
     np.savez(p, X=X, S=S)
-    return _file(p), {}, ["notruth", "no true labels"]
+    return _file(p), {}, ["notruth", "no true labels", "dataset.label_column"]
 
 
 def protocol_n_splits(tmp):

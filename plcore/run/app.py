@@ -353,7 +353,8 @@ def resolve_run(cfg, registry: Registry | None = None) -> ResolvedRun:
         raise ConfigError(f"data set {dataset.name!r} has exact labels only: choose a bag generator "
                           "(e.g. bags=uniform) to create candidate sets")
     if dataset.y_true is None:
-        raise ConfigError(f"data set {dataset.name!r} has no true labels: every protocol evaluates against them")
+        raise ConfigError(f"data set {dataset.name!r} has no true labels: every protocol evaluates against them "
+                          "(a CSV or Parquet file names their column with dataset.label_column)")
     spec.validate(params, dataset)
     for kind in ("learner", "reducer", "clusterer"):  # k, n_clusters, n_features, ... against the data's shape
         if getattr(setup, kind) is not None:
