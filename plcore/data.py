@@ -32,7 +32,9 @@ __all__ = [
     "check_candidates",
     "check_partial_labels",
     "candidates_from_target",
+    "candidate_classes",
     "labels_to_candidates",
+    "CandidateAudit",
     "max_feature_magnitude",
 ]
 
@@ -162,18 +164,47 @@ def labels_to_candidates(y, classes=None):
     return S, classes
 
 
+def _is_frame(y) -> bool:
+    """A pandas DataFrame (recognised without importing pandas)."""
+    return hasattr(y, "columns") and hasattr(y, "to_numpy") and hasattr(y, "iloc") and np.ndim(y) == 2
+
+
+def candidate_classes(y):
+    """The class names a candidate matrix carries: a pandas DataFrame's columns (as an array);
+    ``None`` for anything else (an array or sparse matrix names no class)."""
+    if not _is_frame(y):
+        return None
+    classes = np.asarray(list(y.columns))
+    unique, counts = np.unique(classes.astype(str), return_counts=True)
+    if (counts > 1).any():
+        raise DataValidationError(f"the candidate DataFrame's columns name a class twice: {unique[counts > 1].tolist()}")
+    return classes
+
+
+def _frame_matrix(y):
+    """A candidate DataFrame's values: CSR when every column is sparse, else a dense array."""
+    if len(y.columns) and all(str(t).startswith("Sparse") for t in y.dtypes):
+        return y.sparse.to_coo().tocsr()
+    return y.to_numpy()
+
+
 def candidates_from_target(y, *, n_samples: int | None = None):
     """Interpret the ``y`` argument of ``fit``: 1-D labels or an ``(n, q)`` candidate matrix.
 
-    Returns ``(S, classes, is_exact)``; ``classes`` are the sorted labels for 1-D input and
-    ``arange(q)`` for a candidate matrix. An ``(n, 1)`` array is read as labels (with
-    scikit-learn's ``DataConversionWarning``).
+    Returns ``(S, classes, is_exact)``; ``classes`` are the sorted labels for 1-D input, the
+    columns of a candidate DataFrame (:func:`candidate_classes`; e.g.
+    :meth:`PLDataset.candidates_frame`) and ``arange(q)`` for any other candidate matrix. An
+    ``(n, 1)`` array is read as labels (with scikit-learn's ``DataConversionWarning``).
     """
     if y is None:
         raise DataValidationError(
             "this estimator requires y to be passed, but the target y is None: give 1-D labels "
             "or an (n_samples, n_classes) candidate matrix"
         )
+    names = candidate_classes(y)
+    if names is not None and len(names) != 1:  # one column: labels, as for any (n, 1) array
+        S = check_candidates(_frame_matrix(y), n_samples=n_samples)
+        return S, names, False
     if not sp.issparse(y):
         y_arr = np.asarray(y)
         if y_arr.ndim == 2 and y_arr.shape[1] == 1:
@@ -345,6 +376,45 @@ class PLDataset:
         meta["classes_left_out"] = [str(c) for c in np.setdiff1d(np.arange(self.n_classes), keep)]
         return PLDataset(self.X[rows], S, remap[self.y_true[rows]], self.classes[keep], self.name, meta)
 
+    def candidates_frame(self):
+        """The candidate sets as a pandas DataFrame, one 0/1 column per class named by ``classes``
+        (sparse columns for a sparse ``S``): ``fit(ds.X, ds.candidates_frame())`` learns these
+        names, so that ``predict`` returns them (:func:`candidate_classes`)."""
+        import pandas as pd
+
+        if self.S is None:
+            raise DataValidationError(f"data set {self.name!r} has no candidate sets (exact labels only)")
+        columns = pd.Index(self.classes.tolist())
+        if sp.issparse(self.S):
+            return pd.DataFrame.sparse.from_spmatrix(self.S.astype(bool), columns=columns)
+        return pd.DataFrame(np.asarray(self.S, dtype=bool), columns=columns)
+
+    def true_labels(self):
+        """The true labels as class names (``classes[y_true]``), as ``predict`` returns them after
+        ``fit(X, ds.candidates_frame())``; ``None`` without true labels."""
+        return None if self.y_true is None else self.classes[self.y_true]
+
+    def rows_outside_candidates(self) -> np.ndarray:
+        """Indices of the rows whose true label is not in their candidate set (empty without
+        candidate sets or true labels)."""
+        if self.S is None or self.y_true is None:
+            return np.zeros(0, dtype=np.int64)
+        inside = np.asarray(self.S[np.arange(self.n_samples), self.y_true]).ravel().astype(bool)
+        return np.flatnonzero(~inside)
+
+    def candidate_audit(self) -> "CandidateAudit":
+        """Sizes of the candidate sets and how often they hold the true label
+        (:class:`CandidateAudit`)."""
+        if self.S is None:
+            raise DataValidationError(f"data set {self.name!r} has no candidate sets to audit")
+        sizes = np.asarray(self.S.sum(axis=1)).ravel()
+        inside = None
+        if self.y_true is not None:
+            inside = 1.0 - self.rows_outside_candidates().size / self.n_samples
+        return CandidateAudit(n_classes=self.n_classes, mean_size=float(sizes.mean()), min_size=int(sizes.min()),
+                              max_size=int(sizes.max()),
+                              share_all_labels=float(np.mean(sizes == self.n_classes)), share_true_inside=inside)
+
     def average_candidates(self) -> float:
         """Mean candidate-set size (``nan`` without candidate sets)."""
         if self.S is None:
@@ -368,3 +438,39 @@ class PLDataset:
             f"PLDataset(name={self.name!r}, n={self.n_samples}, d={self.n_features}, "
             f"q={self.n_classes}, avg_candidates={avg:.2f})"
         )
+
+
+@dataclass(frozen=True)
+class CandidateAudit:
+    """What a run's candidate sets carry (:meth:`PLDataset.candidate_audit`): the mean, least and
+    largest set size ``|S|``, the share of rows whose set holds all ``q`` labels (they carry no
+    information), and the share whose true label is in the set (``None`` without true labels)."""
+
+    n_classes: int
+    mean_size: float
+    min_size: int
+    max_size: int
+    share_all_labels: float
+    share_true_inside: float | None = None
+
+    def metrics(self) -> dict:
+        """``{"candidates.mean_size": ..., ...}``: the audit as a run's metrics."""
+        out = {"candidates.mean_size": self.mean_size, "candidates.min_size": self.min_size,
+               "candidates.max_size": self.max_size, "candidates.share_all_labels": self.share_all_labels}
+        if self.share_true_inside is not None:
+            out["candidates.share_true_inside"] = self.share_true_inside
+        return out
+
+    def __str__(self) -> str:
+        inside = ("" if self.share_true_inside is None
+                  else f"; true label inside in {100 * self.share_true_inside:.1f}% of rows")
+        return (f"candidate sets: |S| mean {self.mean_size:.2f} (min {self.min_size}, max {self.max_size}) of "
+                f"q={self.n_classes}; all labels in {100 * self.share_all_labels:.1f}% of rows{inside}")
+
+    def require_informative(self, what: str) -> None:
+        """Raise when every candidate set holds all ``q`` labels: ``what`` (e.g. the bag generator)
+        gives nothing to learn from."""
+        if self.share_all_labels >= 1.0:
+            raise DataValidationError(
+                f"{what} puts all {self.n_classes} labels in every candidate set: they carry no information "
+                "(any method is at chance); choose candidate sets that leave labels out")

@@ -14,8 +14,8 @@ Checks are chosen by the component's kind (``BaseLearner``, ``BaseReducer``,
 * scikit-learn's own estimator checks (learners, reducers, clusterers): a learner
   fitted with 1-D labels is an ordinary classifier;
 * partial-label checks: the candidate matrix is accepted dense and sparse with the same
-  result; predictions lie in ``classes_``; ``confidences_`` rows lie on the candidates
-  and sum to 1; reducers keep rows (and their order) and compose in
+  result; predictions lie in ``classes_`` (a candidate DataFrame's columns name them);
+  ``confidences_`` rows lie on the candidates and sum to 1; reducers keep rows (and their order) and compose in
   ``make_pipeline(reducer, learner)``; the same ``random_state`` gives the same output;
   ``clone`` and pickle keep behaviour; bad input raises ``ValueError``; a learner learns
   on easy, well-separated data.
@@ -122,7 +122,10 @@ def check_candidate_matrix_dense_and_sparse(name, estimator):
 
 
 def check_predictions_in_classes(name, estimator):
-    """Predictions come from ``classes_``, also for string labels and candidate matrices."""
+    """Predictions come from ``classes_``, also for string labels and candidate matrices; a
+    candidate DataFrame's columns are the classes (in their order), so ``predict`` returns them."""
+    import pandas as pd
+
     X, S, y = make_pl_data()
     est = _set_seed(estimator).fit(X, S)
     assert np.array_equal(est.classes_, np.arange(S.shape[1])), (
@@ -130,6 +133,12 @@ def check_predictions_in_classes(name, estimator):
     pred = est.predict(X)
     assert pred.shape == (X.shape[0],), f"{name}: predict must return shape (n,), got {pred.shape}"
     assert np.isin(pred, est.classes_).all(), f"{name}: predictions outside classes_"
+    names = np.array(["c", "a", "b"])
+    named = _set_seed(estimator).fit(X, pd.DataFrame(S, columns=names))
+    assert list(named.classes_) == list(names), (
+        f"{name}: classes_ must be a candidate DataFrame's columns {list(names)}, got {list(named.classes_)}")
+    assert np.array_equal(named.predict(X), names[pred]), (
+        f"{name}: with a candidate DataFrame, predict must return its column names for the same predictions")
     labels = np.array(["c", "a", "b"])[y]
     est = _set_seed(estimator).fit(X, labels)
     assert list(est.classes_) == ["a", "b", "c"], f"{name}: classes_ must be the sorted labels"

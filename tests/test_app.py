@@ -203,6 +203,10 @@ def test_run_logs_a_model_and_predict_uses_it(default_run, plcore_cli):
         "error: the data have 4 features but the model was fitted on 64"], bad.stderr
     missing = plcore_cli(["predict", "run=no such run", "data=iris"], cwd, check=False)
     assert missing.returncode == 2 and "no FINISHED run named 'no such run'" in missing.stderr
+    import numpy as np  # predict reads only the features: true labels outside the candidate sets do not matter
+    np.savez(cwd / "noisy.npz", X=np.zeros((3, 64)), S=np.eye(3, 10, dtype=bool), y=np.array([1, 2, 0]))
+    proc = plcore_cli(["predict", f"run={run.info.run_id}", "data=noisy.npz", "out=noisy.csv"], cwd)
+    assert "3 predictions" in proc.stdout
 
 
 def test_nested_selection_logs_the_choice_of_every_fold(tmp_path, plcore_cli):

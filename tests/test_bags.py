@@ -88,7 +88,7 @@ Q = 5
 N_BIG = 20000
 
 
-@pytest.mark.parametrize("r", [0, 1, 2, Q - 1, np.int64(3)])
+@pytest.mark.parametrize("r", [0, 1, 2, Q - 2, np.int64(3)])
 def test_uniform_sizes_and_true_label(r):
     y = make_labels(3000, Q, seed=1)
     S = UniformBags(r=r, random_state=0).generate(y)
@@ -97,7 +97,7 @@ def test_uniform_sizes_and_true_label(r):
     assert S[np.arange(len(y)), y].all()
 
 
-@pytest.mark.parametrize("s", [1, 2, 3, Q])
+@pytest.mark.parametrize("s", [1, 2, 3, Q - 1])
 def test_fixed_size_sizes_and_true_label(s):
     y = make_labels(3000, Q, seed=2)
     S = FixedSizeBags(s=s, random_state=0).generate(y)
@@ -148,7 +148,7 @@ def test_random_distinct_others_no_duplicates_and_not_true():
         assert not (np.diff(srt, axis=1) == 0).any()
 
 
-@pytest.mark.parametrize("r", [Q, Q + 3, -1, 1.5, 2.0, "2", None, True])
+@pytest.mark.parametrize("r", [Q - 1, Q, Q + 3, -1, 1.5, 2.0, "2", None, True])
 def test_uniform_bad_r_raises(r):
     y = make_labels(50, Q)
     with pytest.raises(ValueError, match=r"\br\b"):
@@ -158,12 +158,12 @@ def test_uniform_bad_r_raises(r):
 def test_uniform_r_limit_follows_n_classes():
     y = make_labels(50, 3)
     with pytest.raises(ValueError, match=r"\br\b"):
-        UniformBags(r=3).generate(y)  # q = 3 -> r <= 2
-    S = UniformBags(r=3, random_state=0).generate(y, n_classes=4)
-    np.testing.assert_array_equal(S.sum(axis=1), 4)
+        UniformBags(r=2).generate(y)  # q = 3 -> r <= 1
+    S = UniformBags(r=2, random_state=0).generate(y, n_classes=4)
+    np.testing.assert_array_equal(S.sum(axis=1), 3)
 
 
-@pytest.mark.parametrize("s", [0, Q + 1, -2, 2.5])
+@pytest.mark.parametrize("s", [0, Q, Q + 1, -2, 2.5])
 def test_fixed_size_bad_s_raises(s):
     y = make_labels(50, Q)
     with pytest.raises(ValueError, match=r"\bs\b"):
@@ -563,7 +563,21 @@ def test_flip_adds_each_false_label_with_probability_p(p):
 def test_flip_extremes():
     y = make_labels(200, Q)
     np.testing.assert_array_equal(FlipBags(p=0.0, random_state=0).generate(y, n_classes=Q), np.eye(Q, dtype=bool)[y])
-    assert FlipBags(p=1.0, random_state=0).generate(y, n_classes=Q).all()
+    assert FlipBags(p=0.999, random_state=0).generate(y, n_classes=Q).mean() > 0.99
+
+
+@pytest.mark.parametrize("make, needle", [
+    (lambda: UniformBags(r=Q - 1), r"UniformBags: r must be <= 3 \(r >= q - 1 = 4 puts all 5 labels in every bag"),
+    (lambda: FixedSizeBags(s=Q), r"FixedSizeBags: s must be <= 4 \(s >= q = 5 puts all 5 labels in every bag"),
+    (lambda: FlipBags(p=1.0), r"'p' parameter of FlipBags must be a float in the range \[0.0, 1.0\)"),
+])
+def test_settings_that_put_every_label_in_every_bag_are_refused_naming_the_bound(make, needle):
+    """Issue 42: r = q - 1 (the app's default r = 3 on 4 classes), s = q and p = 1 gave every row
+    all q labels -- runs at chance without a word; each is refused in one line naming the bound."""
+    y = make_labels(50, Q)
+    with pytest.raises(ValueError, match=needle) as info:
+        make().generate(y, n_classes=Q)
+    assert "\n" not in str(info.value)
 
 
 def test_uniform_sets_draw_every_set_with_the_true_label_but_all_equally_often():

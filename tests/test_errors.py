@@ -177,7 +177,7 @@ def no_truth(tmp):
     X, S, *_ = _arrays()
     p = tmp / "notruth.npz"
     np.savez(p, X=X, S=S)
-    return _file(p), {}, ["notruth", "no true labels"]
+    return _file(p), {}, ["notruth", "no true labels", "dataset.label_column"]
 
 
 def protocol_n_splits(tmp):
@@ -188,6 +188,52 @@ def bags_r_above_q(tmp):
     X, _, y, _ = _arrays()
     p = _csv(tmp / "three.csv", [[*x, c] for x, c in zip(X, y)])
     return _file(p) + ["bags.r=3"], {}, ["r", "q"]
+
+
+def default_bags_give_every_label(tmp):
+    """Issue 42: the default bags (r = 3) on a 4-class file put all 4 labels in every bag."""
+    X = _arrays()[0]
+    p = _csv(tmp / "four.csv", [[*x, "abcd"[i % 4]] for i, x in enumerate(X)])
+    return _file(p), {}, ["UniformBags: r must be <= 2", "r >= q - 1 = 3 puts all 4 labels in every bag", "got 3"]
+
+
+def flip_probability_one(tmp):
+    return ["dataset=iris", "bags=flip", "bags.p=1"], {}, ["'p' parameter of FlipBags", "[0.0, 1.0)"]
+
+
+def _outside(tmp, suffix):
+    X, S, y, T = _arrays()
+    S[[2, 7], :] = False
+    S[[2, 7], (y[[2, 7]] + 1) % Q] = True  # two rows whose true label is not a candidate
+    p = tmp / f"outside{suffix}"
+    if suffix == ".mat":
+        scipy.io.savemat(p, {"data": X, "partial_target": sp.csc_matrix(S.T.astype(float)), "target": T.T})
+    else:
+        np.savez(p, X=X, S=S, y=y)
+    return _file(p), {}, [str(p), "the true label is outside its candidate set in 2 of 12 rows (rows 2, 7)",
+                          "dataset.noisy=true"]
+
+
+def mat_true_label_outside(tmp):
+    """Issue 42: such a file ran FINISHED without a word."""
+    return _outside(tmp, ".mat")
+
+
+def npz_true_label_outside(tmp):
+    return _outside(tmp, ".npz")
+
+
+def csv_candidate_column_missing(tmp):
+    X, _, y, _ = _arrays()
+    p = _csv(tmp / "sets.csv", [[*x, "abc"[c]] for x, c in zip(X, y)])
+    return _file(p) + ["dataset.candidate_column=cands"], {}, [str(p), "candidate_column='cands': no such column"]
+
+
+def own_sets_hold_every_label(tmp):
+    X, _, y, _ = _arrays()
+    p = _csv(tmp / "full.csv", [[*x, "a;b;c", "abc"[c]] for x, c in zip(X, y)], header="f1,f2,cands,truth")
+    return _file(p) + ["dataset.candidate_column=cands", "dataset.label_column=truth"], {}, [
+        "data set 'full' puts all 3 labels in every candidate set", "no information"]
 
 
 def protocol_n_splits_above_n(tmp):
@@ -243,7 +289,8 @@ def plus_on_a_default_group(tmp):
     return ["+dataset=iris"], {}, ["dataset is in the defaults", "dataset=iris"]
 
 
-LATE_CASES = [plus_on_a_default_group, unknown_top_level_setting, unknown_dataset_setting, a_file_named_as_a_data_set, no_truth, protocol_n_splits, bags_r_above_q, protocol_n_splits_above_n, protocol_shuffle,
+LATE_CASES = [default_bags_give_every_label, flip_probability_one, mat_true_label_outside, npz_true_label_outside,
+              csv_candidate_column_missing, own_sets_hold_every_label, plus_on_a_default_group, unknown_top_level_setting, unknown_dataset_setting, a_file_named_as_a_data_set, no_truth, protocol_n_splits, bags_r_above_q, protocol_n_splits_above_n, protocol_shuffle,
               protocol_unknown_preprocessing, protocol_unknown_parameter, learner_metric_unknown,
               clusterer_more_clusters_than_classes, reducer_more_features_than_the_data,
               protocol_parameter_of_another_protocol]

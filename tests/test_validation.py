@@ -43,7 +43,7 @@ def test_generate_checks_constraints_and_data_dependent_ranges_separately():
     y = np.array([0, 1, 2, 1])
     with pytest.raises(InvalidParameterError, match="'r' parameter of UniformBags"):
         UniformBags(r=-1).generate(y)
-    with pytest.raises(DataValidationError, match="r must be <= 2") as info:
+    with pytest.raises(DataValidationError, match="r must be <= 1") as info:
         UniformBags(r=3).generate(y)
     assert not isinstance(info.value, InvalidParameterError)
     with pytest.raises(InvalidParameterError, match="'eta' parameter of ClusterNoisyBags"):

@@ -9,20 +9,22 @@ if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are 
     from plcore.datasets.bags import (ClusterNoisyBags, DropTrueBags, FixedSizeBags, FlipBags, InstanceDependentBags,
                                       UniformBags, UniformSetBags)
     from plcore.datasets.loaders import (find_dataset_file, find_idx_folder, get_data_home, load_arff, load_csv,
-                                         load_dataset, load_idx, load_npz, load_palm, load_sklearn, load_splits)
+                                         load_dataset, load_idx, load_npz, load_palm, load_parquet, load_sklearn,
+                                         load_splits)
 
 __all__ = [
     "ClusterNoisyBags", "DropTrueBags", "FixedSizeBags", "FlipBags", "InstanceDependentBags", "UniformBags",
     "UniformSetBags",
     "IDX_DATASETS", "PALM_DATASETS", "SKLEARN_DATASETS", "UCI_DATASETS",
     "find_dataset_file", "find_idx_folder", "get_data_home", "load_arff", "load_csv", "load_dataset",
-    "load_idx", "load_npz", "load_palm", "load_sklearn", "load_splits",
+    "load_idx", "load_npz", "load_palm", "load_parquet", "load_sklearn", "load_splits",
 ]
 
 __getattr__, __dir__ = lazy_exports(globals(), {
     **dict.fromkeys(("ClusterNoisyBags", "DropTrueBags", "FixedSizeBags", "FlipBags", "InstanceDependentBags",
                      "UniformBags", "UniformSetBags"), "plcore.datasets.bags"),
     **dict.fromkeys(("find_dataset_file", "find_idx_folder", "get_data_home", "load_arff", "load_csv",
-                     "load_dataset", "load_idx", "load_npz", "load_palm", "load_sklearn", "load_splits"),
+                     "load_dataset", "load_idx", "load_npz", "load_palm", "load_parquet", "load_sklearn",
+                     "load_splits"),
                     "plcore.datasets.loaders"),
 })

@@ -16,10 +16,11 @@ from plcore.utils import dense_candidates
 from plcore.validation import Integral, Interval, Real
 
 
-def _at_most(value, name, high, what):
+def _at_most(generator, name, high, what):
     """Data-dependent upper bound of an integer parameter (the lower bound is a constraint)."""
+    value = getattr(generator, name)
     if value > high:
-        raise DataValidationError(f"{name} must be <= {high} ({what}), got {value}")
+        raise DataValidationError(f"{type(generator).__name__}: {name} must be <= {high} ({what}), got {value}")
 
 __all__ = ["UniformBags", "FixedSizeBags", "ClusterNoisyBags", "DropTrueBags", "FlipBags", "UniformSetBags",
            "InstanceDependentBags", "random_distinct_others"]
@@ -49,7 +50,8 @@ def _singletons(y, q):
 class UniformBags(BaseBagGenerator):
     """True label plus ``r`` distinct false positives drawn uniformly (Cour et al. protocol).
 
-    Every bag has size ``r + 1``; requires ``r <= q - 1``.
+    Every bag has size ``r + 1``; requires ``r <= q - 2`` (``r = q - 1`` would put all q labels in
+    every bag: no information).
     """
 
     _parameter_constraints = {"r": [Interval(Integral, 0, None, closed="left")], "random_state": ["random_state"]}
@@ -59,7 +61,8 @@ class UniformBags(BaseBagGenerator):
         self.random_state = random_state
 
     def _generate(self, y, n_classes, rng, X=None, S=None):
-        _at_most(self.r, "r", n_classes - 1, "q - 1 false positives at most")
+        _at_most(self, "r", n_classes - 2, f"r >= q - 1 = {n_classes - 1} puts all {n_classes} labels in every "
+                 "bag: no information")
         out = _singletons(y, n_classes)
         others = random_distinct_others(y, self.r, n_classes, rng)
         out[np.arange(y.shape[0])[:, None], others] = True
@@ -67,7 +70,10 @@ class UniformBags(BaseBagGenerator):
 
 
 class FixedSizeBags(BaseBagGenerator):
-    """Bags of exactly ``s`` labels: the true one plus ``s - 1`` random others (online paper)."""
+    """Bags of exactly ``s`` labels: the true one plus ``s - 1`` random others (online paper).
+
+    Requires ``s <= q - 1`` (``s = q`` would put all q labels in every bag: no information).
+    """
 
     _parameter_constraints = {"s": [Interval(Integral, 1, None, closed="left")], "random_state": ["random_state"]}
 
@@ -76,7 +82,8 @@ class FixedSizeBags(BaseBagGenerator):
         self.random_state = random_state
 
     def _generate(self, y, n_classes, rng, X=None, S=None):
-        _at_most(self.s, "s", n_classes, "a bag holds at most the q classes")
+        _at_most(self, "s", n_classes - 1, f"s >= q = {n_classes} puts all {n_classes} labels in every bag: "
+                 "no information")
         return UniformBags(r=self.s - 1)._generate(y, n_classes, rng)
 
 
@@ -108,7 +115,7 @@ class ClusterNoisyBags(BaseBagGenerator):
         self.random_state = random_state
 
     def _generate(self, y, n_classes, rng, X=None, S=None):
-        _at_most(self.n_clusters, "n_clusters", X.shape[0], "one example per cluster at least")
+        _at_most(self, "n_clusters", X.shape[0], "one example per cluster at least")
         n = y.shape[0]
         km = KMeans(n_clusters=self.n_clusters, n_init=4,
                     random_state=rng.randint(np.iinfo(np.int32).max))
@@ -165,10 +172,11 @@ class DropTrueBags(BaseBagGenerator):
 class FlipBags(BaseBagGenerator):
     """Each false label joins the bag independently with probability ``p`` (the "flipping
     probability" of the deep-PLL benchmarks: PRODEN, POP, PLENCH). The mean bag has
-    ``1 + p (q - 1)`` labels; bags vary in size, and ``p = 1`` gives every label.
+    ``1 + p (q - 1)`` labels; bags vary in size. ``p`` is below 1 (``p = 1`` would put every label
+    in every bag: no information).
     """
 
-    _parameter_constraints = {"p": [Interval(Real, 0.0, 1.0, closed="both")], "random_state": ["random_state"]}
+    _parameter_constraints = {"p": [Interval(Real, 0.0, 1.0, closed="left")], "random_state": ["random_state"]}
 
     def __init__(self, p=0.3, random_state=None):
         self.p = p

@@ -1,4 +1,4 @@
-"""Data-set loaders: PALM .mat, UCI ARFF, CSV/NPZ and scikit-learn built-ins.
+"""Data-set loaders: PALM .mat, UCI ARFF, CSV/Parquet/NPZ and scikit-learn built-ins.
 
 Every error a loader raises is one line naming the file (and the offending rows, columns
 or keys): a :class:`~plcore.exceptions.DatasetNotFoundError` for a missing file, else a
@@ -42,6 +42,7 @@ __all__ = [
     "load_palm",
     "load_arff",
     "load_csv",
+    "load_parquet",
     "load_npz",
     "load_sklearn",
     "load_splits",
@@ -70,7 +71,7 @@ def _search_dirs(home: Path) -> list[Path]:
     return dirs
 
 
-_SUFFIXES = (".mat", ".arff", ".csv", ".npz")
+_SUFFIXES = (".mat", ".arff", ".csv", ".parquet", ".npz")
 #: ARFF: a numeric last attribute is read as the class only under one of these names
 _CLASS_NAMES = ("class", "label", "target", "y")
 #: CSV cells read as missing feature values (reported as such, never silently imputed)
@@ -243,38 +244,57 @@ def load_idx(folder, name: str | None = None, classes=None) -> PLDataset:
                      meta={"source": str(folder), "test_rows": test_rows, "image_shape": tuple(Xtr.shape[1:])})
 
 
-def load_dataset(name_or_path, data_home=None, class_coverage=None) -> PLDataset:
+def load_dataset(name_or_path, data_home=None, class_coverage=None, *, noisy: bool = False, label_column=None,
+                 candidate_column=None, separator: str = ";", indicator_columns=None) -> PLDataset:
     """Load a data set by name (PALM, UCI, scikit-learn built-in, IDX images) or by path.
 
     Paths ending in ``.mat`` are read as PALM files, ``.arff`` as ARFF, ``.csv`` as CSV
-    (last column the label) and ``.npz`` as NPZ (keys ``X``, optional ``S``, ``y``); a folder
-    holding ``train-images-idx3-ubyte[.gz]`` and its companions as an IDX image set.
+    (:func:`load_csv`), ``.parquet`` as Parquet (:func:`load_parquet`) and ``.npz`` as NPZ (keys
+    ``X``, optional ``S``, ``y``); a folder holding ``train-images-idx3-ubyte[.gz]`` and its
+    companions as an IDX image set. ``label_column``, ``candidate_column``, ``separator`` and
+    ``indicator_columns`` say how a CSV or Parquet file holds its labels (default: exact labels
+    in the last column). A true label outside its candidate set is refused unless ``noisy``
+    (noisy partial labels; ``meta["noisy"]``).
     ``class_coverage`` (e.g. 0.99, the deep-PLL recipe's rule): keep only the most frequent
     classes that hold that share of the true labels (:meth:`PLDataset.frequent_classes`).
     """
-    dataset = _load(name_or_path, data_home)
+    table = {"label_column": label_column, "candidate_column": candidate_column, "separator": separator,
+             "indicator_columns": indicator_columns}
+    dataset = _load(name_or_path, data_home, bool(noisy), table)
     return dataset if class_coverage is None else dataset.frequent_classes(float(class_coverage))
 
 
-def _load(name_or_path, data_home) -> PLDataset:
+_TABLE_DEFAULTS = {"label_column": None, "candidate_column": None, "separator": ";", "indicator_columns": None}
+
+
+def _load(name_or_path, data_home, noisy, table) -> PLDataset:
     key = str(name_or_path)
+    path = Path(key).expanduser()
+    tables = {".csv": load_csv, ".parquet": load_parquet}
+    given = [k for k, v in table.items() if v != _TABLE_DEFAULTS[k]]
+    if given and path.suffix.lower() not in tables:
+        raise DataValidationError(f"{', '.join(given)} apply to CSV and Parquet files only, not to {key!r}")
     if key in SKLEARN_DATASETS:
         return load_sklearn(key)
     if key in PALM_DATASETS:
-        return load_palm(find_dataset_file(key, data_home), name=key)
+        return load_palm(find_dataset_file(key, data_home), name=key, noisy=noisy)
     if key in UCI_DATASETS:
         return load_arff(find_dataset_file(key, data_home), name=key)
     if key in IDX_DATASETS:
         return load_idx(find_idx_folder(key, data_home), name=key, classes=IDX_DATASETS[key]["classes"])
-    path = Path(key).expanduser()
     if path.is_dir() and _idx_file(path, _IDX_PARTS[0]):
         return load_idx(path)
-    loaders = {".mat": load_palm, ".arff": load_arff, ".csv": load_csv, ".npz": load_npz}
-    if path.suffix.lower() in loaders:
-        return loaders[path.suffix.lower()](_existing_file(path))
+    suffix = path.suffix.lower()
+    if suffix in tables:
+        return tables[suffix](_existing_file(path), noisy=noisy, **table)
+    loaders = {".mat": load_palm, ".npz": load_npz}
+    if suffix in loaders:
+        return loaders[suffix](_existing_file(path), noisy=noisy)
+    if suffix == ".arff":
+        return load_arff(_existing_file(path))
     raise DataValidationError(
         f"cannot load {key!r}: not a known data set name ({', '.join(known_names())}) "
-        f"nor a path ending in .mat, .arff, .csv or .npz nor a folder of IDX files; "
+        f"nor a path ending in .mat, .arff, .csv, .parquet or .npz nor a folder of IDX files; "
         f"{_data_home_contents(get_data_home(data_home))}"
     )
 
@@ -315,13 +335,14 @@ def _numeric_matrix(value, key):
         ) from None
 
 
-def load_palm(path, name: str | None = None) -> PLDataset:
+def load_palm(path, name: str | None = None, *, noisy: bool = False) -> PLDataset:
     """Load a PALM-format .mat file (keys ``data``, ``partial_target``, ``target``).
 
     Label matrices are stored q x n (sparse or dense) and returned n x q; a sparse
     ``partial_target`` stays sparse (CSR). Split masks ``train_idx``/``test_idx`` (cell
     arrays of 0/1 masks), when present, are returned in ``meta["splits"]`` as a list of
-    ``(train_mask, test_mask)`` boolean arrays. Candidate rows must not be empty.
+    ``(train_mask, test_mask)`` boolean arrays. Candidate rows must not be empty; a true label
+    outside its candidate set is refused unless ``noisy``.
     """
     path = _existing_file(path)
     with _reading(path, "a MATLAB .mat file"):
@@ -354,7 +375,7 @@ def load_palm(path, name: str | None = None) -> PLDataset:
             meta["splits"] = load_splits(mat)
         ds = PLDataset(X, S, y, None, name or path.stem, meta)
         ds.validate()
-    return ds
+    return _accept_truth(ds, noisy, path)
 
 
 def load_splits(source) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -509,16 +530,17 @@ def _arff_bad_row(path, counts_only: bool = False) -> str:
 
 
 def _parse_cells(cells):
-    """Float matrix of CSV feature cells (missing tokens -> NaN) and the ``(row, column, text)`` of the rest."""
+    """Float matrix of feature cells (missing tokens and ``None`` -> NaN) and the ``(row, column,
+    value)`` of the cells that are not numbers."""
     X = np.empty(cells.shape)
     bad = []
     for (i, j), v in np.ndenumerate(cells):
-        if v.lower() in _MISSING:
+        if v is None or (isinstance(v, str) and v.lower() in _MISSING):
             X[i, j] = np.nan
             continue
         try:
             X[i, j] = float(v)
-        except ValueError:
+        except (TypeError, ValueError):
             bad.append((i, j, v))
     return X, bad
 
@@ -536,29 +558,61 @@ def _csv_rows(path, delimiter):
     return rows
 
 
-def load_csv(path, name: str | None = None, label_column: int = -1, delimiter: str = ",",
-             skip_header: int | None = None) -> PLDataset:
-    """Load a CSV file of numeric features with one label column (default: the last).
+def _typed_labels(labels):
+    """Label strings as numbers where they all are (integers where whole, so that "2" sorts
+    before "10"), else unchanged."""
+    try:
+        num = labels.astype(np.float64)
+    except ValueError:
+        return labels
+    return num.astype(np.int64) if np.all(num == np.round(num)) else num
 
-    A first row whose features are not all numbers is a header (unless ``skip_header``
-    says how many rows to skip). Missing feature values (empty, ``?``, ``NA``, ``NaN``)
-    and inf are rejected naming the rows and columns: nothing is imputed or dropped.
-    Blank lines and lines starting with ``#`` are skipped.
+
+def _names_a_column(option) -> bool:
+    """Whether a column option gives a column by name (then the file's first row names them)."""
+    if isinstance(option, str):
+        return True
+    if option is None or isinstance(option, (int, np.integer)):
+        return False
+    return any(isinstance(o, str) for o in option)
+
+
+def load_csv(path, name: str | None = None, label_column=None, delimiter: str = ",",
+             skip_header: int | None = None, *, candidate_column=None, separator: str = ";",
+             indicator_columns=None, noisy: bool = False) -> PLDataset:
+    """Load a CSV file of numeric features with exact labels or candidate sets.
+
+    Exact labels: one label column, ``label_column`` (a name or a position; default the last).
+    Candidate sets, chosen explicitly: ``candidate_column``, one column
+    of labels separated by ``separator`` (``b;d``), or ``indicator_columns``, 0/1 columns (a list
+    of names, or a pattern such as ``"cand_*"``); ``label_column`` then names the optional
+    column of true labels. A first row whose features are not all numbers is a header (unless
+    ``skip_header`` says how many rows to skip; a column given by name means a header).
+    Missing feature values (empty, ``?``, ``NA``, ``NaN``) and inf are rejected naming the rows
+    and columns: nothing is imputed or dropped. Blank lines and lines starting with ``#`` are
+    skipped. A true label outside its candidate set is refused unless ``noisy``.
     """
     path = _existing_file(path)
     with _reading(path, "a CSV file"):
         rows = _csv_rows(path, delimiter)
         if not rows:
             raise DataValidationError(f"{path}: the file is empty (no data rows)")
+        partial = candidate_column is not None or indicator_columns is not None
         if skip_header is None:
-            first = list(rows[0][1])
-            if -len(first) <= label_column < len(first):
-                del first[label_column]  # the label may be a string: a header has non-numeric features
-            try:
-                [float(x) for x in first if x]
-                skip_header = 0
-            except ValueError:
-                skip_header = 1
+            if any(_names_a_column(c) for c in (label_column, candidate_column, indicator_columns)):
+                skip_header = 1  # columns given by name: the first row names them
+            else:
+                first = list(rows[0][1])
+                # labels and candidate sets may be strings: a header has non-numeric features
+                given = [c for c in (-1 if label_column is None and not partial else label_column, candidate_column)
+                         if c is not None and -len(first) <= c < len(first)]
+                for j in sorted({c % len(first) for c in given}, reverse=True):
+                    del first[j]
+                try:
+                    [float(x) for x in first if x]
+                    skip_header = 0
+                except ValueError:
+                    skip_header = 1
         header = rows[skip_header - 1][1] if skip_header else None
         rows = rows[skip_header:]
         if not rows:
@@ -570,62 +624,269 @@ def load_csv(path, name: str | None = None, label_column: int = -1, delimiter: s
             more = f", ... ({len(ragged)} lines in total)" if len(ragged) > 5 else ""
             raise DataValidationError(f"{path}: rows have different numbers of fields: expected {width}, "
                                       f"but {shown}{more}")
-        if not -width <= label_column < width:
-            raise DataValidationError(f"{path}: label_column={label_column} is out of range for {width} columns")
-        if width < 2:
-            raise DataValidationError(f"{path}: needs at least one feature column besides the label column")
-        lab = label_column % width
         lines = np.array([line for line, _ in rows])
         cells = np.array([f for _, f in rows], dtype=object)
+        ds = _table_dataset(path, name, header, cells, lines, label_column=label_column,
+                            candidate_column=candidate_column, separator=separator,
+                            indicator_columns=indicator_columns)
+    _warn_sets_read_as_labels(ds, path, separator)
+    return _accept_truth(ds, noisy, path)
+
+
+def load_parquet(path, name: str | None = None, label_column=None, *, candidate_column=None,
+                 separator: str = ";", indicator_columns=None, noisy: bool = False) -> PLDataset:
+    """Load a Parquet file (pandas with pyarrow) as :func:`load_csv` reads a CSV file with a
+    header: numeric feature columns and exact labels or candidate sets given by the same
+    options. A candidate column may also hold lists of labels (no separator then)."""
+    import pandas as pd
+
+    path = _existing_file(path)
+    with _reading(path, "a Parquet file"):
+        try:
+            frame = pd.read_parquet(path)
+        except Exception as err:  # noqa: BLE001 - pyarrow raises many kinds for a bad file
+            raise DataValidationError(f"{path}: not a readable Parquet file ({type(err).__name__}: "
+                                      f"{_one_line(err) or 'no detail'})") from err
+        if frame.shape[0] == 0:
+            raise DataValidationError(f"{path}: the file holds no rows")
+        header = [str(c) for c in frame.columns]
+        cells = frame.astype(object).where(frame.notna(), None).to_numpy(dtype=object)
+        ds = _table_dataset(path, name, header, cells, None, label_column=label_column,
+                            candidate_column=candidate_column, separator=separator,
+                            indicator_columns=indicator_columns)
+    _warn_sets_read_as_labels(ds, path, separator)
+    return _accept_truth(ds, noisy, path)
+
+
+def _table_dataset(path, name, header, cells, lines, *, label_column, candidate_column, separator,
+                   indicator_columns) -> PLDataset:
+    """A data set from a table's cells (an object array, one row per example): the columns the
+    options name, the features from all the others. ``lines`` (file lines of the rows, CSV) or
+    ``None`` (Parquet) for the messages."""
+    width = cells.shape[1]
+    partial = candidate_column is not None or indicator_columns is not None
+    if candidate_column is not None and indicator_columns is not None:
+        raise DataValidationError(f"{path}: give candidate_column (one column of separated labels) or "
+                                  "indicator_columns (0/1 columns), not both")
+
+    def position(option, value):
+        if isinstance(value, str):
+            if header is None:
+                raise DataValidationError(f"{path}: {option}={value!r} names a column, but the file has no header "
+                                          "row naming its columns")
+            if value not in header:
+                shown = ", ".join(repr(h) for h in header[:20]) + (", ..." if len(header) > 20 else "")
+                raise DataValidationError(f"{path}: {option}={value!r}: no such column; the columns are {shown}")
+            return header.index(value)
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            if not -width <= value < width:
+                raise DataValidationError(f"{path}: {option}={value} is out of range for {width} columns")
+            return int(value) % width
+        raise DataValidationError(f"{path}: {option} must be a column name or position, got {value!r}")
+
+    def at(r):  # data rows (0-based) and, for a CSV file, their file lines
+        r = np.asarray(r)
+        return f"rows {_first(r)}" + (f" (file lines {_first(lines[r])})" if lines is not None else "")
+
+    if label_column is None and not partial:
+        label_column = -1
+    lab = None if label_column is None else position("label_column", label_column)
+    cand = None if candidate_column is None else position("candidate_column", candidate_column)
+    ind, ind_names = _indicator_columns(path, header, indicator_columns, position)
+    used = [j for j in (lab, cand, *ind) if j is not None]
+    if len(set(used)) < len(used):
+        raise DataValidationError(f"{path}: the label, candidate and indicator columns overlap "
+                                  f"({', '.join(_column_name(header, j) for j in sorted(used))})")
+    if width - len(used) < 1:
+        what = "label column" if not partial else "label and candidate columns"
+        raise DataValidationError(f"{path}: needs at least one feature column besides the {what}")
+    feat_cols = [j for j in range(width) if j not in used]
+    col_names = [header[j] for j in feat_cols] if header is not None else list(range(len(feat_cols)))
+
+    def where(r, c):  # data rows, their file lines, and feature columns (names if a header)
+        r, c = np.unique(r), np.unique(c)
+        cols = ", ".join(repr(col_names[j]) if header is not None else str(j) for j in c[:10])
+        more = f", ... ({c.size} in total)" if c.size > 10 else ""
+        return f"{at(r)}, columns [{cols}{more}]"
+
+    labels = None
+    if lab is not None:
         labels = cells[:, lab].astype(str)
-        feat_cols = [j for j in range(width) if j != lab]
-        col_names = [header[j] for j in feat_cols] if header is not None else list(range(len(feat_cols)))
-
-        def where(r, c):  # data rows (0-based), their file lines, and feature columns (names if a header)
-            r, c = np.unique(r), np.unique(c)
-            cols = ", ".join(repr(col_names[j]) if header is not None else str(j) for j in c[:10])
-            more = f", ... ({c.size} in total)" if c.size > 10 else ""
-            return f"rows {_first(r)} (file lines {_first(lines[r])}), columns [{cols}{more}]"
-
         missing_lab = np.nonzero(np.isin(np.char.lower(labels), _MISSING))[0]
         if missing_lab.size:
-            raise DataValidationError(f"{path}: missing class labels at rows {_first(missing_lab)} "
-                                      f"(file lines {_first(lines[missing_lab])})")
-        try:  # fast path; cell by cell only to say which cells are missing or not numbers
-            X = cells[:, feat_cols].astype(np.float64)
-            bad = []
-        except ValueError:
-            X, bad = _parse_cells(cells[:, feat_cols])
-        if bad:
-            r, c, v = zip(*bad)
-            i0 = int(np.argmin(r))
-            raise DataValidationError(
-                f"{path}: non-numeric feature values at {where(np.array(r), np.array(c))} "
-                f"(e.g. {v[i0]!r} on line {lines[r[i0]]})"
-            )
-        r, c = np.nonzero(~np.isfinite(X))
-        if r.size:
-            raise DataValidationError(
-                f"{path}: missing or non-finite feature values (empty, NaN or inf) at {where(r, c)}; "
-                "nothing is imputed: fill or drop them first"
-            )
-        try:  # numeric labels sort numerically ("2" before "10"), others as strings
-            num = labels.astype(np.float64)
-            labels = num.astype(np.int64) if np.all(num == np.round(num)) else num
-        except ValueError:
-            pass
+            what = "class labels" if not partial else f"true labels (column {_column_name(header, lab)})"
+            raise DataValidationError(f"{path}: missing {what} at {at(missing_lab)}")
+    try:  # fast path; cell by cell only to say which cells are missing or not numbers
+        X = cells[:, feat_cols].astype(np.float64)
+        bad = []
+    except (TypeError, ValueError):
+        X, bad = _parse_cells(cells[:, feat_cols])
+    if bad:
+        r, c, v = zip(*bad)
+        i0 = int(np.argmin(r))
+        example = f"on line {lines[r[i0]]}" if lines is not None else f"in row {r[i0]}"
+        raise DataValidationError(
+            f"{path}: non-numeric feature values at {where(np.array(r), np.array(c))} "
+            f"(e.g. {v[i0]!r} {example})"
+        )
+    r, c = np.nonzero(~np.isfinite(X))
+    if r.size:
+        raise DataValidationError(
+            f"{path}: missing or non-finite feature values (empty, NaN or inf) at {where(r, c)}; "
+            "nothing is imputed: fill or drop them first"
+        )
+    meta = {"source": str(path)}
+    if not partial:
+        labels = _typed_labels(labels)
         classes, y = np.unique(labels, return_inverse=True)
         what = f"the labels (column {header[lab]!r})" if header is not None else "the labels"
         _check_classes(y, classes, what)
-        ds = PLDataset(X, None, y, classes, name or path.stem, {"source": str(path)})
+        return PLDataset(X, None, y, classes, name or path.stem, meta)
+    if cand is not None:
+        S, classes, y = _separated_candidates(path, cells[:, cand], labels, separator, at,
+                                              _column_name(header, cand))
+    else:
+        S, classes, y = _indicator_candidates(path, cells[:, ind], ind_names, labels, at, header, ind)
+    ds = PLDataset(X, S, y, classes, name or path.stem, meta)
+    ds.validate()
     return ds
 
 
-def load_npz(path, name: str | None = None) -> PLDataset:
+def _warn_sets_read_as_labels(ds: PLDataset, path, separator) -> None:
+    """Exact labels that hold the separator look like candidate sets read as classes of their
+    own (``a;b`` one class): say once how to read them as sets (nothing is guessed)."""
+    if ds.S is not None or not isinstance(separator, str) or not separator or ds.classes.dtype.kind != "U":
+        return
+    joined = [c for c in ds.classes.tolist() if separator in c]
+    if joined:
+        warnings.warn(f"{path}: {len(joined)} of the {ds.n_classes} classes read from the label column hold "
+                      f"{separator!r} (e.g. {joined[0]!r}), each read as an exact label; if the column holds "
+                      "candidate sets, name it with candidate_column (dataset.candidate_column=NAME)")
+
+
+def _column_name(header, j) -> str:
+    return repr(header[j]) if header is not None else str(j)
+
+
+def _indicator_columns(path, header, spec, position):
+    """Positions and class names of the indicator columns: a list of columns (names: the class
+    names), or a pattern with one ``*`` (the part it matches is the class name)."""
+    if spec is None:
+        return [], []
+    if isinstance(spec, str):
+        if spec.count("*") != 1:
+            raise DataValidationError(f"{path}: indicator_columns={spec!r} must be a list of columns or a pattern "
+                                      "with one '*' standing for the class name (e.g. 'cand_*')")
+        if header is None:
+            raise DataValidationError(f"{path}: indicator_columns={spec!r} names columns, but the file has no header "
+                                      "row naming its columns")
+        before, after = spec.split("*")
+        pattern = re.compile(re.escape(before) + "(.+)" + re.escape(after) + r"\Z")
+        hits = [(j, m.group(1)) for j, h in enumerate(header) if (m := pattern.match(h))]
+        if not hits:
+            raise DataValidationError(f"{path}: no column matches indicator_columns={spec!r}; the columns are "
+                                      f"{', '.join(repr(h) for h in header[:20])}{', ...' if len(header) > 20 else ''}")
+        positions, names = [j for j, _ in hits], [n for _, n in hits]
+    else:
+        positions = [position("indicator_columns", c) for c in list(spec)]
+        names = [header[j] if header is not None else str(j) for j in positions]
+    if len(positions) < 2:
+        raise DataValidationError(f"{path}: indicator_columns selects {len(positions)} column; partial-label "
+                                  "learning needs at least 2 classes")
+    return positions, names
+
+
+def _label_index(tokens_by_row, labels):
+    """Classes (sorted as :func:`_typed_labels` types them) of every label token and true label,
+    and a dict token -> column."""
+    tokens = set().union(*tokens_by_row)
+    if labels is not None:
+        tokens |= set(labels.tolist())
+    strings = np.array(sorted(tokens), dtype=str)
+    typed = _typed_labels(strings)
+    classes = np.unique(typed)
+    return classes, dict(zip(strings.tolist(), np.searchsorted(classes, typed).tolist()))
+
+
+def _split_labels(cell, separator) -> list[str]:
+    """The labels of one candidate cell: a string of separated labels, or a list (Parquet)."""
+    if cell is None:
+        return []
+    if isinstance(cell, str):
+        if cell.strip().lower() in _MISSING:
+            return []
+        return [t.strip() for t in cell.split(separator) if t.strip()]
+    if isinstance(cell, (list, tuple, np.ndarray)):
+        return [str(t).strip() for t in cell if t is not None and str(t).strip()]
+    return [str(cell)]
+
+
+def _separated_candidates(path, column, labels, separator, at, name):
+    """``(S, classes, y)`` from a column of separated labels (``b;d``)."""
+    if not isinstance(separator, str) or not separator:
+        raise DataValidationError(f"{path}: separator must be a non-empty string, got {separator!r}")
+    parts = [_split_labels(v, separator) for v in column]
+    empty = [i for i, p in enumerate(parts) if not p]
+    if empty:
+        raise DataValidationError(f"{path}: empty or missing candidate sets (column {name}) at {at(empty)}")
+    classes, index = _label_index(parts, labels)
+    S = np.zeros((len(parts), len(classes)), dtype=bool)
+    for i, p in enumerate(parts):
+        S[i, [index[t] for t in p]] = True
+    y = None if labels is None else np.array([index[t] for t in labels.tolist()], dtype=np.int64)
+    return S, classes, y
+
+
+def _indicator_candidates(path, block, names, labels, at, header, positions):
+    """``(S, classes, y)`` from 0/1 indicator columns (classes in the columns' order)."""
+    try:
+        V = block.astype(np.float64)
+    except (TypeError, ValueError):
+        V, _ = _parse_cells(block)
+    bad = ~np.isin(V, (0.0, 1.0))  # NaN, missing, text and any other number
+    if bad.any():
+        r, c = np.nonzero(bad)
+        cols = ", ".join(_column_name(header, positions[j]) for j in np.unique(c)[:10])
+        raise DataValidationError(f"{path}: indicator columns must hold 0 or 1; other values at {at(np.unique(r))}, "
+                                  f"columns [{cols}]")
+    classes = _typed_labels(np.array(names, dtype=str))
+    if len(np.unique(classes)) < len(classes):
+        raise DataValidationError(f"{path}: the indicator columns name a class twice ({names})")
+    y = None
+    if labels is not None:
+        lookup = {c: j for j, c in enumerate(classes.tolist())}
+        typed = _typed_labels(labels)
+        unknown = [i for i, v in enumerate(typed.tolist()) if v not in lookup]
+        if unknown:
+            raise DataValidationError(f"{path}: true labels not among the indicator columns' classes "
+                                      f"{classes.tolist()[:20]} at {at(unknown)}")
+        y = np.array([lookup[v] for v in typed.tolist()], dtype=np.int64)
+    return V == 1.0, classes, y
+
+
+def _accept_truth(ds: PLDataset, noisy: bool, source) -> PLDataset:
+    """Refuse true labels outside their candidate sets (one line: how many rows, the first ones,
+    and the option that accepts them); ``noisy=True`` accepts them as noisy partial labels and
+    records it in ``meta["noisy"]``."""
+    if noisy and ds.S is not None:
+        ds.meta["noisy"] = True
+        return ds
+    outside = ds.rows_outside_candidates()
+    if outside.size:
+        shown = ", ".join(str(int(i)) for i in outside[:5]) + (", ..." if outside.size > 5 else "")
+        raise DataValidationError(
+            f"{source}: the true label is outside its candidate set in {outside.size} of {ds.n_samples} rows "
+            f"(rows {shown}); if these are noisy partial labels, accept them with dataset.noisy=true "
+            "(noisy=True in Python)")
+    return ds
+
+
+def load_npz(path, name: str | None = None, *, noisy: bool = False) -> PLDataset:
     """Load an NPZ file with keys ``X`` and optional ``S`` (n x q), ``y`` and ``classes``.
 
     Arrays are read with ``allow_pickle=False``: object arrays are refused, never
-    unpickled. Candidate rows must not be empty.
+    unpickled. Candidate rows must not be empty; a true label outside its candidate set is
+    refused unless ``noisy``.
     """
     path = _existing_file(path)
     with _reading(path, "an NPZ archive"):
@@ -654,7 +915,7 @@ def load_npz(path, name: str | None = None) -> PLDataset:
         ds.validate()
         if S is None and y is not None:
             _check_classes(ds.y_true, ds.classes)
-    return ds
+    return _accept_truth(ds, noisy, path)
 
 
 def load_sklearn(name: str) -> PLDataset:

@@ -178,12 +178,13 @@ def _run_job(cfg, job: JobState) -> float | None:
               else f"candidate sets from {setup.bags!r}")
     print(f"{dataset.name}: n={dataset.n_samples} d={dataset.n_features} q={dataset.n_classes}, {source}; "
           f"protocol={pname}; {describe_setup(setup)}", flush=True)
+    print(resolved_run.audit, flush=True)
     with tracking.start_run(tcfg, params=tracking.flatten(resolved), tags=tags,
                             config_yaml=OmegaConf.to_yaml(cfg, resolve=True), run_name=name,
                             step_name=spec.step_name, fallback_dir=tags.get("hydra.output_dir")) as run:
         job.run = run
         run.set_tag("dataset.fingerprint", dataset.fingerprint())
-        run.log_dataset(dataset)
+        run.log_dataset(dataset, resolved_run.audit)
         reporter = _StepReporter(run, spec, params, f"{pname} {dataset.name}", job)
         result = spec.function(setup, dataset, random_state=cfg.seed, progress=cfg.get("progress", True),
                                callback=reporter, **params)

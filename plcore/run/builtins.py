@@ -15,13 +15,20 @@ _DATA_HOME = "${oc.env:PLCORE_DATA_HOME,null}"
 _LOADER = "plcore.datasets.loaders:load_dataset"
 
 
-def _dataset(name, description):
+def _dataset(name, description, **options):
     return ComponentSpec(
         "dataset", name, _LOADER,
         config={"_target_": "plcore.datasets.load_dataset", "name_or_path": name, "data_home": _DATA_HOME,
-                "class_coverage": None},
+                "class_coverage": None, **options},
         description=description,
     )
+
+
+#: data sets that carry candidate sets: a true label outside them is refused unless noisy=true
+_NOISY = {"noisy": False}
+#: how a CSV or Parquet file holds its labels (docs/own_data.md): exact labels in the last column
+#: by default; candidate sets only when named
+_TABLE = {"label_column": None, "candidate_column": None, "separator": ";", "indicator_columns": None}
 
 
 @hookimpl
@@ -63,7 +70,7 @@ def plcore_components():
     for name in SKLEARN_DATASETS:
         specs.append(_dataset(name, f"scikit-learn embedded data set {name} (exact labels)"))
     for name in PALM_DATASETS:
-        specs.append(_dataset(name, f"PALM partial-label data set {name} (.mat in the data home)"))
+        specs.append(_dataset(name, f"PALM partial-label data set {name} (.mat in the data home)", **_NOISY))
     for name in UCI_DATASETS:
         specs.append(_dataset(name, f"UCI data set {name} (.arff in the data home; exact labels)"))
     for name, info in IDX_DATASETS.items():
@@ -72,8 +79,8 @@ def plcore_components():
     specs.append(ComponentSpec(
         "dataset", "file", _LOADER,
         config={"_target_": "plcore.datasets.load_dataset", "name_or_path": "???", "data_home": _DATA_HOME,
-                "class_coverage": None},
-        description="any .mat/.arff/.csv/.npz file: dataset=file dataset.name_or_path=PATH"))
+                "class_coverage": None, **_TABLE, **_NOISY},
+        description="any .mat/.arff/.csv/.parquet/.npz file: dataset=file dataset.name_or_path=PATH"))
     for name in PROTOCOL_DEFAULTS:
         specs.append(ComponentSpec("protocol", name, f"plcore.run.protocols:PROTOCOLS.{name}",
                                    config={"name": name, **protocol_defaults(name)},

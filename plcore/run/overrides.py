@@ -154,7 +154,8 @@ def check_overrides(argv, registry: Registry) -> None:
         for v in value.split(","):
             if v and v not in names:
                 hint = ""
-                if kind == "dataset" and ("/" in v or "\\" in v or Path(v).suffix in (".mat", ".arff", ".csv", ".npz")):
+                if kind == "dataset" and ("/" in v or "\\" in v
+                                          or Path(v).suffix in (".mat", ".arff", ".csv", ".parquet", ".npz")):
                     hint = f"; a file is loaded with dataset=file dataset.name_or_path={v}"
                 raise ConfigError(f"unknown {kind} {v!r}; available {kind} options: {', '.join(names)}{hint}")
 

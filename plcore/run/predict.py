@@ -111,7 +111,8 @@ def main(argv=None) -> int:
     except Exception as err:  # noqa: BLE001 - MLflow raises its own exception types
         raise ConfigError(f"run {rid} ({run.info.run_name}) has no logged model: {type(err).__name__}: {err}. "
                           "Only kfold/holdout runs with protocol.refit=true log one") from None
-    data = load_dataset(args["data"], data_home=args.get("data_home") or os.environ.get("PLCORE_DATA_HOME"))
+    data = load_dataset(args["data"], data_home=args.get("data_home") or os.environ.get("PLCORE_DATA_HOME"),
+                        noisy=True)  # only the features are used: labels outside the candidate sets do not matter
     labels, scores = predict_file(model, classes, data.X)
     out = Path(args.get("out") or f"predictions-{rid[:8]}-{data.name}.csv")
     with open(out, "w", newline="") as fh:

@@ -107,6 +107,7 @@ class ResolvedRun:
     setup: Any
     dataset: Any
     params: dict
+    audit: Any = None  # the candidate sets' CandidateAudit (plcore.data), logged with the data set
 
     def key(self) -> str:
         """A digest of the resolved settings and the data's fingerprint (candidate sets included):
@@ -169,7 +170,8 @@ def resolve_run(cfg, registry: Registry | None = None) -> ResolvedRun:
         raise ConfigError(f"data set {dataset.name!r} has exact labels only: choose a bag generator "
                           "(e.g. bags=uniform) to create candidate sets")
     if dataset.y_true is None:
-        raise ConfigError(f"data set {dataset.name!r} has no true labels: every protocol evaluates against them")
+        raise ConfigError(f"data set {dataset.name!r} has no true labels: every protocol evaluates against them "
+                          "(a CSV or Parquet file names their column with dataset.label_column)")
     spec.validate(params, dataset)
     for kind in ("learner", "reducer", "clusterer"):  # k, n_clusters, n_features, ... against the data's shape
         if getattr(setup, kind) is not None:
@@ -193,7 +195,9 @@ def resolve_run(cfg, registry: Registry | None = None) -> ResolvedRun:
                 node.random_state = est.get_params(deep=False)["random_state"]
         if cfg.get("bags") and "random_state" in cfg.bags:  # the protocol seeds every draw of candidate sets
             cfg.bags.pop("random_state")
-    if setup.bags is not None:  # one draw now, so that bad bag settings (r >= q) fail before tracking
-        apply_bags(dataset, setup.bags, cfg.seed)
-    return ResolvedRun(cfg, spec, setup, dataset, params)
+    # one draw now, so that bad bag settings (r >= q - 1) fail before tracking; audited and logged
+    drawn = apply_bags(dataset, setup.bags, cfg.seed) if setup.bags is not None else dataset
+    audit = drawn.candidate_audit()
+    audit.require_informative(repr(setup.bags) if setup.bags is not None else f"data set {dataset.name!r}")
+    return ResolvedRun(cfg, spec, setup, dataset, params, audit)
 

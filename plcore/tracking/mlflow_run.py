@@ -5,8 +5,10 @@
 
 * params: the flattened resolved config;
 * tags: ``plcore.version``, ``plugin.<distribution>`` versions, ``dataset.fingerprint``,
-  ``seed``, ``overrides``, Hydra job number and sweep directory;
-* metrics: per step (fold / run / partition, ``step=``) and the summary metrics;
+  ``dataset.noisy`` (data accepted as noisy partial labels), ``seed``, ``overrides``, Hydra job
+  number and sweep directory;
+* metrics: per step (fold / run / partition, ``step=``), the summary metrics and the audit of
+  the candidate sets (``candidates.*``);
 * artifacts: ``config.yaml`` (resolved), ``predictions.csv``, PNG plots under ``plots/``;
 * on an exception the run ends ``FAILED`` with ``error/traceback.txt``.
 
@@ -72,7 +74,7 @@ class NullRun:
     def log_step(self, step: dict):
         pass
 
-    def log_dataset(self, dataset):
+    def log_dataset(self, dataset, audit=None):
         pass
 
     def set_tag(self, key, value):
@@ -131,12 +133,23 @@ class MlflowRun:
     def set_tag(self, key: str, value: str):
         self._call("set_tag", self.run_id, key, str(value))
 
-    def log_dataset(self, dataset):
+    def log_dataset(self, dataset, audit=None):
         """The data set as an MLflow input (name, digest = our fingerprint, source); ``dataset``
-        is a :class:`~plcore.data.PLDataset` or its :func:`dataset_info`.
+        is a :class:`~plcore.data.PLDataset` or its :func:`dataset_info`. ``audit``: the run's
+        candidate sets (:class:`~plcore.data.CandidateAudit`), logged as metrics
+        ``candidates.*``; a data set accepted as noisy (``meta["noisy"]``) is tagged
+        ``dataset.noisy``.
 
         Not essential to the run: a failure after retries is a warning, not a tracking fault.
         """
+        if audit is not None:
+            from mlflow.entities import Metric
+
+            ts = _now_ms()
+            self._call("log_batch", self.run_id, metrics=[Metric(k, float(v), ts, 0)
+                                                          for k, v in audit.metrics().items()])
+        if not isinstance(dataset, dict) and dataset.meta.get("noisy"):
+            self.set_tag("dataset.noisy", "true")
         if self.fault is not None:
             return
         from mlflow.entities import Dataset, DatasetInput, InputTag

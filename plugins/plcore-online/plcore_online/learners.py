@@ -41,7 +41,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from plcore.base import BaseLearner
-from plcore.data import check_candidates, check_features, labels_to_candidates
+from plcore.data import candidate_classes, check_candidates, check_features, labels_to_candidates
 from plcore.exceptions import DataValidationError
 from plcore.utils import dense_candidates
 from plcore.validation import Integral, Interval, Real, validate_params
@@ -219,7 +219,7 @@ class _OnlineLinearLearner(BaseLearner):
             Labels from ``classes`` or a 0/1 candidate matrix with one column per class.
         classes : array-like of shape (K,), optional
             All classes; required on the first call unless ``y`` is a candidate matrix
-            (then ``classes = arange(K)``).
+            (then ``classes`` are a DataFrame's columns, else ``arange(K)``).
 
         Notes
         -----
@@ -292,6 +292,12 @@ class _OnlineLinearLearner(BaseLearner):
         if y is None:
             raise DataValidationError("partial_fit needs y: labels or an (n, K) candidate matrix")
         matrix = sp.issparse(y) or (np.ndim(y) == 2 and np.shape(y)[1] != 1)
+        names = candidate_classes(y) if matrix else None  # a candidate DataFrame's columns
+        if names is not None:
+            expected = classes if classes is not None else (None if first else self.classes_)
+            if expected is not None and not np.array_equal(names, np.asarray(expected)):
+                raise DataValidationError(f"the candidate DataFrame's columns {names.tolist()} differ from the "
+                                          f"classes {np.asarray(expected).tolist()}")
         if classes is not None:
             classes = np.asarray(classes)
             if classes.ndim != 1 or len(np.unique(classes)) != len(classes):
@@ -304,7 +310,7 @@ class _OnlineLinearLearner(BaseLearner):
             if not matrix:
                 raise DataValidationError(
                     "classes must be passed on the first call to partial_fit (labels given)")
-            classes = np.arange(np.shape(y)[1])
+            classes = names if names is not None else np.arange(np.shape(y)[1])
         else:
             classes = self.classes_
         if len(classes) < 2:

@@ -309,6 +309,21 @@ def test_labels_and_classes_in_partial_fit():
         est.partial_fit(X[:, :2], names[y])
 
 
+def test_partial_fit_learns_the_class_names_of_a_candidate_frame():
+    """A candidate DataFrame's columns are the classes (as in ``fit``), kept across chunks."""
+    import pandas as pd
+
+    X, S = _random_stream(5, n=40, K=3)
+    frame = pd.DataFrame(S, columns=["owl", "cat", "dog"])
+    est = PerceptronLearner().partial_fit(X[:20], frame.iloc[:20]).partial_fit(X[20:], frame.iloc[20:])
+    ref = PerceptronLearner().partial_fit(X, S)
+    assert est.classes_.tolist() == ["owl", "cat", "dog"]
+    np.testing.assert_array_equal(est.W_, ref.W_)
+    np.testing.assert_array_equal(est.predict(X), frame.columns.to_numpy()[ref.predict(X)])
+    with pytest.raises(ValueError, match="columns .'cat', 'owl', 'dog'. differ from the classes"):
+        est.partial_fit(X[:2], frame.iloc[:2, [1, 0, 2]])
+
+
 @pytest.mark.parametrize("bad, message", [
     ({"eta": 0}, "The 'eta' parameter of AvgPerceptronLearner must be a float in the range (0.0, inf). Got 0 instead."),
     ({"eta": -1.0}, "'eta' parameter"), ({"eta": float("inf")}, "'eta' parameter"),
