@@ -277,9 +277,8 @@ def main(argv=None) -> int:
         task()
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1
-    from plcore.run.callbacks import failed_jobs_of_last_sweep
-
-    return 1 if failed_jobs_of_last_sweep() else 0
+    callbacks = sys.modules.get("plcore.run.callbacks")  # loaded only where a sweep's callbacks ran
+    return 1 if callbacks is not None and callbacks.failed_jobs_of_last_sweep() else 0
 
 
 def console() -> None:
