@@ -28,6 +28,7 @@ import torch.nn.functional as F
 from sklearn.neighbors import NearestNeighbors
 from torch import nn
 
+from plcore.exceptions import DataValidationError
 from plcore_deep import _losses as L
 from plcore_deep._train import Method, State
 
@@ -88,6 +89,12 @@ class Valen(Method):
         self.neighbors = None
 
     def setup(self, state: State) -> list:
+        n_train = len(state.train)
+        if n_train < 2 and self.warm_up < state.n_epochs:
+            held = (" (early stopping holds out validation_fraction of the rows)" if n_train < state.X.shape[0]
+                    else "")
+            raise DataValidationError(f"VALEN needs at least 2 training rows for its kNN graph of the rows, got "
+                                      f"{n_train}{held}; give it more rows, or set warm_up >= n_epochs (PRODEN alone)")
         n_features, q = state.X.shape[1], state.S.shape[1]
         self.encoder = copy.deepcopy(state.model)
         self.decoder = nn.Sequential(nn.Linear(q, n_features), nn.ReLU(), nn.Linear(n_features, n_features))

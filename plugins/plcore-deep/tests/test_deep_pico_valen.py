@@ -246,3 +246,15 @@ def test_pico_bad_conf_ema_is_a_one_line_parameter_error(bad):
     X, S, _ = _bags(n=40)
     with pytest.raises(InvalidParameterError, match="conf_ema"):
         PicoLearner(conf_ema=bad, n_epochs=1, device="cpu").fit(X, S)
+
+
+def test_valen_with_one_training_row_is_one_plcore_line():
+    """The kNN graph needs two rows: one plcore line, not NearestNeighbors' ``n_neighbors`` message."""
+    from plcore.exceptions import DataValidationError
+
+    X, S, _ = _bags(n=40)
+    with pytest.raises(DataValidationError, match=r"^VALEN needs at least 2 training rows for its kNN graph of the rows, "
+                                                  r"got 1; give it more rows, or set warm_up >= n_epochs"):
+        ValenLearner(warm_up=1, n_epochs=3, device="cpu").fit(X[:1], S[:1])
+    with pytest.raises(DataValidationError, match=r"got 1 \(early stopping holds out validation_fraction"):
+        ValenLearner(warm_up=1, n_epochs=3, early_stopping=True, device="cpu").fit(X[:2], S[:2])
