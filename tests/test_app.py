@@ -184,6 +184,7 @@ def test_run_logs_a_model_and_predict_uses_it(default_run, plcore_cli):
     client, (run,) = mlflow_runs(cwd / "mlflow.db")
     arts = {a.path for a in client.list_artifacts(run.info.run_id)}
     assert "classes.json" in arts
+    assert run.data.tags["plcore.model_format"] == "skops"  # reading it runs no code (tests/test_tracking.py)
     assert run.info.run_name == "plknn · digits · kfold"
     assert run.data.tags["mlflow.source.name"] == "python -m plcore"
     assert (run.inputs.dataset_inputs[0].dataset.name, run.inputs.dataset_inputs[0].dataset.digest) == (

@@ -220,8 +220,11 @@ def test_tracking_server_vanishing_mid_run_leaves_a_local_fallback(tmp_path, mlf
     server.stop()
     out, err = proc.communicate(timeout=WAIT)
     assert proc.returncode == 2, err
+    assert _not_progress(err) == [err.strip().splitlines()[-1]], err  # one line: no urllib3 retries, no warning
+    assert "Retrying" not in out + err and "tracking failed" not in out, out
     line = err.strip().splitlines()[-1]
     assert line.startswith(f"error: tracking store {server.url} failed during run ") and "written to" in line, err
+    assert "([Errno 111] Connection refused)" in line, line
     assert line.endswith("(python -m plcore import FILE logs them into a store)"), line
     path = Path(line.rsplit("written to ", 1)[1].split(" (python -m plcore import")[0])
     if not path.is_absolute():
@@ -239,6 +242,96 @@ def test_tracking_server_vanishing_mid_run_leaves_a_local_fallback(tmp_path, mlf
     assert len(client.get_metric_history(run.info.run_id, "fold/accuracy")) == 6
     assert run.data.metrics["accuracy_mean"] == record["summary"]["accuracy_mean"]
     assert run.data.params["learner.delay"] == "0.7"
+
+
+def _not_progress(err: str) -> list[str]:
+    """The lines of stderr other than the protocol's progress lines (``[kfold iris] fold 0 ...``)."""
+    return [line for line in err.strip().splitlines() if not line.startswith("[")]
+
+
+@pytest.mark.slow
+def test_a_store_failing_mid_run_is_one_line_keeps_the_model_and_import_ends_the_original_run(tmp_path,
+                                                                                              monkeypatch):
+    """The SQLite store becomes unreadable after the first fold (as a full disk, a store another
+    program overwrote or a lock held too long): one line on stderr, nothing from MLflow or
+    SQLAlchemy; the fallback file keeps the results and the refitted model; once the store is
+    back, ``import`` logs them as a new run with the model and ends the original run FAILED at its
+    last sign of life, and a second import of the same file is refused."""
+    _create_store(tmp_path)
+    db = tmp_path / "mlflow.db"
+    proc = _start(SLOW + ["+learner.delay=1.0", "protocol.n_splits=4"], tmp_path)  # refit (the default): a model
+    _wait_for_folds(db, 1, proc)
+    live, copy = sqlite3.connect(db), sqlite3.connect(tmp_path / "backup.db")
+    live.backup(copy)  # a consistent copy: the store as it will be once it is back
+    live.close()
+    copy.close()
+    with open(db, "r+b") as fh:  # in place: from now on every access of the run's process fails
+        fh.write(b"not a database " * 1000)
+    out, err = proc.communicate(timeout=WAIT)
+    assert proc.returncode == 2, err
+    lines = _not_progress(err)
+    assert len(lines) == 1 and lines[0].startswith(f"error: tracking store sqlite:///{db} failed during run "), err
+    assert "Traceback" not in out + err and "[SQL" not in out + err and "tracking failed" not in out, (out, err)
+    assert "; its results and model were written to " in lines[0], lines[0]
+    path = Path(lines[0].rsplit("written to ", 1)[1].split(" (python -m plcore import")[0])
+    record = json.loads(path.read_text())
+    assert len(record["steps"]) == 4 and record["summary"]["accuracy_mean"] > 0.5
+    assert (path.parent / record["model"] / "MLmodel").is_file()
+    original_id = record["run_id"]
+    db.write_bytes((tmp_path / "backup.db").read_bytes())  # the store is back
+    done = subprocess.run([sys.executable, "-m", "plcore", "import", str(path)], cwd=tmp_path, env=_env(),
+                          capture_output=True, text=True, timeout=WAIT)
+    assert done.returncode == 0 and done.stdout.strip().endswith("the original run is now FAILED"), done
+    client, runs = _runs(db)
+    (new,) = [r for r in runs if r.info.run_id != original_id]
+    original = client.get_run(original_id)
+    assert original.info.status == "FAILED" and original.data.tags["plcore.imported_as"] == new.info.run_id
+    last = max(m.timestamp for m in client.get_metric_history(original_id, "fold/accuracy"))
+    assert original.info.end_time == last
+    assert new.info.status == "FINISHED" and new.data.tags["plcore.original_run_id"] == original_id
+    assert len(client.get_metric_history(new.info.run_id, "fold/accuracy")) == 4
+    assert client.get_run(new.info.run_id).outputs.model_outputs  # the model, logged from the file's folder
+    from plcore.exceptions import TrackingError
+    from plcore.run.importer import main as import_main
+
+    with pytest.raises(TrackingError, match=f"was already imported into sqlite:///{db} as run {new.info.run_id}"):
+        import_main([str(path), "--tracking-uri", f"sqlite:///{db}"])
+
+
+def test_a_store_file_that_is_not_a_database_fails_in_one_line_before_any_work(tmp_path):
+    (tmp_path / "mlflow.db").write_text("notes, not a database\n")
+    proc = _start(CHEAP, tmp_path)
+    out, err = proc.communicate(timeout=WAIT)
+    assert proc.returncode == 2 and "n=150" not in out, (out, err)
+    assert err.strip().splitlines() == [f"error: tracking store sqlite:///{tmp_path / 'mlflow.db'}: "
+                                        f"{tmp_path / 'mlflow.db'} is not an SQLite database; move it away or name "
+                                        "another file, or run with tracking=none or another MLFLOW_TRACKING_URI"], err
+
+
+@pytest.mark.slow
+def test_wrong_credentials_are_named_before_any_data_is_loaded(tmp_path, mlflow_server, monkeypatch):
+    """An authenticating server (MLflow's basic-auth app) answers 401: one line naming
+    MLFLOW_TRACKING_USERNAME / MLFLOW_TRACKING_PASSWORD, exit 2, before the data is loaded."""
+    srv = tmp_path / "server"
+    srv.mkdir()
+    (srv / "auth.ini").write_text(
+        "[mlflow]\ndefault_permission = READ\n"
+        f"database_uri = sqlite:///{srv / 'basic_auth.db'}\n"
+        "admin_username = admin\nadmin_password = plcore-admin-pw-1\n"
+        "authorization_function = mlflow.server.auth:authenticate_request_basic_auth\n")
+    monkeypatch.setenv("MLFLOW_AUTH_CONFIG_PATH", str(srv / "auth.ini"))
+    monkeypatch.setenv("MLFLOW_FLASK_SERVER_SECRET_KEY", os.urandom(16).hex())
+    server = mlflow_server(f"sqlite:///{srv / 'mlflow.db'}", srv, command="server",
+                           extra_args=["--app-name", "basic-auth"])
+    for user, words in (("admin", "user 'admin'"), (None, "no MLFLOW_TRACKING_USERNAME set")):
+        creds = {"MLFLOW_TRACKING_USERNAME": user, "MLFLOW_TRACKING_PASSWORD": "wrong"} if user else {}
+        proc = _start(CHEAP, tmp_path, MLFLOW_TRACKING_URI=server.url, **creds)
+        out, err = proc.communicate(timeout=WAIT)
+        assert proc.returncode == 2 and "n=150" not in out, (out, err)
+        assert err.strip().splitlines() == [
+            f"error: tracking server {server.url} refused the credentials ({words}; HTTP 401): set "
+            "MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD (or MLFLOW_TRACKING_TOKEN) to an account of the "
+            "server, or run with tracking=none"], err
 
 
 def test_an_unusable_store_fails_in_one_line_before_any_work(tmp_path):

@@ -124,6 +124,13 @@ def test_sweep_logs_to_postgresql_through_an_authenticated_server(tmp_path, post
 
     env = dict(THREADS, MLFLOW_TRACKING_URI=server.url, MLFLOW_TRACKING_USERNAME=USER,
                MLFLOW_TRACKING_PASSWORD=PASSWORD)
+    wrong = plcore_cli(["protocol.n_splits=2", "progress=false"], work, dict(env, MLFLOW_TRACKING_PASSWORD="wrong"),
+                       check=False)   # named as such, before any data is loaded (issue 42)
+    assert wrong.returncode == 2 and "n=" not in wrong.stdout, wrong
+    assert wrong.stderr.strip().splitlines() == [
+        f"error: tracking server {server.url} refused the credentials (user '{USER}'; HTTP 401): set "
+        "MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD (or MLFLOW_TRACKING_TOKEN) to an account of the "
+        "server, or run with tracking=none"], wrong.stderr
     start = time.perf_counter()
     plcore_cli(SWEEP, work, env)
     sweep_s = time.perf_counter() - start

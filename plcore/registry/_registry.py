@@ -24,7 +24,7 @@ from plcore.registry import hookspecs
 from plcore.registry.specs import (COMPONENT_KINDS, ESTIMATOR_KINDS, METHOD_KINDS, ComponentSpec, ProtocolSpec,
                                    _import_path)
 
-__all__ = ["Component", "PluginLoadError", "Registry", "get_registry", "pip_requirements"]
+__all__ = ["Component", "PluginLoadError", "Registry", "get_registry", "pip_requirements", "model_packages"]
 
 BUILTIN_PLUGINS = ("plcore.run.builtins",)
 
@@ -351,11 +351,22 @@ def get_registry() -> Registry:
     return _REGISTRY
 
 
+def model_packages(registry: Registry | None = None) -> list[str]:
+    """The top-level packages whose classes a logged model may hold and plcore trusts when it
+    reads one (:mod:`plcore.tracking.models`): plcore's and those of the installed plugins'
+    components (estimators and preprocessors)."""
+    registry = registry or get_registry()
+    kinds = ESTIMATOR_KINDS + ("preprocessor",)
+    return sorted({"plcore"} | {c.spec.target.split(".", 1)[0] for c in registry.components.values()
+                                if c.kind in kinds and c.spec.target and not c.spec.target.startswith("?")})
+
+
 def pip_requirements(registry: Registry | None = None) -> list[str]:
     """``name==version`` of plcore, its installed plugins and the numeric stack (a logged
-    model's requirements, pinned where the model is fitted)."""
+    model's requirements, pinned where the model is fitted; the model's serializer is added
+    where it is saved)."""
     registry = registry or get_registry()
-    names = ["plcore", "numpy", "scipy", "scikit-learn", "cloudpickle"]
+    names = ["plcore", "numpy", "scipy", "scikit-learn"]
     names += sorted(d for d in registry.distributions() if d.lower().startswith("plcore-"))
     out = []
     for name in names:

@@ -1,9 +1,10 @@
 """``python -m plcore import FILE``: log a fallback file into a tracking store.
 
 When the store fails during a run, the run's results are written to
-``plcore-unlogged-<date>-<time>-<pid>.json`` in the job's output folder (docs/runs.md,
-"Errors"). Once the store is back, this command logs them as a new run
-(:func:`plcore.tracking.import_fallback`).
+``plcore-unlogged-<date>-<time>-<pid>.json`` in the job's output folder, its model to the
+folder ``plcore-unlogged-<date>-<time>-<pid>.model`` beside it (docs/runs.md, "An HTTP tracking
+server"). Once the store is back, this command logs them as a new run and ends the original run,
+if a store still holds it ``RUNNING`` (:func:`plcore.tracking.import_fallback`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ def main(argv=None) -> int:
     uri = args.tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
     check_store(uri)
     for f in args.files:
-        run_id = import_fallback(f, uri, args.experiment)
-        print(f"{f}: logged as run {run_id} ({uri})")
+        run_id, original = import_fallback(f, uri, args.experiment)
+        ended = f"; the original run is now {original}" if original else ""
+        print(f"{f}: logged as run {run_id} ({uri}){ended}")
     return 0

@@ -9,8 +9,12 @@
   number and sweep directory;
 * metrics: per step (fold / run / partition, ``step=``), the summary metrics and the audit of
   the candidate sets (``candidates.*``);
-* artifacts: ``config.yaml`` (resolved), ``predictions.csv``, PNG plots under ``plots/``;
+* artifacts: ``config.yaml`` (resolved), ``predictions.csv``, PNG plots under ``plots/``, the
+  refitted pipeline as the MLflow model ``model`` (:mod:`~plcore.tracking.models`);
 * on an exception the run ends ``FAILED`` with ``error/traceback.txt``.
+
+MLflow's and its libraries' own reports stay off the terminal (:mod:`~plcore.tracking.quiet`):
+a failure of the store is one line.
 
 ``tracking=none`` logs nothing.
 """
@@ -23,6 +27,8 @@ import json
 import logging
 import math
 import os
+import shutil
+import tempfile
 import time
 import traceback
 import warnings
@@ -32,12 +38,13 @@ from pathlib import Path
 import numpy as np
 
 from plcore.exceptions import TrackingError
-from plcore.tracking.store import prepare_store, reap_orphans
+from plcore.tracking.models import log_saved_model, save_model
+from plcore.tracking.quiet import describe, quiet_mlflow
+from plcore.tracking.store import _sqlite_file, last_sign_of_life, prepare_store, reap_orphans
 
 log = logging.getLogger(__name__)
 
-__all__ = ["flatten", "MlflowRun", "NullRun", "start_run", "open_run", "dataset_info", "log_model",
-           "import_fallback"]
+__all__ = ["flatten", "MlflowRun", "NullRun", "start_run", "open_run", "dataset_info", "import_fallback"]
 
 _PARAM_MAX = 6000
 
@@ -89,7 +96,7 @@ class MlflowRun:
 
     A tracking call that fails (the server went away) does not stop the computation: the
     failure is remembered, later calls are skipped, and :func:`start_run` writes everything
-    to a local fallback file at the end and reports where.
+    (the model included) to a local fallback file at the end and reports where, in one line.
     """
 
     def __init__(self, client, run_id, tcfg, *, step_name: str = "step"):
@@ -99,6 +106,11 @@ class MlflowRun:
         self.step_name = step_name
         self.fault: BaseException | None = None
         self.steps: list = []
+        self.step_times: list = []  # ms since the epoch, one per step (a fallback file keeps them)
+        self.dataset: dict | None = None
+        self.audit: dict = {}  # candidates.* metrics (kept for a fallback file)
+        self.noisy = False
+        self.start_time: int | None = None
         self.result = None
 
     def _call(self, fn, *args, **kwargs):
@@ -108,9 +120,9 @@ class MlflowRun:
             return None
         try:
             return (getattr(self.client, fn) if isinstance(fn, str) else fn)(*args, **kwargs)
-        except Exception as err:  # noqa: BLE001 - kept; reported once the work is done
+        except Exception as err:  # noqa: BLE001 - kept; reported once the work is done, in one line
             self.fault = err
-            log.warning("tracking failed (%s); the run continues and is saved locally at the end", err)
+            log.debug("tracking failed (%s); the run continues and is saved locally at the end", err)
             return None
 
     def log_step(self, step: dict, ts: int | None = None):
@@ -122,6 +134,7 @@ class MlflowRun:
 
         self.steps.append(dict(step))
         ts = _now_ms() if ts is None else ts
+        self.step_times.append(ts)
         metrics = [Metric(k if k.startswith("selected.") else f"{self.step_name}/{k}", v, ts, int(step.get("step", 0)))
                    for k, v in _numeric(step).items()]
         if metrics:
@@ -142,28 +155,19 @@ class MlflowRun:
 
         Not essential to the run: a failure after retries is a warning, not a tracking fault.
         """
+        self.dataset = info = dataset if isinstance(dataset, dict) else dataset_info(dataset)
         if audit is not None:
             from mlflow.entities import Metric
 
+            self.audit = {k: float(v) for k, v in audit.metrics().items()}
             ts = _now_ms()
-            self._call("log_batch", self.run_id, metrics=[Metric(k, float(v), ts, 0)
-                                                          for k, v in audit.metrics().items()])
+            self._call("log_batch", self.run_id, metrics=[Metric(k, v, ts, 0) for k, v in self.audit.items()])
         if not isinstance(dataset, dict) and dataset.meta.get("noisy"):
+            self.noisy = True
             self.set_tag("dataset.noisy", "true")
         if self.fault is not None:
             return
-        from mlflow.entities import Dataset, DatasetInput, InputTag
-
-        info = dataset if isinstance(dataset, dict) else dataset_info(dataset)
-        inputs = [DatasetInput(Dataset(schema=None, **info), tags=[InputTag("mlflow.data.context", "training")])]
-        for attempt in range(3):  # concurrent runs registering the same data set race on MLflow's unique key
-            try:
-                self.client.log_inputs(self.run_id, datasets=inputs)
-                return
-            except Exception as err:  # noqa: BLE001 - the data set row now exists; the next try links it
-                if attempt == 2:
-                    log.warning("could not log the data set as an MLflow input: %s", err)
-                time.sleep(0.2 * (attempt + 1))
+        log_dataset_input(self.client, self.run_id, info)
 
     def mark_killed(self, reason: str):
         """SIGINT / SIGTERM: say so, and how many steps were done."""
@@ -215,11 +219,44 @@ class MlflowRun:
                 self._call("log_figure", self.run_id, fig, path)
         model = getattr(result, "model", None)
         if model is not None and self.tcfg.get("log_model", True) and self.fault is None:
-            self._call(log_model, self.tcfg["tracking_uri"], self.run_id, model)
+            self._log_model(model)
+
+    def _log_model(self, model: dict):
+        """The refitted pipeline as the run's MLflow model (:mod:`~plcore.tracking.models`), with
+        a one-line warning where it had to be a pickle or could not be saved at all (a failure
+        of the store is a tracking fault, as for any other write)."""
+        with tempfile.TemporaryDirectory(prefix="plcore-model-") as tmp:
+            folder = Path(tmp) / "model"
+            try:
+                fmt, why = save_model(model, folder)
+            except Exception as err:  # noqa: BLE001 - the run's results are logged all the same
+                warnings.warn(f"the model of run {self.run_id} could not be saved ({describe(err)}); it is not "
+                              "logged", UserWarning, stacklevel=2)
+                return
+            self._call(log_saved_model, self.client, self.run_id, folder)
+        if why:
+            warnings.warn(f"the model of run {self.run_id} is logged as a pickle ({fmt}) because {why}; python -m "
+                          "plcore predict loads it only with trust=true", UserWarning, stacklevel=2)
 
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
+
+
+def log_dataset_input(client, run_id: str, info: dict) -> None:
+    """The data set (:func:`dataset_info`) as an MLflow input of the run; a failure after three
+    tries is a one-line warning, not a tracking fault."""
+    from mlflow.entities import Dataset, DatasetInput, InputTag
+
+    inputs = [DatasetInput(Dataset(schema=None, **info), tags=[InputTag("mlflow.data.context", "training")])]
+    for attempt in range(3):  # concurrent runs registering the same data set race on MLflow's unique key
+        try:
+            client.log_inputs(run_id, datasets=inputs)
+            return
+        except Exception as err:  # noqa: BLE001 - the data set row now exists; the next try links it
+            if attempt == 2:
+                log.warning("could not log the data set as an MLflow input: %s", describe(err))
+            time.sleep(0.2 * (attempt + 1))
 
 
 def dataset_info(dataset) -> dict:
@@ -232,82 +269,46 @@ def dataset_info(dataset) -> dict:
                                    "num_classes": dataset.n_classes})}
 
 
-def log_model(tracking_uri: str, run_id: str, model) -> None:
-    """The refitted pipeline as an MLflow model of the run (``model``), with a signature and
-    explicit ``pip_requirements`` (no slow inference), plus ``classes.json`` (class names)."""
-    import mlflow
-    import mlflow.sklearn
-    from mlflow.models import infer_signature
-
-    pipe, X_example, classes = model["pipeline"], model["X_example"], model["classes"]
-    requirements = model["requirements"]  # pinned where the model was fitted
-    mlflow.set_tracking_uri(tracking_uri)
-    noisy = logging.getLogger("mlflow.sklearn")  # its pickle warning: our docs say it (docs/runs.md)
-    level = noisy.level
-    noisy.setLevel(logging.ERROR)
-    try:
-        _log_model(mlflow, infer_signature, run_id, pipe, X_example, classes, requirements)
-    finally:
-        noisy.setLevel(level)
-
-
-@contextmanager
-def _pinned_requirements_unchecked():
-    """Skip MLflow's check that the installed packages satisfy the model's requirements while
-    logging a model: ours are pinned from the installed versions (:func:`pip_requirements`), so
-    it cannot warn, and it costs 1.5-2 s per run (it maps every installed file to its package,
-    13 times). Nothing is changed if MLflow's internals differ."""
-    try:
-        from mlflow.utils import environment
-    except ImportError:  # pragma: no cover - mlflow is a dependency
-        yield
-        return
-    original = getattr(environment, "warn_dependency_requirement_mismatches", None)
-    if original is None:
-        yield
-        return
-    environment.warn_dependency_requirement_mismatches = lambda requirements: None
-    try:
-        yield
-    finally:
-        environment.warn_dependency_requirement_mismatches = original
-
-
-def _log_model(mlflow, infer_signature, run_id, pipe, X_example, classes, requirements):
-    with warnings.catch_warnings(), _pinned_requirements_unchecked():
-        warnings.simplefilter("ignore")  # MLflow's notes on integer columns and pickles
-        signature = infer_signature(X_example, pipe.predict(X_example))
-        with mlflow.start_run(run_id=run_id, log_system_metrics=False):
-            mlflow.sklearn.log_model(pipe, name="model", signature=signature,
-                                     pip_requirements=requirements, serialization_format="cloudpickle")
-            mlflow.log_text(json.dumps([str(c) for c in classes]), "classes.json")
-
-
-def _fallback_file(handle: MlflowRun, params: dict, tags: dict, directory: Path, error: str | None = None,
-                   run_name: str | None = None) -> Path:
-    """Everything the run produced, as JSON, when the tracking store failed mid-run."""
+def _fallback_file(handle: MlflowRun, params: dict, tags: dict, directory: Path, config_yaml: str,
+                   error: str | None = None, run_name: str | None = None) -> Path:
+    """Everything the run produced, as JSON, when the tracking store failed mid-run; its model
+    (the MLflow model folder :func:`~plcore.tracking.models.save_model` writes) beside it."""
     result = handle.result
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"plcore-unlogged-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json"
     record = {
-        "error": error or _describe(handle.fault),
+        "error": error or describe(handle.fault),
         "run_id": handle.run_id, "tracking_uri": handle.tcfg.get("tracking_uri"),
         "experiment_name": handle.tcfg.get("experiment_name") or "plcore", "step_name": handle.step_name,
         "run_name": handle.tcfg.get("run_name") or run_name,
+        "start_time": handle.start_time, "end_time": _now_ms(),
         "params": {k: str(v) for k, v in {**params, **(getattr(result, "params", None) or {})}.items()},
-        "tags": tags, "steps": handle.steps,
+        "tags": {**tags, **({"dataset.noisy": "true"} if handle.noisy else {})},
+        "config_yaml": config_yaml, "dataset": handle.dataset, "audit": handle.audit,
+        "steps": handle.steps, "step_times": handle.step_times,
         "summary": {} if result is None else _numeric(result.summary),
         "result_tags": {} if result is None else dict(result.tags),
         "predictions": [] if result is None else result.predictions,
+        "curves": {} if result is None else {k: [float(v) for v in np.asarray(c)] for k, c in result.curves.items()},
+        "model": None,
     }
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"plcore-unlogged-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json"
+    model = getattr(result, "model", None)
+    if model is not None and handle.tcfg.get("log_model", True):
+        folder = path.with_suffix(".model")
+        try:
+            save_model(model, folder)
+            record["model"] = folder.name
+        except Exception as err:  # noqa: BLE001 - the results are kept all the same
+            shutil.rmtree(folder, ignore_errors=True)
+            record["model_error"] = describe(err)
     path.write_text(json.dumps(record, indent=1, default=float))
     return path
 
 
 def open_run(tcfg: dict, *, params: dict, tags: dict, config_yaml: str, run_name: str | None = None,
              step_name: str = "step", start_time: int | None = None) -> MlflowRun:
-    """Create the MLflow run in this process (store prepared, orphans reaped, params and
-    ``config.yaml`` logged) and return its handle. ``start_time``: ms since the epoch
+    """Create the MLflow run in this process (store prepared, orphans of every experiment reaped,
+    params and ``config.yaml`` logged) and return its handle. ``start_time``: ms since the epoch
     (default now)."""
     from mlflow.entities import Param
     from mlflow.tracking import MlflowClient
@@ -316,11 +317,13 @@ def open_run(tcfg: dict, *, params: dict, tags: dict, config_yaml: str, run_name
     exp_id = prepare_store(uri, tcfg.get("experiment_name") or "plcore")
     client = MlflowClient(tracking_uri=uri)
     try:
-        reap_orphans(client, exp_id)
+        reap_orphans(client)
     except Exception as err:  # noqa: BLE001 - housekeeping must not stop a run
-        log.warning("could not check for orphaned runs: %s", err)
-    run = client.create_run(exp_id, start_time=start_time, run_name=tcfg.get("run_name") or run_name, tags=tags)
+        log.warning("could not check for orphaned runs: %s", describe(err))
+    run = client.create_run(exp_id, start_time=start_time, run_name=tcfg.get("run_name") or run_name,
+                            tags={**tags, "plcore.step_name": step_name})
     handle = MlflowRun(client, run.info.run_id, tcfg, step_name=step_name)
+    handle.start_time = run.info.start_time
     items = [Param(k, str(v)[:_PARAM_MAX]) for k, v in params.items()]
     for i in range(0, len(items), 100):
         handle._call("log_batch", handle.run_id, params=items[i:i + 100])
@@ -338,17 +341,24 @@ def start_run(tcfg: dict, *, params: dict, tags: dict, config_yaml: str, run_nam
     ``KILLED`` on SIGINT / SIGTERM (``KeyboardInterrupt`` /
     :class:`~plcore.exceptions.RunInterrupted`) with the steps done so far. A process killed
     outright (SIGKILL) leaves its run ``RUNNING`` until the next run on the store ends it
-    ``KILLED`` (:func:`reap_orphans`). If the store fails mid-run, the results go to a JSON file
-    in ``fallback_dir`` and :class:`~plcore.exceptions.TrackingError` names it.
+    ``KILLED`` (:func:`reap_orphans`). If the store fails mid-run, the results and the model go
+    to a fallback file in ``fallback_dir`` and a one-line
+    :class:`~plcore.exceptions.TrackingError` names it (``python -m plcore import`` logs it).
     """
     if not tcfg.get("enabled", False):
         yield NullRun()
         return
+    with quiet_mlflow():
+        yield from _tracked_run(tcfg, params=params, tags=tags, config_yaml=config_yaml, run_name=run_name,
+                                step_name=step_name, fallback_dir=Path(fallback_dir or Path.cwd()))
+
+
+def _tracked_run(tcfg, *, params, tags, config_yaml, run_name, step_name, fallback_dir):
     try:
         handle = open_run(tcfg, params=params, tags=tags, config_yaml=config_yaml, run_name=run_name,
                           step_name=step_name)
     except Exception as err:  # noqa: BLE001 - nothing computed yet: one line, and no work lost
-        raise TrackingError(f"tracking store {tcfg['tracking_uri']} could not be opened ({_describe(err)}); "
+        raise TrackingError(f"tracking store {tcfg['tracking_uri']} could not be opened ({describe(err)}); "
                             "run with tracking=none or another MLFLOW_TRACKING_URI") from err
     status = "FAILED"
     try:
@@ -365,57 +375,139 @@ def start_run(tcfg: dict, *, params: dict, tags: dict, config_yaml: str, run_nam
         try:
             handle.end(status)
         except KeyboardInterrupt:  # a second Ctrl-C while the run is being ended: keep a copy
-            path = _fallback_file(handle, params, tags, Path(fallback_dir or Path.cwd()),
+            path = _fallback_file(handle, params, tags, fallback_dir, config_yaml,
                                   error="interrupted while the run was being ended", run_name=run_name)
             log.warning("the run's results were also written to %s", path)
             raise
         if handle.fault is not None:
-            path = _fallback_file(handle, params, tags, Path(fallback_dir or Path.cwd()), run_name=run_name)
-            what = "could not be opened" if handle.run_id is None else f"failed during run {handle.run_id}"
-            raise TrackingError(f"tracking store {tcfg['tracking_uri']} {what} ({_describe(handle.fault)}); "
-                                f"its results were written to {path} (python -m plcore import FILE logs them into a "
-                                "store)")
+            path = _fallback_file(handle, params, tags, fallback_dir, config_yaml, run_name=run_name)
+            kept = "results and model" if _has_model(path) else "results"
+            raise TrackingError(f"tracking store {tcfg['tracking_uri']} failed during run {handle.run_id} "
+                                f"({describe(handle.fault)}); its {kept} were written to {path} (python -m plcore "
+                                "import FILE logs them into a store)")
 
 
-def _describe(fault) -> str:
-    return fault if isinstance(fault, str) else f"{type(fault).__name__}: {fault}"
+def _has_model(path: Path) -> bool:
+    try:
+        return bool(json.loads(path.read_text()).get("model"))
+    except (OSError, ValueError):
+        return False
 
 
-def import_fallback(path: str | Path, tracking_uri: str, experiment_name: str | None = None) -> str:
+def _read_fallback(path: Path) -> dict:
+    try:
+        record = json.loads(path.read_text())
+        record["steps"], record["params"], record["tags"] = record["steps"], record["params"], dict(record["tags"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+        raise TrackingError(f"{path} is not a plcore fallback file ({type(err).__name__}: {err})") from None
+    return record
+
+
+def _already_imported(client, record: dict, name: str) -> str | None:
+    """The id of a run this store already holds from the same fallback file, or None."""
+    if not record.get("run_id"):
+        return None
+    ids = [e.experiment_id for e in client.search_experiments(max_results=1000)]
+    found = client.search_runs(ids, filter_string=f"tags.`plcore.original_run_id` = '{record['run_id']}'",
+                               max_results=50) if ids else []
+    return next((r.info.run_id for r in found if r.data.tags.get("plcore.imported_from") == name), None)
+
+
+def import_fallback(path: str | Path, tracking_uri: str, experiment_name: str | None = None) -> tuple[str, str | None]:
     """Log a fallback file (``plcore-unlogged-*.json``, written when the store failed during a
-    run) into a store as a new run: its params, tags, per-step and summary metrics and
-    predictions, tagged ``plcore.imported_from`` (and ``plcore.original_run_id``); ``FINISHED``
-    when the file holds the summary, else ``KILLED``. Returns the new run's id."""
+    run) into a store as a new run: its params, tags, ``config.yaml``, data set, per-step and
+    summary metrics (at the times they were computed), predictions, curves and model, tagged
+    ``plcore.imported_from`` (and ``plcore.original_run_id``); ``FINISHED`` when the file holds
+    the summary, else ``KILLED``. The original run, where this store or the one it was meant
+    for still holds it ``RUNNING``, is ended (:func:`end_original`). A file already imported
+    into this store is refused. Returns the new run's id and the original run's status afterwards
+    (None where no store holds it)."""
     from mlflow.entities import Metric, Param
     from mlflow.tracking import MlflowClient
 
     path = Path(path)
-    try:
-        record = json.loads(path.read_text())
-        steps, params, tags = record["steps"], record["params"], dict(record["tags"])
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise TrackingError(f"{path} is not a plcore fallback file ({type(err).__name__}: {err})") from None
-    exp_id = prepare_store(tracking_uri, experiment_name or record.get("experiment_name") or "plcore")
-    client = MlflowClient(tracking_uri=tracking_uri)
-    tags.update({k: str(v) for k, v in record.get("result_tags", {}).items()})
-    tags["plcore.imported_from"] = path.name
-    if record.get("run_id"):
-        tags["plcore.original_run_id"] = record["run_id"]
-    run_id = client.create_run(exp_id, tags=tags, run_name=record.get("run_name")).info.run_id
-    items = [Param(k, str(v)[:_PARAM_MAX]) for k, v in params.items()]
-    for i in range(0, len(items), 100):
-        client.log_batch(run_id, params=items[i:i + 100])
-    ts, prefix = _now_ms(), record.get("step_name") or "step"
-    metrics = [Metric(k if k.startswith("selected.") else f"{prefix}/{k}", v, ts, int(step.get("step", 0)))
-               for step in steps for k, v in _numeric(step).items()]
-    metrics += [Metric(k, v, ts, 0) for k, v in _numeric(record.get("summary", {})).items()]
-    for i in range(0, len(metrics), 500):
-        client.log_batch(run_id, metrics=metrics[i:i + 500])
-    if record.get("predictions"):
-        buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=list(record["predictions"][0]))
-        writer.writeheader()
-        writer.writerows(record["predictions"])
-        client.log_text(run_id, buf.getvalue(), "predictions.csv")
-    client.set_terminated(run_id, status="FINISHED" if record.get("summary") else "KILLED")
-    return run_id
+    record = _read_fallback(path)
+    model = path.parent / record["model"] if record.get("model") else None
+    if model is not None and not (model / "MLmodel").is_file():
+        raise TrackingError(f"{path} names its model folder {model.name}, which is missing beside it; move the "
+                            "folder back, or remove the file's \"model\" entry to import the results alone")
+    with quiet_mlflow():
+        exp_id = prepare_store(tracking_uri, experiment_name or record.get("experiment_name") or "plcore")
+        client = MlflowClient(tracking_uri=tracking_uri)
+        done = _already_imported(client, record, path.name)
+        if done:
+            raise TrackingError(f"{path} was already imported into {tracking_uri} as run {done}; nothing was logged")
+        tags = dict(record["tags"])
+        tags.update({k: str(v) for k, v in record.get("result_tags", {}).items()})
+        tags["plcore.imported_from"] = path.name
+        if record.get("run_id"):
+            tags["plcore.original_run_id"] = record["run_id"]
+        if record.get("step_name"):
+            tags["plcore.step_name"] = record["step_name"]
+        run_id = client.create_run(exp_id, tags=tags, run_name=record.get("run_name"),
+                                   start_time=record.get("start_time")).info.run_id
+        items = [Param(k, str(v)[:_PARAM_MAX]) for k, v in record["params"].items()]
+        for i in range(0, len(items), 100):
+            client.log_batch(run_id, params=items[i:i + 100])
+        if record.get("config_yaml"):
+            client.log_text(run_id, record["config_yaml"], "config.yaml")
+        if record.get("dataset"):
+            log_dataset_input(client, run_id, record["dataset"])
+        now, prefix = _now_ms(), record.get("step_name") or "step"
+        times = record.get("step_times") or []
+        metrics = [Metric(k if k.startswith("selected.") else f"{prefix}/{k}", v,
+                          int(times[j]) if j < len(times) else now, int(step.get("step", 0)))
+                   for j, step in enumerate(record["steps"]) for k, v in _numeric(step).items()]
+        end = int(record.get("end_time") or now)
+        metrics += [Metric(k, v, end, 0) for k, v in _numeric(record.get("summary", {})).items()]
+        metrics += [Metric(k, float(v), int(record.get("start_time") or now), 0)
+                    for k, v in (record.get("audit") or {}).items()]
+        for i in range(0, len(metrics), 500):
+            client.log_batch(run_id, metrics=metrics[i:i + 500])
+        if record.get("predictions"):
+            buf = io.StringIO()
+            writer = csv.DictWriter(buf, fieldnames=list(record["predictions"][0]))
+            writer.writeheader()
+            writer.writerows(record["predictions"])
+            client.log_text(run_id, buf.getvalue(), "predictions.csv")
+        for name, curve in (record.get("curves") or {}).items():
+            client.log_text(run_id, "\n".join(f"{v:.6g}" for v in curve), f"curves/{name}.txt")
+        if model is not None:
+            log_saved_model(client, run_id, model)
+        client.set_terminated(run_id, status="FINISHED" if record.get("summary") else "KILLED", end_time=end)
+        original = end_original(record, run_id, path.name, tracking_uri) if record.get("run_id") else None
+    return run_id, original
+
+
+def end_original(record: dict, new_run_id: str, file_name: str, tracking_uri: str) -> str | None:
+    """End the run a fallback file was written for, where it is still ``RUNNING`` (its process
+    gave up on the store): ``FAILED`` (``KILLED`` if it was interrupted) at its last sign of life,
+    tagged ``plcore.imported_as`` (the new run) and ``plcore.ended_by``. Looked for in
+    ``tracking_uri``, then in the store it was meant for. Returns its status afterwards, or None
+    where no store holds it (a one-line warning names the store that could not be reached)."""
+    from mlflow.tracking import MlflowClient
+
+    original = record["run_id"]
+    for uri in dict.fromkeys([tracking_uri, record.get("tracking_uri") or tracking_uri]):
+        file = _sqlite_file(uri)
+        if uri != tracking_uri and file is not None and not file.is_file():
+            continue  # never create a store where the original one was
+        client = MlflowClient(tracking_uri=uri)
+        try:
+            run = client.get_run(original)
+        except Exception as err:  # noqa: BLE001 - not in this store (or the store is away)
+            if uri != tracking_uri:
+                log.warning("the original run %s in %s could not be ended (%s)", original, uri, describe(err))
+            continue
+        client.set_tag(original, "plcore.imported_as", new_run_id)
+        if run.info.status != "RUNNING":
+            return run.info.status
+        status = "KILLED" if str(record.get("error", "")).startswith("interrupted") else "FAILED"
+        last, step_name, done = last_sign_of_life(client, run)
+        client.set_tag(original, "plcore.ended_by", f"imported: the results of {file_name} were logged as run "
+                                                    f"{new_run_id}")
+        if step_name:
+            client.set_tag(original, f"plcore.{step_name}s_done", str(done))
+        client.set_terminated(original, status=status, end_time=last)
+        return status
+    return None

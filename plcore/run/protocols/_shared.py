@@ -41,7 +41,7 @@ class ProtocolResult:
     ``extra`` anything else (e.g. a confusion matrix); ``tags`` strings that describe what
     ran (e.g. ``training_labels``), logged as run tags; ``params`` what the protocol derived
     from the data (e.g. clustering's ``classes_scored``), logged as run parameters; ``model``
-    the refitted pipeline (``{"pipeline", "X_example", "classes", "requirements"}``) where the
+    the refitted pipeline (``{"pipeline", "X_example", "classes", "requirements", "packages"}``) where the
     protocol refits.
     """
 

@@ -95,9 +95,10 @@ def _refit(setup, X, S, preprocessing, reduced_preprocessing, classes, S_learner
             pipe = make_search(pipe, select, random_state, n_jobs=n_jobs).fit(X, S).best_estimator_
     else:
         _fit_pipeline(pipe, X, S, np.arange(X.shape[0]), has_reducer=setup.reducer is not None, S_learner=S_learner)
-    from plcore.registry import pip_requirements
+    from plcore.registry import model_packages, pip_requirements
 
-    return {"pipeline": pipe, "X_example": X[:5], "classes": list(classes), "requirements": pip_requirements()}
+    return {"pipeline": pipe, "X_example": X[:5], "classes": list(classes), "requirements": pip_requirements(),
+            "packages": model_packages()}
 
 
 def _check_selection(setup, select, feed_truth, fit_reducer_on="train"):

@@ -18,7 +18,7 @@ from torch import nn
 from plcore_deep import _losses as L
 
 __all__ = ["METHODS", "Method", "batch_size_for", "build_lenet", "build_network", "lenet_side", "resolve_device",
-           "train", "predict_logits"]
+           "train", "predict_logits", "network_state", "network_from_state"]
 
 
 # ----------------------------------------------------------------------------- networks
@@ -56,6 +56,27 @@ def build_lenet(n_features: int, n_classes: int) -> nn.Sequential:
                          nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
                          nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
                          nn.Linear(flat, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, n_classes))
+
+
+def network_state(model: nn.Module, architecture: dict) -> dict:
+    """A fitted network as plain data: its ``architecture`` (the arguments of
+    :func:`build_network` / :func:`build_lenet`) and its weights as NumPy arrays. A learner is
+    written this way (skops, a logged model's format, holds no PyTorch object)."""
+    return {"architecture": dict(architecture),
+            "weights": {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}}
+
+
+def network_from_state(state: dict) -> nn.Module:
+    """The float64 network of :func:`network_state`, in eval mode, with the same weights (the
+    global PyTorch generator is left as it was)."""
+    arch = state["architecture"]
+    with torch.random.fork_rng(devices=[]):
+        model = (build_lenet(arch["n_features"], arch["n_classes"]) if arch["network"] == "lenet" else
+                 build_network(arch["n_features"], arch["n_classes"], tuple(arch["hidden_layer_sizes"]),
+                               bool(arch["batch_norm"])))
+    model = model.double()
+    model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state["weights"].items()})
+    return model.eval()
 
 
 def resolve_device(device: str) -> torch.device:

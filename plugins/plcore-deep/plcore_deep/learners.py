@@ -25,7 +25,9 @@ PyTorch is imported at the first ``fit`` or ``predict``, never when this module 
 listing components and composing configs stay fast. Training is deterministic on the CPU
 under ``random_state``; ``device="auto"`` trains on CUDA where PyTorch sees a GPU. The fitted
 network is kept in float64 on the CPU (``network_``), so predictions do not depend on the
-batch they are computed in, and a fitted learner pickles anywhere.
+batch they are computed in, and a fitted learner pickles anywhere. Pickled or written with
+skops (a run's logged model), the network is its architecture and its weights as NumPy arrays:
+no PyTorch object is stored, and reading a learner runs no code from the file.
 """
 
 from __future__ import annotations
@@ -183,12 +185,29 @@ class _DeepLearner(BaseLearner):
             tol=float(self.tol), score=_SCORES[self.scoring], device=device, seed=seed,
             iterations=iterations, desc=type(self).__name__.removesuffix("Learner"))
         self.network_ = result.model
+        self._architecture = {"network": self.network, "n_features": int(X.shape[1]), "n_classes": int(S.shape[1]),
+                              "hidden_layer_sizes": list(self._hidden()), "batch_norm": bool(self.batch_norm)}
         self.confidences_ = result.confidences
         self.loss_curve_ = result.loss_curve
         self.validation_scores_ = result.validation_scores
         self.best_epoch_ = result.best_epoch
         self.n_epochs_ = result.n_epochs
         return result
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())  # a copy: the fitted network stays a module
+        if state.get("_architecture") and "network_" in state and not isinstance(state["network_"], dict):
+            from plcore_deep import _train
+
+            state["network_"] = _train.network_state(state["network_"], state["_architecture"])
+        return state
+
+    def __setstate__(self, state):
+        if isinstance(state.get("network_"), dict):
+            from plcore_deep import _train
+
+            state = {**state, "network_": _train.network_from_state(state["network_"])}
+        super().__setstate__(state)
 
     def _scores(self, X):
         """The network's outputs (logits), shape (n, q)."""

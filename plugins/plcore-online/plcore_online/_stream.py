@@ -86,6 +86,13 @@ class StreamState:
         self.t = 0
         self.n_updates = 0
 
+    def __getstate__(self):  # a plain dict: skops (a logged model's format) writes no __slots__ object
+        return {k: getattr(self, k) for k in self.__slots__}
+
+    def __setstate__(self, state):
+        for k, v in state.items():
+            setattr(self, k, v)
+
 
 def _masks(S):
     """Per-row helpers: -inf on candidates (for the non-candidate max) and vice versa."""

@@ -297,3 +297,19 @@ def test_fast_path_signatures_are_those_of_the_stream():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         est.predict(X[:1])
+
+
+def test_a_fitted_learner_is_written_with_skops_as_a_run_model():
+    """Its stream state (``__slots__``) is written as a plain dict: skops writes the learner, and
+    the copy read back predicts the same."""
+    import skops.io as sio
+
+    from plcore.registry import model_packages
+    from plcore.tracking.models import choose_format
+
+    rng = np.random.RandomState(0)
+    X, y = rng.randn(30, 4), np.arange(30) % 3
+    est = learners.AvgPegasosLearner().fit(X, np.eye(3, dtype=bool)[y])
+    fmt, types, why = choose_format(est, model_packages())
+    assert (fmt, why) == ("skops", None)
+    np.testing.assert_array_equal(sio.loads(sio.dumps(est), trusted=types).predict(X), est.predict(X))
