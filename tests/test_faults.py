@@ -290,7 +290,11 @@ def test_a_store_failing_mid_run_is_one_line_keeps_the_model_and_import_ends_the
     assert original.info.end_time == last
     assert new.info.status == "FINISHED" and new.data.tags["plcore.original_run_id"] == original_id
     assert len(client.get_metric_history(new.info.run_id, "fold/accuracy")) == 4
-    assert client.get_run(new.info.run_id).outputs.model_outputs  # the model, logged from the file's folder
+    monkeypatch.syspath_prepend(str(HERE / "faultlib"))  # the model's learner is faulty.SlowKnn: a pickle
+    from plcore.run.predict import load_run_model
+
+    model, classes, _ = load_run_model(new, f"sqlite:///{db}", trust=True)
+    assert type(model[-1]).__name__ == "SlowKnn" and len(classes) == 3
     from plcore.exceptions import TrackingError
     from plcore.run.importer import main as import_main
 

@@ -120,6 +120,89 @@ def test_plcore_trusts_classes_of_its_libraries_and_plugins_never_functions():
         "plcore.learners.plknn.PlKnnLearnerV0"]
 
 
+# ----------------------------------------------------------------------------- predict on models of a store
+@pytest.fixture(scope="module")
+def model_store(tmp_path_factory):
+    """A store written by MLflow alone (tests/faultlib/model_store.py): ``(folder, marker, run ids)``."""
+    store = tmp_path_factory.mktemp("models")
+    marker = store / "code-ran"
+    env = dict(os.environ)
+    env.pop("MLFLOW_TRACKING_URI", None)
+    proc = subprocess.run([sys.executable, str(HERE / "faultlib" / "model_store.py"), str(store), str(marker)],
+                          cwd=store, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return store, marker, json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _predict(plcore_cli, store, run_id, *extra, env=None):
+    return plcore_cli(["predict", f"run={run_id}", "data=iris", "out=p.csv", *extra], store, env, check=False)
+
+
+def test_a_crafted_pickle_model_runs_no_code_unless_the_store_is_trusted(model_store, plcore_cli):
+    """A store's ``model.pkl`` replaced by a pickle that creates a file when loaded: ``predict``
+    refuses it in one line, and the file is not created; ``trust=true`` loads it (and runs it)."""
+    store, marker, ids = model_store
+    proc = _predict(plcore_cli, store, ids["crafted_pickle"])
+    assert not marker.exists(), "loading the model ran code from the store"
+    assert proc.returncode == 2 and proc.stderr.strip().splitlines() == [
+        f"error: the model of run {ids['crafted_pickle']} (crafted_pickle) is a pickle (cloudpickle): loading it runs "
+        "code from the tracking store; pass trust=true if you trust the store"], proc.stderr
+    from mlflow.tracking import MlflowClient
+
+    from plcore.run.predict import load_run_model
+
+    uri = f"sqlite:///{store / 'mlflow.db'}"
+    load_run_model(MlflowClient(tracking_uri=uri).get_run(ids["crafted_pickle"]), uri, trust=True)
+    assert marker.exists()  # the documented meaning of trust=true
+    marker.unlink()
+
+
+def test_a_model_that_declares_types_plcore_does_not_trust_is_refused(model_store, plcore_cli):
+    """MLflow reads a skops model with the types its own MLmodel declares trusted; plcore decides
+    itself, so a crafted model cannot declare its way in."""
+    store, _, ids = model_store
+    proc = _predict(plcore_cli, store, ids["declares_untrusted"])
+    err = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(err) == 1, proc.stderr
+    assert "holds types plcore does not trust (_operator.neg)" in err[0] and "trust=true" in err[0]
+    from mlflow.tracking import MlflowClient
+
+    from plcore.run.predict import load_run_model
+
+    uri = f"sqlite:///{store / 'mlflow.db'}"
+    model, classes, note = load_run_model(MlflowClient(tracking_uri=uri).get_run(ids["declares_untrusted"]), uri,
+                                          trust=True)
+    assert model.predict(np.zeros((2, 4))).shape == (2,) and classes == ["setosa", "versicolor", "virginica"]
+
+
+def test_predict_leaves_nothing_in_the_temporary_folder(model_store, plcore_cli, tmp_path):
+    store, _, ids = model_store
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc = _predict(plcore_cli, store, ids["plain"], env={"TMPDIR": str(tmp)})
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert "150 predictions" in proc.stdout
+    assert sorted(os.listdir(tmp)) == []
+
+
+def test_a_model_of_another_plcore_version_is_named_in_one_line(model_store, plcore_cli):
+    """The plcore version a model's requirements pin is compared with the installed one: one
+    warning line where the model loads, one error line naming both where it cannot."""
+    from plcore import __version__
+
+    store, _, ids = model_store
+    ok = _predict(plcore_cli, store, ids["older_plcore"])
+    assert ok.returncode == 0 and "150 predictions" in ok.stdout
+    assert ok.stderr.strip().splitlines() == [
+        f"warning: the model of run {ids['older_plcore']} was written by plcore 0.0.1; installed: plcore "
+        f"{__version__}"], ok.stderr
+    bad = _predict(plcore_cli, store, ids["older_plcore_class"])
+    assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
+        f"error: the model of run {ids['older_plcore_class']} (older_plcore_class) needs "
+        "plcore.learners.plknn.PlKnnLearnerV0, which the installed packages lack (written by plcore 0.0.1; "
+        f"installed: plcore {__version__})"], bad.stderr
+
+
 # ----------------------------------------------------------------------------- the reaper
 def test_the_reaper_covers_every_experiment_dates_the_end_and_tags_the_steps(tmp_path):
     """A run of another experiment whose process is gone (SIGKILL) is ended KILLED by the next run

@@ -6,7 +6,12 @@ run's MLflow model); ``classes.json`` beside it names the classes. The output CS
 row per row of ``data``: the predicted class name and, where the model gives them, one score
 per class.
 
-A logged model is a pickle: load models only from a tracking store you trust.
+The model is read without running code from the store: plcore logs it with skops and reads
+only the types it trusts (classes of numpy, scipy, scikit-learn, plcore and its installed
+plugins). A model that holds other types, or that is a pickle (logged by an earlier plcore, or
+holding a class of your own), is refused unless ``trust=true`` says you trust the store. A model
+written by another plcore version than the installed one is named in one line. Nothing is
+left in the temporary folder.
 """
 
 from __future__ import annotations
@@ -16,15 +21,16 @@ import json
 import os
 import re
 import sys
+import tempfile
 from pathlib import Path
 
 from plcore.exceptions import ConfigError, DataValidationError, TrackingError
 
-__all__ = ["find_run", "predict_file", "main"]
+__all__ = ["find_run", "predict_file", "load_run_model", "main"]
 
 _RUN_ID = re.compile(r"^[0-9a-f]{32}$")
 USAGE = ("usage: python -m plcore predict run=<run id or run name> data=<file or data set name> "
-         "[out=<csv>] [tracking_uri=<uri>] [data_home=<dir>] [experiment=<name>] [latest=true]")
+         "[out=<csv>] [tracking_uri=<uri>] [data_home=<dir>] [experiment=<name>] [latest=true] [trust=true]")
 
 
 def find_run(client, run: str, experiment_name: str | None = None, latest: bool = False):
@@ -73,7 +79,7 @@ def _parse(argv) -> dict:
             print(__doc__)
             raise SystemExit(0)
         key, sep, value = a.partition("=")
-        if not sep or key not in ("run", "data", "out", "tracking_uri", "data_home", "experiment", "latest"):
+        if not sep or key not in ("run", "data", "out", "tracking_uri", "data_home", "experiment", "latest", "trust"):
             raise ConfigError(f"unexpected argument {a!r}; {USAGE}")
         args[key] = value
     for key in ("run", "data"):
@@ -82,38 +88,90 @@ def _parse(argv) -> dict:
     return args
 
 
+def _flag(args: dict, key: str) -> bool:
+    value = args.get(key, "false").lower()
+    if value not in ("true", "false"):
+        raise ConfigError(f"{key} must be true or false, got {args[key]!r}")
+    return value == "true"
+
+
+def _has_model(tracking_uri: str, run_id: str) -> bool:
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=tracking_uri)
+    try:
+        run = client.get_run(run_id)
+        return bool(run.outputs and run.outputs.model_outputs) or any(
+            a.path == "model" for a in client.list_artifacts(run_id))
+    except Exception:  # noqa: BLE001 - the store failed: say it could not be downloaded
+        return True
+
+
+def load_run_model(run, tracking_uri: str, *, trust: bool = False):
+    """``(pipeline, classes, note)`` of a run's logged model (``run``: an MLflow run); ``note``
+    names the plcore versions where the model's differ from the installed ones, else None.
+
+    The model is downloaded to a temporary folder that is removed afterwards and read with the
+    types plcore trusts (:func:`plcore.tracking.load_model`); a pickle, or a model holding other
+    types, only with ``trust``. Anything refused or unreadable is one
+    :class:`~plcore.exceptions.ConfigError` line.
+    """
+    from plcore.registry import model_packages
+    from plcore.tracking import describe, download_model, load_model, quiet_mlflow, version_note
+
+    rid, name = run.info.run_id, run.info.run_name
+    what = f"the model of run {rid} ({name})"
+    with quiet_mlflow(), tempfile.TemporaryDirectory(prefix="plcore-predict-") as tmp:
+        try:
+            folder = download_model(tracking_uri, rid, tmp)
+        except Exception as err:  # noqa: BLE001 - MLflow raises its own exception types
+            if not _has_model(tracking_uri, rid):
+                raise ConfigError(f"run {rid} ({name}) has no logged model: only kfold/holdout runs with "
+                                  "protocol.refit=true log one") from None
+            raise ConfigError(f"{what} could not be downloaded ({describe(err)})") from None
+        note = version_note(folder)
+        try:
+            classes = json.loads((folder / "classes.json").read_text())
+            model = load_model(folder, model_packages(), trust=trust, what=what)
+        except ConfigError as err:
+            raise ConfigError(f"{err}{f' ({note})' if note else ''}") from None
+        except Exception as err:  # noqa: BLE001 - a model another version wrote, or a damaged one
+            why = f"it was {note}; install those versions to use it" if note else "it may be damaged"
+            raise ConfigError(f"{what} could not be loaded ({describe(err)}): {why}") from None
+    return model, classes, note
+
+
 def main(argv=None) -> int:
     """Entry point of ``python -m plcore predict``."""
-    import mlflow
     from mlflow.tracking import MlflowClient
 
     from plcore.datasets import load_dataset
-    from plcore.tracking import check_reachable
+    from plcore.tracking import check_readable, quiet_mlflow
 
     args = _parse(list(sys.argv[1:] if argv is None else argv))
-    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
     uri = args.get("tracking_uri") or os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
     if uri.startswith("sqlite:///") and not Path(uri[len("sqlite:///"):]).is_file():
         raise TrackingError(f"no tracking database at {uri}; pass tracking_uri=... or set MLFLOW_TRACKING_URI")
-    check_reachable(uri)
+    latest, trust = _flag(args, "latest"), _flag(args, "trust")
+    check_readable(uri)
     client = MlflowClient(tracking_uri=uri)
-    latest = args.get("latest", "false").lower()
-    if latest not in ("true", "false"):
-        raise ConfigError(f"latest must be true or false, got {args['latest']!r}")
-    run = find_run(client, args["run"], args.get("experiment"), latest=latest == "true")
+    with quiet_mlflow():
+        run = find_run(client, args["run"], args.get("experiment"), latest=latest)
     rid = run.info.run_id
-    mlflow.set_tracking_uri(uri)
-    try:
-        import mlflow.sklearn
-
-        model = mlflow.sklearn.load_model(f"runs:/{rid}/model")
-        classes = json.loads(mlflow.artifacts.load_text(f"runs:/{rid}/classes.json"))
-    except Exception as err:  # noqa: BLE001 - MLflow raises its own exception types
-        raise ConfigError(f"run {rid} ({run.info.run_name}) has no logged model: {type(err).__name__}: {err}. "
-                          "Only kfold/holdout runs with protocol.refit=true log one") from None
+    model, classes, note = load_run_model(run, uri, trust=trust)
+    if note:
+        print(f"warning: the model of run {rid} was {note}", file=sys.stderr)
     data = load_dataset(args["data"], data_home=args.get("data_home") or os.environ.get("PLCORE_DATA_HOME"),
                         noisy=True)  # only the features are used: labels outside the candidate sets do not matter
-    labels, scores = predict_file(model, classes, data.X)
+    try:
+        labels, scores = predict_file(model, classes, data.X)
+    except DataValidationError:
+        raise
+    except Exception as err:  # noqa: BLE001 - a model another plcore version wrote
+        if not note:
+            raise
+        raise ConfigError(f"the model of run {rid} failed to predict ({type(err).__name__}: {err}); it was {note}: "
+                          "install those versions to use it") from None
     out = Path(args.get("out") or f"predictions-{rid[:8]}-{data.name}.csv")
     with open(out, "w", newline="") as fh:
         writer = csv.writer(fh)
