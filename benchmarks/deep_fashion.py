@@ -54,11 +54,11 @@ def candidates(name: str, X, y, train):
 
 
 def fit_one(learner: str, recipe: str, epochs: int, X_tr, S_tr, y_tr, X_te, y_te) -> dict:
-    from plcore_deep import learners
+    import plcore_deep
     from plcore_deep.plugin import LEARNER_OPTIONS
 
-    est = getattr(learners, LEARNER_OPTIONS[learner])(n_epochs=epochs, device="cpu", random_state=0,
-                                                      **RECIPES[recipe])
+    cls = getattr(plcore_deep, LEARNER_OPTIONS[learner].split(":")[1])
+    est = cls(n_epochs=epochs, device="cpu", random_state=0, **RECIPES[recipe])
     t0 = time.perf_counter()
     est.fit(X_tr, S_tr)
     fit_s = time.perf_counter() - t0

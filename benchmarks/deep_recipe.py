@@ -41,11 +41,12 @@ BAGS = {"uniform": lambda: UniformBags(r=3), "flip": lambda: FlipBags(p=0.3)}
 
 
 def one(learner: str, dataset: str, recipe: str, bags: str, data_home: str) -> tuple:
-    from plcore_deep import learners
+    import plcore_deep
     from plcore_deep.plugin import LEARNER_OPTIONS
 
     params, preprocessing = RECIPES[recipe]
-    est = getattr(learners, LEARNER_OPTIONS[learner])(device="cpu", random_state=0, **params)
+    cls = getattr(plcore_deep, LEARNER_OPTIONS[learner].split(":")[1])
+    est = cls(device="cpu", random_state=0, **params)
     ds = load_dataset(dataset, data_home=data_home)
     t0 = time.perf_counter()
     res = holdout(Setup(learner=est, bags=BAGS[bags]()), ds, test_size=0.2, n_repeats=5, preprocessing=preprocessing,

@@ -22,7 +22,7 @@ per row (``UniformBags``, seed s). For every configuration of the learners' ``SE
 (``plcore_deep.plugin``: learning rate x weight decay, 4 points) the network (plcore's default:
 MLP 500, Adam, batch 128) trains ``--epochs`` epochs without early stopping, and after every
 epoch the validation CR, AA and accuracy and the test accuracy are recorded
-(``plcore_deep._train.train(on_epoch=...)``). Each criterion then picks the (configuration,
+(``DeepLearner._train(on_epoch=...)``). Each criterion then picks the (configuration,
 epoch) with its largest validation value -- within a run the earliest best epoch, as PLENCH's
 ``argmax`` over the run's records; across configurations the first in grid order (PLENCH sorts
 the runs by value and takes the last of tied runs, in file-system order) -- and the test
@@ -56,10 +56,10 @@ _COLUMNS = {"CR": 0, "AA": 1, "oracle": 2}          # columns of the per-epoch r
 
 
 def _require_on_epoch():
-    from plcore_deep import _train
+    from plcore_deep import DeepLearner
 
-    if "on_epoch" not in inspect.signature(_train.train).parameters:
-        raise SystemExit("benchmarks/deep_selection.py needs plcore_deep._train.train(..., on_epoch=callable(epoch, "
+    if "on_epoch" not in inspect.signature(getattr(DeepLearner, "_train", lambda: None)).parameters:
+        raise SystemExit("benchmarks/deep_selection.py needs DeepLearner._train(X, S, on_epoch=callable(epoch, "
                          "model)), a per-epoch hook this plcore-deep does not have yet; update plcore-deep")
 
 
@@ -87,14 +87,14 @@ def _splits(dataset: str, n_splits: int, r: int, data_home: str):
 def _record(learner: str, data: tuple, params: dict, n_epochs: int, seed: int) -> np.ndarray:
     """Train one configuration; (n_epochs, 4): validation CR, AA, accuracy and test accuracy after each epoch."""
     import torch
-    from sklearn.utils import check_random_state
 
     from plcore.metrics import approximated_accuracy, covering_rate
-    from plcore_deep import _train, learners
+    import plcore_deep
     from plcore_deep.plugin import LEARNER_OPTIONS
 
     X_fit, S_fit, _, X_val, S_val, y_val, X_test, _, y_test = data
-    est = getattr(learners, LEARNER_OPTIONS[learner])(device="cpu", random_state=seed, **params)
+    cls = getattr(plcore_deep, LEARNER_OPTIONS[learner].split(":")[1])
+    est = cls(**{**params, "device": "cpu", "random_state": seed, "n_epochs": int(n_epochs)})
     Xv = torch.from_numpy(X_val.astype(np.float32))
     Xt = torch.from_numpy(X_test.astype(np.float32))
     rows = []
@@ -108,15 +108,8 @@ def _record(learner: str, data: tuple, params: dict, n_epochs: int, seed: int) -
         rows.append((covering_rate(S_val, pred), approximated_accuracy(S_val, proba), np.mean(pred == y_val),
                      np.mean(test == y_test)))
 
-    # the learner's own fit (learners._DeepLearner._fit), without early stopping, plus the hook
-    _train.train(X_fit, S_fit, method=_train.make_method(est._method, est._method_params()),
-                 hidden_layer_sizes=est._hidden(), batch_norm=bool(est.batch_norm), lr_schedule=est.lr_schedule,
-                 network=est.network, n_epochs=int(n_epochs), batch_size=est.batch_size,
-                 learning_rate=float(est.learning_rate), weight_decay=float(est.weight_decay),
-                 optimizer=est.optimizer, momentum=float(est.momentum), early_stopping=False,
-                 validation_fraction=float(est.validation_fraction), n_iter_no_change=int(n_epochs), tol=float(est.tol),
-                 score=None, device=torch.device("cpu"), seed=check_random_state(seed).randint(2**31 - 1),
-                 on_epoch=on_epoch)
+    # the learner's own fit (DeepLearner._fit), without early stopping, plus the hook
+    est._train(X_fit, S_fit, early_stopping=False, on_epoch=on_epoch)
     return np.asarray(rows, dtype=np.float64)
 
 

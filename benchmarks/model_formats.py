@@ -61,7 +61,7 @@ def _pipelines():
     from plcore.datasets.bags import UniformBags
     from plcore.learners import PlKnnLearner
     from plcore.run.pipeline import build_pipeline
-    from plcore_deep.learners import ProdenLearner
+    from plcore_deep import ProdenLearner
 
     data = load_dataset("digits")
     S = UniformBags(r=3).generate(data.y_true, random_state=0)

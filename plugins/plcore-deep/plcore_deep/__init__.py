@@ -2,8 +2,13 @@
 
 PRODEN (Lv et al., ICML 2020), RC and CC (Feng et al., NeurIPS 2020), LWS (Wen et al., ICML
 2021), CAVL (Zhang et al., ICLR 2022), POP (Xu et al., ICML 2023), PiCO (Wang et al., ICLR
-2022) and VALEN (Xu et al., NeurIPS 2021) on an MLP, a LeNet or a linear model. Importing this package does not import PyTorch (nor the learners'
-module: names are served on first use).
+2022) and VALEN (Xu et al., NeurIPS 2021) on an MLP, a LeNet or a linear model.
+
+One module per family holds the scikit-learn learners (``confidence``, ``candidate_losses``,
+``contrastive``, ``instance_dependent``); its methods, the hooks the shared loop
+(``_loop``) calls, live in the private module of the same name (``_confidence``, ...).
+Importing this package does not import PyTorch (nor the learners' modules: names are served
+on first use).
 """
 
 from importlib.metadata import version as _version
@@ -12,14 +17,18 @@ from typing import TYPE_CHECKING
 from plcore.utils import lazy_exports
 
 if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are served lazily
-    from plcore_deep.learners import (CavlLearner, CcLearner, LwsLearner, PicoLearner, PopLearner, ProdenLearner,
-                                      RcLearner, ValenLearner)
+    from plcore_deep.candidate_losses import CcLearner, LwsLearner
+    from plcore_deep.confidence import CavlLearner, PopLearner, ProdenLearner, RcLearner
+    from plcore_deep.contrastive import PicoLearner
+    from plcore_deep.instance_dependent import ValenLearner
 
 __version__ = _version("plcore-deep")   # from the package metadata: the version is pyproject.toml's
 
-__all__ = ["ProdenLearner", "RcLearner", "CcLearner", "LwsLearner", "CavlLearner", "PopLearner", "PicoLearner",
+__all__ = ["ProdenLearner", "RcLearner", "CavlLearner", "PopLearner", "CcLearner", "LwsLearner", "PicoLearner",
            "ValenLearner", "__version__"]
 
-__getattr__, __dir__ = lazy_exports(globals(), dict.fromkeys(
-    ("ProdenLearner", "RcLearner", "CcLearner", "LwsLearner", "CavlLearner", "PopLearner", "PicoLearner",
-     "ValenLearner"), "plcore_deep.learners"))
+__getattr__, __dir__ = lazy_exports(globals(), {
+    "ProdenLearner": "plcore_deep.confidence", "RcLearner": "plcore_deep.confidence",
+    "CavlLearner": "plcore_deep.confidence", "PopLearner": "plcore_deep.confidence",
+    "CcLearner": "plcore_deep.candidate_losses", "LwsLearner": "plcore_deep.candidate_losses",
+    "PicoLearner": "plcore_deep.contrastive", "ValenLearner": "plcore_deep.instance_dependent"})

@@ -3,16 +3,17 @@ plugin's presets. Importing it imports no PyTorch (the learners load it at their
 
 from plcore.registry import ComponentSpec, hookimpl, load_presets
 
-#: the option table: option name (``+learner=<name>``) -> class name in :mod:`plcore_deep.learners`
+#: the option table: option name (``+learner=<name>``) -> the learner class, ``"<module>:<Class>"``
+#: (one public module per family; its method in the private ``_<family>.py``)
 LEARNER_OPTIONS = {
-    "proden": "ProdenLearner",
-    "rc": "RcLearner",
-    "cc": "CcLearner",
-    "lws": "LwsLearner",
-    "cavl": "CavlLearner",
-    "pop": "PopLearner",
-    "pico": "PicoLearner",
-    "valen": "ValenLearner",
+    "proden": "plcore_deep.confidence:ProdenLearner",
+    "rc": "plcore_deep.confidence:RcLearner",
+    "cavl": "plcore_deep.confidence:CavlLearner",
+    "pop": "plcore_deep.confidence:PopLearner",
+    "cc": "plcore_deep.candidate_losses:CcLearner",
+    "lws": "plcore_deep.candidate_losses:LwsLearner",
+    "pico": "plcore_deep.contrastive:PicoLearner",
+    "valen": "plcore_deep.instance_dependent:ValenLearner",
 }
 
 #: fast settings for the common conformance test
@@ -60,11 +61,11 @@ _DESCRIPTIONS = {
 
 @hookimpl
 def plcore_components():
-    return [ComponentSpec(kind="learner", name=name, cls=f"plcore_deep.learners:{cls}",
+    return [ComponentSpec(kind="learner", name=name, cls=path,
                           config={**_COMMON, **_OWN.get(name, {})}, description=_DESCRIPTIONS[name],
                           display_name=_DISPLAY_NAMES[name],
                           search_space=SEARCH_SPACE, test_params={**_TEST_PARAMS, **_TEST_OVERRIDES.get(name, {})})
-            for name, cls in LEARNER_OPTIONS.items()]
+            for name, path in LEARNER_OPTIONS.items()]
 
 
 @hookimpl

@@ -7,11 +7,11 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
 from plcore.datasets.bags import UniformBags
-from plcore_deep import learners
+import plcore_deep
 from plcore_deep.plugin import LEARNER_OPTIONS
 
-#: option name -> class, from the plugin's option table (plugin.py)
-LEARNERS = {option: getattr(learners, cls) for option, cls in LEARNER_OPTIONS.items()}
+#: option name -> class (the plugin's option table, plugin.py)
+LEARNERS = {option: getattr(plcore_deep, path.split(":")[1]) for option, path in LEARNER_OPTIONS.items()}
 
 
 @pytest.fixture(scope="module")

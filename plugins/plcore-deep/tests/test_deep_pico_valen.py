@@ -10,9 +10,11 @@ import torch
 import torch.nn.functional as F
 
 from plcore.datasets.bags import UniformBags
-from plcore_deep import _pico, _valen
-from plcore_deep._train import State, build_network
-from plcore_deep.learners import PicoLearner, ProdenLearner, ValenLearner
+from plcore_deep import _contrastive as _pico
+from plcore_deep import _instance_dependent as _valen
+from plcore_deep._loop import State
+from plcore_deep._networks import build_network
+from plcore_deep import PicoLearner, ProdenLearner, ValenLearner
 
 
 def _rand(*shape, seed=0):

@@ -11,7 +11,7 @@ import torch
 
 from plcore.registry import model_packages
 from plcore.tracking.models import choose_format
-from plcore_deep.learners import CcLearner, ProdenLearner, ValenLearner
+from plcore_deep import CcLearner, ProdenLearner, ValenLearner
 
 
 def _data(n=60, d=6, q=3, seed=0):

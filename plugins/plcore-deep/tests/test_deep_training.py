@@ -7,21 +7,25 @@ import pytest
 import torch
 
 from plcore.testing import make_pl_data
-from plcore_deep import CcLearner, PopLearner, ProdenLearner, learners
-from plcore_deep import _train
+import plcore_deep
 from plcore_deep.plugin import LEARNER_OPTIONS
+from plcore_deep import CcLearner, PopLearner, ProdenLearner
+from plcore_deep import _candidate_losses as candidate_losses
+from plcore_deep import _confidence as confidence
+from plcore_deep import _loop as loop
+from plcore_deep import _networks as networks
 
-#: option name -> class, from the plugin's option table (plugin.py)
-LEARNERS = {option: getattr(learners, cls) for option, cls in LEARNER_OPTIONS.items()}
+#: option name -> class (the plugin's option table, plugin.py)
+LEARNERS = {option: getattr(plcore_deep, path.split(":")[1]) for option, path in LEARNER_OPTIONS.items()}
 
 
 def _initial_network(seed, d, q, hidden):
-    """The network ``_train.train`` starts from for ``seed`` (its documented seeding)."""
+    """The network ``loop.train`` starts from for ``seed`` (its documented seeding)."""
     rng = np.random.RandomState(seed)
     rng.randint(2**31 - 1)                      # the batch-order generator's seed
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(rng.randint(2**31 - 1)))
-        return _train.build_network(d, q, hidden)
+        return networks.build_network(d, q, hidden)
 
 
 def _textbook(method, X, S, *, seed, hidden, epochs, lr, beta=2.0):
@@ -62,16 +66,21 @@ def _textbook(method, X, S, *, seed, hidden, epochs, lr, beta=2.0):
     return net, W
 
 
+#: the methods the textbook loop writes out, each with the parameters it uses there
+METHODS = {"proden": confidence.Proden, "rc": confidence.Rc, "cc": candidate_losses.Cc,
+           "lws": lambda: candidate_losses.Lws(beta=2.0), "cavl": confidence.Cavl}
+
+
 @pytest.mark.parametrize("method", ["proden", "rc", "cc", "lws", "cavl"])
 def test_loop_equals_the_textbook_loop(method):
     X, S, _ = make_pl_data(n_samples=60, n_features=5, n_classes=4, r=2, random_state=3)
     X = (X - X.mean(0)) / X.std(0)
     kw = dict(seed=11, hidden=(8,), epochs=6, lr=0.5)
     ref_net, ref_W = _textbook(method, X, S, **kw)
-    res = _train.train(X, S, method=_train.make_method(method, {"beta": 2.0}), hidden_layer_sizes=(8,),
-                       n_epochs=6, batch_size=1000, learning_rate=0.5, weight_decay=0.0, optimizer="sgd",
-                       momentum=0.0, early_stopping=False, validation_fraction=0.1, n_iter_no_change=1, tol=0.0,
-                       score=None, device=torch.device("cpu"), seed=11)
+    res = loop.train(X, S, METHODS[method](), loop.LoopConfig(
+        hidden_layer_sizes=(8,), n_epochs=6, batch_size=1000, learning_rate=0.5, weight_decay=0.0, optimizer="sgd",
+        momentum=0.0, early_stopping=False, validation_fraction=0.1, n_iter_no_change=1, tol=0.0, score=None,
+        device=torch.device("cpu"), seed=11))
     for got, want in zip(res.model.parameters(), ref_net.parameters()):
         np.testing.assert_allclose(got.detach().numpy(), want.detach().double().numpy(), atol=2e-5)
     if method != "cc":
@@ -98,7 +107,7 @@ class _State:
 
 def test_pop_purifies_every_window_epochs_after_warm_up_from_the_window_mean():
     S = [[1.0, 1.0, 1.0], [1.0, 1.0, 0.0]]
-    pop = _train.make_method("pop", {"warm_up": 4, "window": 2, "theta": 0.3, "inc": 0.5, "theta_max": 0.4})
+    pop = confidence.Pop(warm_up=4, window=2, theta=0.3, inc=0.5, theta_max=0.4)
     state = _State([[0.7, 0.25, 0.05], [0.5, 0.5, 0.0]], S)
     history = [[[0.7, 0.25, 0.05], [0.5, 0.5, 0.0]], [[0.7, 0.15, 0.15], [0.5, 0.5, 0.0]]] * 3
     for epoch, W in enumerate(history[:5]):       # epochs 0..4
@@ -222,17 +231,17 @@ def test_parallel_folds_give_the_serial_results_with_torch_in_the_workers():
 # ----------------------------------------------------------------------------- the field's recipe
 def test_batch_norm_follows_each_hidden_relu():
     """Fuchs & Kalinke's tabular MLP: Linear -> ReLU -> BatchNorm1d per hidden layer."""
-    net = _train.build_network(5, 3, (7, 6), batch_norm=True)
+    net = networks.build_network(5, 3, (7, 6), batch_norm=True)
     kinds = [type(m).__name__ for m in net]
     assert kinds == ["Linear", "ReLU", "BatchNorm1d", "Linear", "ReLU", "BatchNorm1d", "Linear"]
     assert [m.num_features for m in net if isinstance(m, torch.nn.BatchNorm1d)] == [7, 6]
-    assert [type(m).__name__ for m in _train.build_network(5, 3, (7,))] == ["Linear", "ReLU", "Linear"]
+    assert [type(m).__name__ for m in networks.build_network(5, 3, (7,))] == ["Linear", "ReLU", "Linear"]
 
 
 @pytest.mark.parametrize("n_train, expected", [(1, 16), (4999, 16), (5000, 256), (60000, 256)])
 def test_auto_batch_size_is_the_recipes_rule(n_train, expected):
-    assert _train.batch_size_for("auto", n_train) == expected
-    assert _train.batch_size_for(100, n_train) == 100
+    assert loop.batch_size_for("auto", n_train) == expected
+    assert loop.batch_size_for(100, n_train) == 100
 
 
 def test_one_cycle_is_stepped_once_per_batch_over_the_whole_run(monkeypatch):
@@ -240,7 +249,7 @@ def test_one_cycle_is_stepped_once_per_batch_over_the_whole_run(monkeypatch):
     epoch, 60 in all; the schedule starts at lr / 25, peaks at lr and ends at lr / 25 / 1e4 (PyTorch's
     OneCycleLR defaults), and a step too many would raise."""
     seen = []
-    real = _train._schedule
+    real = loop._schedule
 
     def spy(opt, name, lr, n_epochs, steps):
         sched = real(opt, name, lr, n_epochs, steps)
@@ -253,7 +262,7 @@ def test_one_cycle_is_stepped_once_per_batch_over_the_whole_run(monkeypatch):
         seen.append(opt.param_groups[0]["lr"])
         return sched
 
-    monkeypatch.setattr(_train, "_schedule", spy)
+    monkeypatch.setattr(loop, "_schedule", spy)
     X, S, _ = make_pl_data(n_samples=33, n_classes=3, random_state=0)
     ProdenLearner(hidden_layer_sizes=(8,), batch_norm=True, lr_schedule="one_cycle", learning_rate=0.01,
                   batch_size=16, n_epochs=20, device="cpu", random_state=0).fit(X, S)
@@ -288,7 +297,7 @@ def test_the_published_preset_takes_any_deep_learner_and_data_set(tmp_path):
 
 # ----------------------------------------------------------------------------- LeNet for image rows
 def test_lenet_is_lenet5_on_28x28_rows():
-    net = _train.build_lenet(784, 10)
+    net = networks.build_lenet(784, 10)
     kinds = [type(m).__name__ for m in net]
     assert kinds == ["Unflatten", "Conv2d", "ReLU", "MaxPool2d", "Conv2d", "ReLU", "MaxPool2d", "Flatten",
                      "Linear", "ReLU", "Linear", "ReLU", "Linear"]
@@ -323,8 +332,8 @@ def test_lenet_on_rows_that_are_not_square_images_is_a_one_line_parameter_error(
 def test_one_cycle_cycles_adams_beta1_and_leaves_sgds_momentum_alone():
     net = torch.nn.Linear(2, 2)
     sgd = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.3)
-    _train._schedule(sgd, "one_cycle", 0.1, 2, 3)
+    loop._schedule(sgd, "one_cycle", 0.1, 2, 3)
     assert sgd.param_groups[0]["momentum"] == 0.3
     adam = torch.optim.Adam(net.parameters(), lr=0.1)
-    _train._schedule(adam, "one_cycle", 0.1, 2, 3)
+    loop._schedule(adam, "one_cycle", 0.1, 2, 3)
     assert adam.param_groups[0]["betas"][0] == pytest.approx(0.95)  # the recipe's: 0.95 -> 0.85 -> 0.95

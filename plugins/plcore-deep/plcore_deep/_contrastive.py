@@ -1,4 +1,4 @@
-"""PiCO (Wang et al., ICLR 2022): contrastive label disambiguation, as a method of the shared loop.
+"""Contrastive / prototype methods: PiCO (Wang et al., ICLR 2022), contrastive label disambiguation.
 
 The classifier is the learner's network; its last hidden layer feeds a projection head
 (``Linear -> ReLU -> Linear`` to ``feat_dim``, L2-normalised: the query embedding ``q``). A
@@ -17,10 +17,10 @@ Algorithm 1, in the order of the authors' code):
    contrastive term: the supervised contrastive loss over ``q``, the keys and the queue with
    positives of equal pseudo-label (Eq. 4-5) from ``prot_start`` on, before that MoCo's.
 
-The second view: the paper uses image augmentations (random crops, flips, colour jitter,
-RandAugment on CIFAR); for tabular rows the field's recipe (Fuchs & Kalinke, UAI 2025) adds
-Gaussian noise ``x + noise_scale N(0, I)``. plcore uses the Gaussian view for every data kind
-(documented in docs/methods/deep.md).
+The second view comes from :mod:`plcore_deep._views`: the paper uses image augmentations
+(random crops, flips, colour jitter, RandAugment on CIFAR); for tabular rows the field's recipe
+(Fuchs & Kalinke, UAI 2025) adds Gaussian noise ``x + noise_scale N(0, I)``, PLENCH uses the
+row itself.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from plcore_deep import _losses as L
-from plcore_deep._train import Method, State
+from plcore_deep._methods import Method, weighted_nll
+from plcore_deep._views import make_view
 
 __all__ = ["Pico", "conf_ema_at", "confidence_update", "moco_loss", "prototype_update", "supcon_loss"]
 
@@ -86,17 +86,20 @@ def conf_ema_at(epoch: int, n_epochs: int, start: float, end: float) -> float:
 
 
 class Pico(Method):
-    """PiCO inside :func:`plcore_deep._train.train` (see the module docstring)."""
+    """PiCO inside :func:`plcore_deep._loop.train` (see the module docstring)."""
 
     def __init__(self, feat_dim: int, queue_size: int, moco_m: float, proto_m: float, temperature: float,
-                 loss_weight: float, prot_start: int, conf_ema: tuple, noise_scale: float):
-        super().__init__(update="own")
+                 loss_weight: float, prot_start: int, conf_ema: tuple, noise_scale: float,
+                 augmentation: str = "gaussian"):
         self.feat_dim, self.queue_size, self.moco_m, self.proto_m = int(feat_dim), int(queue_size), moco_m, proto_m
         self.temperature, self.loss_weight, self.prot_start = temperature, loss_weight, int(prot_start)
         self.conf_ema, self.noise_scale = (float(conf_ema[0]), float(conf_ema[1])), noise_scale
         self.m = self.conf_ema[0]
+        self.augmentation = augmentation
 
-    def setup(self, state: State) -> list:
+    def setup(self, state) -> list:
+        self.view = make_view(self.augmentation, network=state.config.network if state.config else "mlp",
+                              noise_scale=self.noise_scale)
         body = state.model[:-1]                 # shares the classifier's hidden layers
         width = state.model[-1].in_features
         device = state.X.device
@@ -113,7 +116,7 @@ class Pico(Method):
         self.prototypes = torch.zeros((q, self.feat_dim), device=device)
         return [self.head]
 
-    def start_epoch(self, state: State) -> None:
+    def start_epoch(self, state) -> None:
         self.m = conf_ema_at(state.epoch, state.n_epochs, *self.conf_ema)
         self.key.train(True)
 
@@ -129,7 +132,7 @@ class Pico(Method):
         self.queue_labels[slots] = labels
         self.ptr = int((self.ptr + k.shape[0]) % self.queue_size)
 
-    def batch_loss(self, state: State, idx, xb, sb):
+    def batch_loss(self, state, idx, xb, sb):
         body_out = state.model[:-1](xb)
         logits = state.model[-1](body_out)
         q = F.normalize(self.head(body_out), dim=1)
@@ -138,8 +141,7 @@ class Pico(Method):
             scores = torch.softmax(q @ self.prototypes.T, dim=1)
             self.prototypes = prototype_update(self.prototypes, q.detach(), pseudo, self.proto_m)
             self._momentum_update()
-            noise = torch.randn(xb.shape, generator=state.generator).to(xb.device)
-            k = F.normalize(self.key(xb + self.noise_scale * noise), dim=1)
+            k = F.normalize(self.key(self.view(xb, state.generator)), dim=1)
         features = torch.cat([q, k, self.queue.clone()])
         if state.epoch >= self.prot_start:
             state.W[idx] = confidence_update(state.W[idx], scores, sb, self.m)
@@ -148,4 +150,4 @@ class Pico(Method):
         else:
             contrast = moco_loss(q, k, self.queue.clone(), self.temperature)
         self._enqueue(k, pseudo)
-        return L.weighted_nll(logits, state.W[idx]) + self.loss_weight * contrast, logits
+        return weighted_nll(logits, state.W[idx]) + self.loss_weight * contrast, logits

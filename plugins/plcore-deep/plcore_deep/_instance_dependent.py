@@ -1,4 +1,4 @@
-"""VALEN (Xu et al., NeurIPS 2021): label enhancement by variational inference, as a method of the shared loop.
+"""Instance-dependent methods: VALEN (Xu et al., NeurIPS 2021), label enhancement by variational inference.
 
 Instance-dependent PLL: each row's label distribution ``d`` is a latent Dirichlet variable.
 The first ``warm_up`` epochs train the classifier alone with PRODEN's loss (its confidences
@@ -29,8 +29,7 @@ from sklearn.neighbors import NearestNeighbors
 from torch import nn
 
 from plcore.exceptions import DataValidationError
-from plcore_deep import _losses as L
-from plcore_deep._train import Method, State
+from plcore_deep._methods import Method, candidate_posterior, weighted_nll
 
 __all__ = ["Valen", "batch_adjacency", "dirichlet_kl", "knn_indices", "valen_reconstruction"]
 
@@ -81,14 +80,13 @@ def _renormalised_on(values: torch.Tensor, S: torch.Tensor) -> torch.Tensor:
 
 
 class Valen(Method):
-    """VALEN inside :func:`plcore_deep._train.train` (see the module docstring)."""
+    """VALEN inside :func:`plcore_deep._loop.train` (see the module docstring)."""
 
     def __init__(self, warm_up: int, n_neighbors: int):
-        super().__init__(update="own")
         self.warm_up, self.n_neighbors = int(warm_up), int(n_neighbors)
         self.neighbors = None
 
-    def setup(self, state: State) -> list:
+    def setup(self, state) -> list:
         n_train = len(state.train)
         if n_train < 2 and self.warm_up < state.n_epochs:
             held = (" (early stopping holds out validation_fraction of the rows)" if n_train < state.X.shape[0]
@@ -106,7 +104,7 @@ class Valen(Method):
         return [self.encoder, self.decoder]
 
     @torch.no_grad()
-    def _build_graph(self, state: State) -> None:
+    def _build_graph(self, state) -> None:
         """After the warm-up: the kNN graph of the training rows' last hidden layer, the encoder
         started from the classifier, ``d`` from ``o``."""
         state.model.eval()
@@ -120,16 +118,16 @@ class Valen(Method):
         self.D = state.W.clone()
         state.model.train()
 
-    def start_epoch(self, state: State) -> None:
+    def start_epoch(self, state) -> None:
         if state.epoch == self.warm_up and self.neighbors is None:
             self._build_graph(state)
 
-    def batch_loss(self, state: State, idx, xb, sb):
+    def batch_loss(self, state, idx, xb, sb):
         logits = state.model(xb)
         O = state.W
         if self.neighbors is None:                                         # warm-up: PRODEN
-            loss = L.weighted_nll(logits, O[idx])
-            O[idx] = L.candidate_posterior(logits.detach(), sb)
+            loss = weighted_nll(logits, O[idx])
+            O[idx] = candidate_posterior(logits.detach(), sb)
             return loss, logits
         g = self.encoder(xb)
         mask = (O[idx] > 0).to(g.dtype)
@@ -140,7 +138,7 @@ class Valen(Method):
         A_block = batch_adjacency(self.neighbors, idx, state.X.shape[0])
         loss = (valen_reconstruction(d, self.decoder(d), xb, sb, A_block)
                 + dirichlet_kl(alpha, torch.ones_like(alpha[:1]))
-                + L.weighted_nll(g, O[idx]) + L.weighted_nll(logits, self.D[idx]))
+                + weighted_nll(g, O[idx]) + weighted_nll(logits, self.D[idx]))
         self.D[idx] = _renormalised_on(d.detach(), sb)
-        O[idx] = L.candidate_posterior(logits.detach(), sb)
+        O[idx] = candidate_posterior(logits.detach(), sb)
         return loss, logits

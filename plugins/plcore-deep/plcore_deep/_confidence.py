@@ -1,0 +1,97 @@
+"""Confidence-based methods: a weighted cross-entropy whose per-row label confidences are
+re-estimated from the model as it trains (PyTorch).
+
+=======  ===========================================  =========================================
+method   loss                                         confidence update
+=======  ===========================================  =========================================
+PRODEN   ``-sum_j w_ij log p_j(x_i)``, Lv et al. 2020  Eq. (7): ``p`` renormalised on the
+         Eq. (6)                                      candidates, from the step's own outputs
+RC       the same risk, Feng et al. 2020 Eq. (6)      Eq. (7), from a forward pass after the step
+CAVL     cross-entropy on a one-hot target            the candidate with the largest class
+                                                      activation value ``f |1 - f|`` (Eq. 3)
+POP      PRODEN's                                     PRODEN's, plus progressive purification
+=======  ===========================================  =========================================
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from plcore_deep._methods import ConfidenceMethod
+
+__all__ = ["Proden", "Rc", "Cavl", "Pop", "cavl_targets", "purify"]
+
+
+def cavl_targets(logits: torch.Tensor, S: torch.Tensor) -> torch.Tensor:
+    """CAVL (Zhang et al. 2022, Eq. 3): one-hot on the candidate with the largest class activation
+    value ``cav_j = f_j |1 - f_j|`` of the raw outputs ``f``; ties to the lowest index. The
+    argmax runs over the candidates only (the authors' code multiplies by the mask, so a row
+    whose candidates all have a negative value would pick a non-candidate)."""
+    cav = (logits * (1 - logits).abs()).masked_fill(S <= 0, float("-inf"))
+    return F.one_hot(cav.argmax(dim=1), S.shape[1]).to(logits.dtype)
+
+
+def purify(confidence: torch.Tensor, S: torch.Tensor, theta: float) -> torch.Tensor:
+    """POP's purification (Xu et al. 2023, Algorithm 1, as in the authors' code): remove every
+    candidate ``j`` whose confidence is below ``theta`` times the row's largest,
+    ``w_j / max_k w_k < theta`` -- the relative gap ``(max - w_j) / max`` exceeds ``1 - theta``.
+    The most confident candidate always stays, so no set becomes empty. Returns the new mask."""
+    top = confidence.max(dim=1, keepdim=True).values
+    keep = (S > 0) & (confidence >= theta * top)
+    return keep.to(S.dtype)
+
+
+class Proden(ConfidenceMethod):
+    """PRODEN (Lv et al., ICML 2020): Eq. (6) with the weights of Eq. (7) taken from the outputs
+    the step was computed on."""
+
+
+class Rc(ConfidenceMethod):
+    """RC (Feng et al., NeurIPS 2020): Eq. (6) with Eq. (7)'s weights from a forward pass after
+    the step, as in the authors' code."""
+
+    fresh = True
+
+
+class Cavl(ConfidenceMethod):
+    """CAVL (Zhang et al., ICLR 2022): cross-entropy on the one-hot target of :func:`cavl_targets`,
+    re-chosen after each step."""
+
+    fresh = True
+
+    def targets(self, logits, S):
+        return cavl_targets(logits, S)
+
+
+class Pop(Proden):
+    """POP (Xu et al., ICML 2023, Algorithm 1, with the schedule of the authors' code): PRODEN's
+    loss and per-batch update; from epoch ``warm_up`` on, every ``window`` epochs, the
+    confidences averaged over the last ``window`` epochs purify the candidate sets
+    (:func:`purify` with ratio ``theta``): removed labels leave for good and the confidences
+    restart from the averages on what is left. While ``theta < theta_max``, a round that changes
+    fewer than 0.01% of the entries raises it by the factor ``1 + inc``."""
+
+    def __init__(self, warm_up: int, window: int, theta: float, inc: float, theta_max: float):
+        self.warm_up, self.window, self.theta, self.inc, self.theta_max = (int(warm_up), int(window), float(theta),
+                                                                          float(inc), float(theta_max))
+        self.record = None
+
+    def end_epoch(self, state) -> None:
+        rows = state.train
+        if self.record is None:
+            self.record = torch.zeros((self.window, len(rows), state.S.shape[1]), device=state.W.device)
+        self.record[state.epoch % self.window] = state.W[rows]
+        if state.epoch < self.warm_up or state.epoch % self.window != 0:
+            return
+        mean = self.record.mean(dim=0)
+        mean = mean / mean.sum(dim=1, keepdim=True)
+        S_old = state.S[rows]
+        S_new = purify(mean, S_old, self.theta)
+        W = mean * S_new
+        state.S[rows] = S_new
+        state.W[rows] = W / W.sum(dim=1, keepdim=True)
+        n_changed = int((S_new != S_old).sum())
+        state.n_purified += n_changed
+        if self.theta < self.theta_max and n_changed < 1e-4 * S_old.numel():
+            self.theta *= 1 + self.inc

@@ -1,0 +1,235 @@
+"""What every deep learner shares: :class:`DeepLearner`, a scikit-learn classifier around the
+shared training loop (:mod:`plcore_deep._loop`) and one method (:mod:`plcore_deep._methods`).
+
+PyTorch is imported at the first ``fit`` or ``predict``, never when this module is imported:
+listing components and composing configs stay fast. Training is deterministic on the CPU
+under ``random_state``; ``device="auto"`` trains on CUDA where PyTorch sees a GPU. The fitted
+network is kept in float64 on the CPU (``network_``), so predictions do not depend on the
+batch they are computed in, and a fitted learner pickles anywhere. Pickled or written with
+skops (a run's logged model), the network is its architecture and its weights as NumPy arrays:
+no PyTorch object is stored, and reading a learner runs no code from the file.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+import numpy as np
+from scipy.special import softmax
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from plcore.base import BaseLearner
+from plcore.exceptions import InvalidParameterError
+from plcore.metrics import approximated_accuracy, covering_rate, partial_log_likelihood
+from plcore.progress import iterations
+from plcore.validation import Integral, Interval, Real, StrOptions
+
+__all__ = ["DeepLearner", "shared_parameters"]
+
+
+def _covering_rate(S, logits):
+    return covering_rate(S, np.argmax(logits, axis=1))
+
+
+def _partial_log_likelihood(S, logits):
+    return partial_log_likelihood(S, softmax(logits, axis=1))
+
+
+def _approximated_accuracy(S, logits):
+    return approximated_accuracy(S, softmax(logits, axis=1))
+
+
+#: early-stopping criteria: candidate sets only (the scorers of plcore.metrics)
+_SCORES = {"covering_rate": _covering_rate, "partial_log_likelihood": _partial_log_likelihood,
+           "approximated_accuracy": _approximated_accuracy}
+
+
+class DeepLearner(BaseLearner):
+    """What every deep learner shares; a subclass sets ``_method`` (``"<family>:<Class>"``, a
+    :class:`~plcore_deep._methods.Method` in ``plcore_deep._<family>``) and adds its own
+    parameters, which are its method's.
+
+    Parameters
+    ----------
+    network : {"mlp", "lenet"}, default="mlp"
+        ``"lenet"``: LeNet-5 for rows of square one-channel images (784 pixels: 28 x 28, e.g.
+        ``dataset=fashion-mnist``); ``hidden_layer_sizes`` and ``batch_norm`` are then unused.
+    hidden_layer_sizes : tuple of int, default=(500,)
+        Widths of the MLP's hidden ReLU layers; ``()`` is the linear model.
+    batch_norm : bool, default=False
+        Batch normalisation after every hidden layer's ReLU.
+    n_epochs : int, default=200
+        Passes over the training rows (fewer with early stopping).
+    batch_size : int or "auto", default=128
+        ``"auto"``: 16 rows below 5,000 training rows, else 256 (the field's tabular recipe).
+    learning_rate : float, default=1e-3
+        The step size; with ``lr_schedule="one_cycle"`` the schedule's peak.
+    weight_decay : float, default=1e-5
+        L2 penalty of the optimiser.
+    optimizer : {"adam", "sgd"}, default="adam"
+    momentum : float, default=0.9
+        SGD only.
+    lr_schedule : {"constant", "one_cycle"}, default="constant"
+        ``"one_cycle"``: PyTorch's ``OneCycleLR`` up to ``learning_rate``, stepped per batch.
+    early_stopping : bool, default=False
+        Hold out ``validation_fraction`` of the rows, keep the epoch with the best ``scoring``
+        on their candidate sets, stop after ``n_iter_no_change`` epochs without improvement.
+    validation_fraction : float, default=0.1
+    n_iter_no_change : int, default=20
+    tol : float, default=1e-4
+    scoring : str, default="partial_log_likelihood"
+        ``"covering_rate"``, ``"partial_log_likelihood"`` or ``"approximated_accuracy"``:
+        early stopping's criterion (which epoch's weights are kept), computed from the held-out
+        rows' candidate sets only; ``"covering_rate"`` and ``"approximated_accuracy"`` are
+        PLENCH's CR and AA.
+    device : str, default="auto"
+        ``"cpu"``, ``"cuda"``, ``"cuda:<i>"`` or ``"auto"`` (CUDA if available).
+    random_state : int, RandomState or None, default=None
+    """
+
+    _method = ""
+
+    _parameter_constraints = {
+        "network": [StrOptions({"mlp", "lenet"})],
+        "hidden_layer_sizes": ["array-like"],
+        "batch_norm": ["boolean"],
+        "n_epochs": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "weight_decay": [Interval(Real, 0, None, closed="left")],
+        "optimizer": [StrOptions({"adam", "sgd"})],
+        "momentum": [Interval(Real, 0, 1, closed="left")],
+        "lr_schedule": [StrOptions({"constant", "one_cycle"})],
+        "early_stopping": ["boolean"],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "scoring": [StrOptions(set(_SCORES))],
+        "device": [str],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, *, network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200,
+                 batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9,
+                 lr_schedule="constant", early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
+                 scoring="partial_log_likelihood", device="auto", random_state=None):
+        self.network = network
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.batch_norm = batch_norm
+        self.n_epochs = n_epochs
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.weight_decay = weight_decay
+        self.optimizer = optimizer
+        self.momentum = momentum
+        self.lr_schedule = lr_schedule
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.scoring = scoring
+        self.device = device
+        self.random_state = random_state
+
+    def _method_params(self) -> dict:
+        """The method's constructor arguments: the learner's own parameters (those beyond the loop's)."""
+        return {name: getattr(self, name) for name in self._get_param_names() if name not in _SHARED}
+
+    def _make_method(self):
+        """The method ``_method`` names (``"<family>:<Class>"``, the class in
+        ``plcore_deep._<family>``), built from :meth:`_method_params`."""
+        family, name = self._method.split(":")
+        return getattr(importlib.import_module(f"plcore_deep._{family}"), name)(**self._method_params())
+
+    def _loop_config(self, X, *, early_stopping=None):
+        """The loop's settings (:class:`plcore_deep._loop.LoopConfig`) for a fit on ``X``."""
+        from plcore_deep import _loop, _networks
+
+        if self.network == "lenet":
+            try:
+                _networks.lenet_side(X.shape[1])
+            except ValueError as err:
+                raise InvalidParameterError(str(err)) from None
+        return _loop.LoopConfig(
+            hidden_layer_sizes=self._hidden(), n_epochs=int(self.n_epochs), batch_size=self.batch_size,
+            learning_rate=float(self.learning_rate), weight_decay=float(self.weight_decay), optimizer=self.optimizer,
+            momentum=float(self.momentum),
+            early_stopping=bool(self.early_stopping if early_stopping is None else early_stopping),
+            validation_fraction=float(self.validation_fraction), n_iter_no_change=int(self.n_iter_no_change),
+            tol=float(self.tol), score=_SCORES[self.scoring], device=_networks.resolve_device(self.device),
+            seed=int(check_random_state(self.random_state).randint(2**31 - 1)), batch_norm=bool(self.batch_norm),
+            lr_schedule=self.lr_schedule, network=self.network)
+
+    def _hidden(self) -> tuple:
+        try:
+            sizes = np.asarray(self.hidden_layer_sizes, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            sizes = np.array([np.nan])
+        if not np.all(np.isfinite(sizes)) or np.any(sizes < 1) or np.any(sizes != np.round(sizes)):
+            raise InvalidParameterError("hidden_layer_sizes must be a list of positive integer widths "
+                                        f"(() for the linear model), got {self.hidden_layer_sizes!r}")
+        return tuple(int(h) for h in sizes)
+
+    def _train(self, X, S, *, early_stopping=None, on_epoch=None):
+        """One run of the shared loop with this learner's method and settings (``on_epoch``:
+        :func:`plcore_deep._loop.train`'s per-epoch hook, for benchmarks)."""
+        from plcore_deep import _loop
+
+        return _loop.train(X, S, self._make_method(), self._loop_config(X, early_stopping=early_stopping),
+                          iterations=iterations, desc=type(self).__name__.removesuffix("Learner"), on_epoch=on_epoch)
+
+    def _fit(self, X, S):
+        result = self._train(X, S)
+        self.network_ = result.model
+        self._architecture = {"network": self.network, "n_features": int(X.shape[1]), "n_classes": int(S.shape[1]),
+                              "hidden_layer_sizes": list(self._hidden()), "batch_norm": bool(self.batch_norm)}
+        self.confidences_ = result.confidences
+        self.loss_curve_ = result.loss_curve
+        self.validation_scores_ = result.validation_scores
+        self.best_epoch_ = result.best_epoch
+        self.n_epochs_ = result.n_epochs
+        return result
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())  # a copy: the fitted network stays a module
+        if state.get("_architecture") and "network_" in state and not isinstance(state["network_"], dict):
+            from plcore_deep import _networks
+
+            state["network_"] = _networks.network_state(state["network_"], state["_architecture"])
+        return state
+
+    def __setstate__(self, state):
+        if isinstance(state.get("network_"), dict):
+            from plcore_deep import _networks
+
+            state = {**state, "network_": _networks.network_from_state(state["network_"])}
+        super().__setstate__(state)
+
+    def _scores(self, X):
+        """The network's outputs (logits), shape (n, q)."""
+        from plcore_deep import _networks
+
+        return _networks.predict_logits(self.network_, X, _networks.resolve_device(self.device))
+
+    def decision_function(self, X):
+        """The network's outputs (logits), one column per class; for two classes, as scikit-learn's
+        classifiers, the 1-D margin of the second class over the first."""
+        check_is_fitted(self)
+        logits = self._scores(self._validate_predict(X))
+        return logits[:, 1] - logits[:, 0] if logits.shape[1] == 2 else logits
+
+    def predict_proba(self, X):
+        """Softmax of the outputs: the model's class posteriors, columns in ``classes_`` order."""
+        check_is_fitted(self)
+        return softmax(self._scores(self._validate_predict(X)), axis=1)
+
+
+#: the parameters of the shared training loop, passed on by every subclass's ``__init__``
+_SHARED = tuple(inspect.signature(DeepLearner.__init__).parameters)[1:]
+
+
+def shared_parameters(arguments: dict) -> dict:
+    """The shared parameters among a subclass's ``__init__`` arguments (``locals()``)."""
+    return {name: arguments[name] for name in _SHARED}

@@ -1,0 +1,224 @@
+"""The mini-batch training loop every deep learner shares (PyTorch). It knows no method by name.
+
+A method (:class:`plcore_deep._methods.Method`) is a class whose hooks the loop calls, as
+Lightning calls a ``LightningModule``'s: ``initial_confidences`` once, ``setup`` before the
+first epoch (extra modules to train), ``start_epoch``, ``batch_loss`` per mini-batch,
+``after_step`` after each optimiser step (a confidence update), ``end_epoch`` (POP's
+purification). The loop's settings travel as one :class:`LoopConfig`. Data live on the device
+as two tensors for the whole fit (no DataLoader: rows are indexed in place).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch import nn
+
+from plcore_deep._methods import candidate_posterior
+from plcore_deep._networks import build_lenet, build_network
+
+__all__ = ["LoopConfig", "State", "Result", "train", "batch_size_for"]
+
+
+@dataclass(frozen=True)
+class LoopConfig:
+    """The settings of one fit (the learners' shared parameters, validated by the learner).
+
+    ``seed`` fixes the initial weights, the batch order and the early-stopping split. With
+    ``early_stopping`` a ``validation_fraction`` of the rows is held out, ``score(S_val,
+    logits_val)`` (a criterion of candidate sets only) is evaluated after every epoch, the best
+    epoch's weights are kept, and training stops after ``n_iter_no_change`` epochs without an
+    improvement of more than ``tol``. ``batch_size`` may be ``"auto"`` (:func:`batch_size_for`).
+    """
+
+    hidden_layer_sizes: tuple = (500,)
+    n_epochs: int = 200
+    batch_size: object = 128
+    learning_rate: float = 1e-3
+    weight_decay: float = 1e-5
+    optimizer: str = "adam"
+    momentum: float = 0.9
+    early_stopping: bool = False
+    validation_fraction: float = 0.1
+    n_iter_no_change: int = 20
+    tol: float = 1e-4
+    score: object = None
+    device: torch.device = torch.device("cpu")
+    seed: int = 0
+    batch_norm: bool = False
+    lr_schedule: str = "constant"
+    network: str = "mlp"
+
+
+@dataclass
+class State:
+    """The training state a method's hooks read and change: the network, the data on the device,
+    the confidences ``W``, the training rows, the epoch and the loop's settings."""
+
+    model: nn.Module
+    X: torch.Tensor
+    S: torch.Tensor
+    W: torch.Tensor
+    train: torch.Tensor
+    batch_size: int
+    epoch: int = 0
+    n_epochs: int = 0
+    n_purified: int = 0
+    generator: torch.Generator | None = None
+    config: LoopConfig | None = None
+
+    @torch.no_grad()
+    def logits_of(self, rows: torch.Tensor) -> torch.Tensor:
+        out = [self.model(self.X[rows[i:i + self.batch_size]]) for i in range(0, len(rows), self.batch_size)]
+        return torch.cat(out) if out else torch.empty((0, self.S.shape[1]), device=self.X.device)
+
+
+@dataclass
+class Result:
+    """What :func:`train` returns: the model (float64, on the CPU), the training rows'
+    candidate-set confidences, the per-epoch history and the early-stopping outcome."""
+
+    model: nn.Module
+    confidences: np.ndarray
+    candidates: np.ndarray
+    loss_curve: list = field(default_factory=list)
+    validation_scores: list = field(default_factory=list)
+    best_epoch: int | None = None
+    n_epochs: int = 0
+    n_purified: int = 0
+
+
+def _optimizer(name, params, lr, weight_decay, momentum):
+    if name == "adam":
+        return torch.optim.Adam(params, lr=lr, weight_decay=weight_decay)
+    return torch.optim.SGD(params, lr=lr, weight_decay=weight_decay, momentum=momentum)
+
+
+def batch_size_for(batch_size, n_train: int) -> int:
+    """``"auto"``: the rule of the field's tabular recipe (Fuchs & Kalinke, UAI 2025): 16 rows
+    below 5,000 training rows, else 256; an integer is kept."""
+    if batch_size == "auto":
+        return 16 if n_train < 5000 else 256
+    return int(batch_size)
+
+
+def _schedule(opt, name: str, learning_rate: float, n_epochs: int, steps_per_epoch: int):
+    """``"one_cycle"``: :class:`torch.optim.lr_scheduler.OneCycleLR` up to ``learning_rate`` over
+    the whole run, stepped after every batch (PyTorch's defaults: 30% warm-up, cosine
+    annealing, from and to ``learning_rate / 25`` and ``/ 1e4``; with Adam its beta1 cycles
+    between 0.85 and 0.95, as in the published recipe; SGD keeps the given ``momentum``);
+    ``"constant"``: none."""
+    if name == "constant":
+        return None
+    return torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=learning_rate, epochs=n_epochs,
+                                               steps_per_epoch=max(1, steps_per_epoch),
+                                               cycle_momentum=isinstance(opt, torch.optim.Adam))
+
+
+def train(X: np.ndarray, S: np.ndarray, method, config: LoopConfig, *, iterations=lambda it, desc: it,
+          desc: str = "", on_epoch=None) -> Result:
+    """Fit a network on ``X`` (n, d) and candidate matrix ``S`` (n, q, bool) with ``method``.
+
+    On the CPU the result is bit-identical under ``config.seed``; with ``batch_norm`` a last
+    batch of one row is skipped (batch statistics need two). ``on_epoch(epoch, model)``, when
+    given, is called after every epoch with the network in eval mode (benchmarks read
+    per-epoch criteria from it). The global PyTorch generator is forked and seeded for the
+    whole fit, so methods that sample (VALEN's Dirichlet draws) are reproducible too.
+    """
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(config.seed))
+        return _train(X, S, method, config, iterations, desc, on_epoch)
+
+
+def _train(X, S, method, config: LoopConfig, iterations, desc, on_epoch) -> Result:
+    n, q = S.shape
+    device = config.device
+    rng = np.random.RandomState(config.seed)
+    gen = torch.Generator().manual_seed(int(rng.randint(2**31 - 1)))
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(rng.randint(2**31 - 1)))
+        model = (build_lenet(X.shape[1], q) if config.network == "lenet" else
+                 build_network(X.shape[1], q, config.hidden_layer_sizes, config.batch_norm))
+    model.to(device)
+    Xt = torch.from_numpy(X.astype(np.float32)).to(device)
+    St = torch.from_numpy(S.astype(np.float32)).to(device)
+    rows = np.arange(n)
+    val = np.empty(0, dtype=np.int64)
+    if config.early_stopping:
+        n_val = max(1, int(math.ceil(config.validation_fraction * n)))
+        perm = rng.permutation(n)
+        val, rows = np.sort(perm[:n_val]), np.sort(perm[n_val:])
+    train_rows = torch.as_tensor(rows, device=device)
+    val_rows = torch.as_tensor(val, device=device)
+    W = method.initial_confidences(St)
+    n_train = len(rows)
+    batch_size = batch_size_for(config.batch_size, n_train)
+    n_epochs = config.n_epochs
+    state = State(model, Xt, St, W, train_rows, batch_size, n_epochs=n_epochs, generator=gen, config=config)
+    extra = method.setup(state)
+    params = list(model.parameters()) + [p for module in extra for p in module.parameters()]
+    opt = _optimizer(config.optimizer, params, config.learning_rate, config.weight_decay, config.momentum)
+    scheduler = _schedule(opt, config.lr_schedule, config.learning_rate, n_epochs, math.ceil(n_train / batch_size))
+    smallest = 2 if config.batch_norm else 1
+    result = Result(model=model, confidences=None, candidates=None)
+    best_score, best_state, stall = -math.inf, None, 0
+    for epoch in iterations(range(n_epochs), desc):
+        model.train()
+        for module in extra:
+            module.train()
+        state.epoch = epoch
+        method.start_epoch(state)
+        order = train_rows[torch.randperm(n_train, generator=gen).to(device)]
+        total = torch.zeros((), device=device)
+        for start in range(0, n_train, batch_size):
+            idx = order[start:start + batch_size]
+            if len(idx) < smallest:
+                if scheduler is not None:
+                    scheduler.step()
+                continue
+            xb, sb = Xt[idx], St[idx]
+            loss, logits = method.batch_loss(state, idx, xb, sb)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            if scheduler is not None:
+                scheduler.step()
+            total += loss.detach() * len(idx)
+            method.after_step(state, idx, xb, sb, logits)
+        model.eval()
+        for module in extra:
+            module.eval()
+        method.end_epoch(state)
+        result.loss_curve.append(float(total) / n_train)
+        result.n_epochs = epoch + 1
+        if on_epoch is not None:
+            on_epoch(epoch, model)
+        if config.early_stopping:
+            value = float(config.score(S[val], state.logits_of(val_rows).double().cpu().numpy()))
+            result.validation_scores.append(value)
+            if value > best_score + config.tol:
+                best_score, best_state, stall, result.best_epoch = value, copy.deepcopy(model.state_dict()), 0, epoch
+            else:
+                stall += 1
+                if stall >= config.n_iter_no_change:
+                    break
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    model.eval()
+    # the rows' confidences on their (possibly purified) candidate sets; held-out rows and
+    # methods without confidences (CC) take the final model's posterior on the candidates
+    with torch.no_grad():
+        conf = candidate_posterior(state.logits_of(torch.arange(n, device=device)), St)
+        if method.has_confidences:
+            trained = state.W[train_rows] * St[train_rows]
+            conf[train_rows] = trained / trained.sum(dim=1, keepdim=True)
+    conf = conf.double().cpu().numpy()                 # rows sum to 1 in float64, not only float32
+    result.confidences = conf / conf.sum(axis=1, keepdims=True)
+    result.candidates = St.cpu().numpy() > 0
+    result.n_purified = state.n_purified
+    result.model = model.to("cpu").double()
+    return result

@@ -1,0 +1,99 @@
+"""What every method shares: the :class:`Method` hooks the loop calls, and the confidence-weighted
+loss and candidate posterior most methods are built from (PyTorch).
+
+Pure functions of a mini-batch: ``logits`` (b, q), the candidate mask ``S`` (b, q, float 0/1)
+and the rows' current confidences ``W`` (b, q). Every loss is a mean over the batch.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+__all__ = ["Method", "ConfidenceMethod", "uniform_confidence", "uniform_over_classes", "weighted_nll",
+           "candidate_posterior"]
+
+
+def uniform_confidence(S: torch.Tensor) -> torch.Tensor:
+    """``1/|S_i|`` on each row's candidates, 0 elsewhere (most methods' initial weights)."""
+    return S / S.sum(dim=1, keepdim=True)
+
+
+def uniform_over_classes(S: torch.Tensor) -> torch.Tensor:
+    """``1/q`` on every label: LWS's initial weights (the authors' code), which give the
+    non-candidates weight from the first step on."""
+    return torch.full_like(S, 1.0 / S.shape[1])
+
+
+def weighted_nll(logits: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
+    """``mean_i -sum_j W_ij log softmax(logits_i)_j`` (PRODEN Eq. 6, RC Eq. 6; with one-hot
+    ``W`` the cross-entropy of CAVL)."""
+    return -(W * F.log_softmax(logits, dim=1)).sum(dim=1).mean()
+
+
+def candidate_posterior(logits: torch.Tensor, S: torch.Tensor) -> torch.Tensor:
+    """``p_j(x) / sum_{k in S} p_k(x)`` on the candidates, 0 elsewhere: the confidence update of
+    PRODEN (Lv et al. 2020, Eq. 7) and RC (Feng et al. 2020, Eq. 7). Computed as a softmax over
+    the candidates' logits, which is the same quantity and cannot underflow to 0/0."""
+    return torch.softmax(logits.masked_fill(S <= 0, float("-inf")), dim=1)
+
+
+class Method:
+    """A deep partial-label method: the hooks :func:`plcore_deep._loop.train` calls.
+
+    A subclass sets ``has_confidences`` (whether ``state.W`` holds the method's confidences on
+    the candidates at the end, or the final model's posterior stands in, as for CC) and
+    overrides what it needs. ``state`` is the loop's :class:`~plcore_deep._loop.State`.
+    """
+
+    has_confidences = True
+
+    def initial_confidences(self, S: torch.Tensor) -> torch.Tensor:
+        """The confidences ``W`` before the first step (uniform on the candidates)."""
+        return uniform_confidence(S)
+
+    def setup(self, state) -> list:
+        """Called once before training; returns extra modules whose parameters are trained with
+        the network's (PiCO's projection head, VALEN's encoder and decoder)."""
+        return []
+
+    def start_epoch(self, state) -> None:
+        return None
+
+    def batch_loss(self, state, idx: torch.Tensor, xb: torch.Tensor, sb: torch.Tensor):
+        """The mini-batch's loss and the network's outputs it was computed from."""
+        logits = state.model(xb)
+        return self.loss(logits, sb, state.W[idx]), logits
+
+    def loss(self, logits: torch.Tensor, S: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def after_step(self, state, idx: torch.Tensor, xb: torch.Tensor, sb: torch.Tensor, logits: torch.Tensor) -> None:
+        """After the optimiser step: a confidence update (``logits`` are the outputs the loss was
+        computed on, before the step)."""
+        return None
+
+    def end_epoch(self, state) -> None:
+        return None
+
+
+class ConfidenceMethod(Method):
+    """The confidence-weighted cross-entropy ``-sum_j w_ij log p_j(x_i)`` with the batch's
+    confidences recomputed by :meth:`targets` after every step: from the outputs the loss was
+    computed on (``fresh = False``, PRODEN) or from a forward pass after the step (``fresh =
+    True``, RC, CAVL, LWS)."""
+
+    fresh = False
+
+    def loss(self, logits, S, W):
+        return weighted_nll(logits, W)
+
+    def targets(self, logits: torch.Tensor, S: torch.Tensor) -> torch.Tensor:
+        return candidate_posterior(logits, S)
+
+    def after_step(self, state, idx, xb, sb, logits):
+        if self.fresh:
+            with torch.no_grad():
+                state.W[idx] = self.targets(state.model(xb), sb)
+        else:
+            state.W[idx] = self.targets(logits.detach(), sb)

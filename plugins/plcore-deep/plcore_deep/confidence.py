@@ -1,0 +1,78 @@
+"""Confidence-based learners: a weighted cross-entropy whose label confidences are re-estimated as
+the model trains (methods: :mod:`plcore_deep._confidence`)."""
+
+from __future__ import annotations
+
+from plcore.validation import Integral, Interval, Real
+from plcore_deep._estimator import DeepLearner, shared_parameters
+
+__all__ = ["ProdenLearner", "RcLearner", "CavlLearner", "PopLearner"]
+
+
+class ProdenLearner(DeepLearner):
+    """PRODEN (Lv et al., ICML 2020): confidence-weighted cross-entropy, confidences re-estimated per batch.
+
+    Loss Eq. (6) ``-sum_j w_ij log p_j(x_i)``; after each step the batch's weights become the
+    outputs the step was computed on, renormalised over the candidates (Eq. 7). Weights start
+    uniform on the candidates.
+    """
+
+    _method = "confidence:Proden"
+
+
+class RcLearner(DeepLearner):
+    """RC, the risk-consistent estimator of Feng et al. (NeurIPS 2020).
+
+    The importance-reweighted risk Eq. (6) is PRODEN's weighted cross-entropy; the weights
+    (Eq. 7, ``p(y|x)`` renormalised on the candidates) are recomputed for each batch from a
+    forward pass after the optimiser step, as in the authors' code.
+    """
+
+    _method = "confidence:Rc"
+
+
+class CavlLearner(DeepLearner):
+    """CAVL (Zhang et al., ICLR 2022): cross-entropy on the candidate with the largest class activation value.
+
+    The target of each row is one-hot on ``argmax_{j in S} f_j |1 - f_j|`` of the raw outputs
+    (Eq. 3), re-chosen per batch after the step; it starts uniform on the candidates.
+    """
+
+    _method = "confidence:Cavl"
+
+
+class PopLearner(DeepLearner):
+    """POP, progressive purification (Xu et al., ICML 2023).
+
+    PRODEN's loss and updates; from epoch ``warm_up`` on, every ``window`` epochs, each candidate
+    whose mean confidence over the last ``window`` epochs is below ``theta`` times its row's
+    largest is removed for good (Algorithm 1). ``theta`` grows by the factor ``1 + inc`` after a
+    round that changed almost nothing, up to ``theta_max``. Defaults: the authors' code.
+    """
+
+    _method = "confidence:Pop"
+    _parameter_constraints = {**DeepLearner._parameter_constraints,
+                              "warm_up": [Interval(Integral, 0, None, closed="left")],
+                              "window": [Interval(Integral, 1, None, closed="left")],
+                              "theta": [Interval(Real, 0, 1, closed="right")],
+                              "inc": [Interval(Real, 0, None, closed="left")],
+                              "theta_max": [Interval(Real, 0, 1, closed="right")]}
+
+    def __init__(self, *, warm_up=20, window=5, theta=1e-3, inc=1e-3, theta_max=0.4, network="mlp",
+                 hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128, learning_rate=1e-3,
+                 weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant", early_stopping=False,
+                 validation_fraction=0.1, n_iter_no_change=20, tol=1e-4, scoring="partial_log_likelihood",
+                 device="auto", random_state=None):
+        super().__init__(**shared_parameters(locals()))
+        self.warm_up = warm_up
+        self.window = window
+        self.theta = theta
+        self.inc = inc
+        self.theta_max = theta_max
+
+
+    def _fit(self, X, S):
+        result = super()._fit(X, S)
+        self.candidates_ = result.candidates
+        self.n_purified_ = result.n_purified
+        return result

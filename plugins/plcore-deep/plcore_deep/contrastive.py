@@ -1,0 +1,66 @@
+"""Contrastive / prototype learners (methods: :mod:`plcore_deep._contrastive`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from plcore.exceptions import InvalidParameterError
+from plcore.validation import Integral, Interval, Real
+from plcore_deep._estimator import DeepLearner, shared_parameters
+
+__all__ = ["PicoLearner"]
+
+
+class PicoLearner(DeepLearner):
+    """PiCO (Wang et al., ICLR 2022): contrastive label disambiguation with class prototypes.
+
+    The classifier's loss is PRODEN's weighted cross-entropy, but the confidences move (from
+    epoch ``prot_start`` on) towards the candidate whose prototype is nearest in a contrastive
+    embedding (Eq. 9), with the moving-average weight going from ``conf_ema[0]`` to
+    ``conf_ema[1]``; the embedding (a projection head of ``feat_dim`` on the last hidden layer)
+    is trained by the supervised contrastive loss (Eq. 5, weight ``loss_weight``, temperature
+    ``temperature``) against a momentum encoder (``moco_m``) and a queue of ``queue_size`` keys;
+    the prototypes move with ``proto_m`` (Eq. 8). The momentum encoder sees a second view
+    ``x + noise_scale N(0, I)`` of every row (the field's tabular view; the paper augments
+    images). Defaults: the authors' code, ``prot_start=1`` as in Fuchs & Kalinke's tabular runs.
+    """
+
+    _method = "contrastive:Pico"
+    _parameter_constraints = {**DeepLearner._parameter_constraints,
+                              "feat_dim": [Interval(Integral, 1, None, closed="left")],
+                              "queue_size": [Interval(Integral, 1, None, closed="left")],
+                              "moco_m": [Interval(Real, 0, 1, closed="both")],
+                              "proto_m": [Interval(Real, 0, 1, closed="both")],
+                              "temperature": [Interval(Real, 0, None, closed="neither")],
+                              "loss_weight": [Interval(Real, 0, None, closed="left")],
+                              "prot_start": [Interval(Integral, 0, None, closed="left")],
+                              "conf_ema": ["array-like"],
+                              "noise_scale": [Interval(Real, 0, None, closed="left")]}
+
+    def __init__(self, *, feat_dim=128, queue_size=8192, moco_m=0.999, proto_m=0.99, temperature=0.07,
+                 loss_weight=0.5, prot_start=1, conf_ema=(0.95, 0.8), noise_scale=0.1, network="mlp",
+                 hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128, learning_rate=1e-3,
+                 weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant", early_stopping=False,
+                 validation_fraction=0.1, n_iter_no_change=20, tol=1e-4, scoring="partial_log_likelihood",
+                 device="auto", random_state=None):
+        super().__init__(**shared_parameters(locals()))
+        self.feat_dim = feat_dim
+        self.queue_size = queue_size
+        self.moco_m = moco_m
+        self.proto_m = proto_m
+        self.temperature = temperature
+        self.loss_weight = loss_weight
+        self.prot_start = prot_start
+        self.conf_ema = conf_ema
+        self.noise_scale = noise_scale
+
+    def _method_params(self):
+        try:
+            conf_ema = tuple(float(v) for v in np.asarray(self.conf_ema, dtype=float).reshape(-1))
+        except (TypeError, ValueError):
+            conf_ema = ()
+        if len(conf_ema) != 2 or not all(0 <= v <= 1 for v in conf_ema):
+            raise InvalidParameterError(f"conf_ema must be two weights in [0, 1] (start, end), got {self.conf_ema!r}")
+        return {"feat_dim": self.feat_dim, "queue_size": self.queue_size, "moco_m": self.moco_m,
+                "proto_m": self.proto_m, "temperature": self.temperature, "loss_weight": self.loss_weight,
+                "prot_start": self.prot_start, "conf_ema": conf_ema, "noise_scale": self.noise_scale}

@@ -1,0 +1,33 @@
+"""Learners for instance-dependent candidate sets (methods:
+:mod:`plcore_deep._instance_dependent`)."""
+
+from __future__ import annotations
+
+from plcore.validation import Integral, Interval
+from plcore_deep._estimator import DeepLearner, shared_parameters
+
+__all__ = ["ValenLearner"]
+
+
+class ValenLearner(DeepLearner):
+    """VALEN (Xu et al., NeurIPS 2021): instance-dependent PLL by variational label enhancement.
+
+    ``warm_up`` epochs of PRODEN; then a kNN graph (``n_neighbors``) of the warmed-up network's
+    last hidden layer, and an encoder (a copy of the classifier) whose outputs parameterise a
+    Dirichlet over each row's label distribution; the draws must reconstruct the features, the
+    candidate sets and the graph, and they are the classifier's targets (the ELBO of Eq. 9-12
+    with the authors' weights; :mod:`plcore_deep._valen`).
+    """
+
+    _method = "instance_dependent:Valen"
+    _parameter_constraints = {**DeepLearner._parameter_constraints,
+                              "warm_up": [Interval(Integral, 0, None, closed="left")],
+                              "n_neighbors": [Interval(Integral, 1, None, closed="left")]}
+
+    def __init__(self, *, warm_up=10, n_neighbors=3, network="mlp", hidden_layer_sizes=(500,), batch_norm=False,
+                 n_epochs=200, batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9,
+                 lr_schedule="constant", early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
+                 scoring="partial_log_likelihood", device="auto", random_state=None):
+        super().__init__(**shared_parameters(locals()))
+        self.warm_up = warm_up
+        self.n_neighbors = n_neighbors
