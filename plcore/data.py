@@ -444,7 +444,9 @@ class PLDataset:
 class CandidateAudit:
     """What a run's candidate sets carry (:meth:`PLDataset.candidate_audit`): the mean, least and
     largest set size ``|S|``, the share of rows whose set holds all ``q`` labels (they carry no
-    information), and the share whose true label is in the set (``None`` without true labels)."""
+    information), and the share whose true label is in the set (``None`` without true labels).
+    The noise rate of noisy partial labels is ``1 - share_true_inside``: printed, not a second
+    metric."""
 
     n_classes: int
     mean_size: float
@@ -464,6 +466,8 @@ class CandidateAudit:
     def __str__(self) -> str:
         inside = ("" if self.share_true_inside is None
                   else f"; true label inside in {100 * self.share_true_inside:.1f}% of rows")
+        if self.share_true_inside is not None and self.share_true_inside < 1.0:
+            inside += f" (noise rate {100 * (1.0 - self.share_true_inside):.1f}%)"
         return (f"candidate sets: |S| mean {self.mean_size:.2f} (min {self.min_size}, max {self.max_size}) of "
                 f"q={self.n_classes}; all labels in {100 * self.share_all_labels:.1f}% of rows{inside}")
 

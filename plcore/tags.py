@@ -48,6 +48,10 @@ class PLLTags:
         Bag generators: ``generate`` fits a model to features and true labels (instance-dependent
         candidates); the kfold and holdout protocols generate each split's candidate sets with
         ``fit_rows`` = its training rows, so no test label shapes them.
+    noisy_candidates : bool, default=False
+        Bag generators: may leave a row's true label out of its candidate set on purpose (noisy
+        partial labels: ``drop_true``, ``cluster_noisy``, ``noisy``). A generated set that
+        misses its true label is refused unless the generator declares this.
     """
 
     accepts_sparse_candidates: bool = False
@@ -56,6 +60,7 @@ class PLLTags:
     needs_features: bool = False
     corrupts_existing_labels: bool = False
     learns_from_labels: bool = False
+    noisy_candidates: bool = False
 
 
 @dataclass

@@ -340,8 +340,8 @@ def check_pll_tags(name, estimator):
         f"{name}: __sklearn_tags__ must return plcore.tags.Tags (call super().__sklearn_tags__())")
     pll = tags.pll_tags
     if not isinstance(estimator, BaseBagGenerator):
-        assert not (pll.needs_features or pll.corrupts_existing_labels), (
-            f"{name}: needs_features / corrupts_existing_labels are bag-generator tags")
+        assert not (pll.needs_features or pll.corrupts_existing_labels or pll.noisy_candidates), (
+            f"{name}: needs_features / corrupts_existing_labels / noisy_candidates are bag-generator tags")
     if not isinstance(estimator, BaseLearner):
         assert not (pll.online or pll.exact_label_baseline), f"{name}: online / exact_label_baseline are learner tags"
 
@@ -482,12 +482,16 @@ def check_data_limits_refused(name, estimator):
 
 
 def check_bags_valid(name, estimator):
-    """Bags are a bool (n, q) matrix without empty rows; q follows ``n_classes``."""
+    """Bags are a bool (n, q) matrix without empty rows; q follows ``n_classes``; a bag without
+    its true label only from a generator tagged ``noisy_candidates``."""
     X, S, y = make_pl_data(n_samples=200, n_classes=5, r=1)
     out = _set_seed(estimator, 1).generate(y, X, n_classes=6)
     assert isinstance(out, np.ndarray) and out.dtype == bool, f"{name}: bags must be a bool ndarray"
     assert out.shape == (200, 6), f"{name}: bags shape {out.shape} != (200, 6)"
     assert out.any(axis=1).all(), f"{name}: empty bags at rows {np.nonzero(~out.any(axis=1))[0][:10]}"
+    outside = np.flatnonzero(~out[np.arange(200), y])
+    assert get_pll_tags(estimator).noisy_candidates or not outside.size, (
+        f"{name}: true label left out at rows {outside[:10]} without the tag noisy_candidates")
     other = _set_seed(estimator, 2).generate(y, X, n_classes=6)
     same = all(np.array_equal(_set_seed(estimator, s).generate(y, X, n_classes=6), out) for s in (2, 3))
     if same and np.array_equal(other, out):

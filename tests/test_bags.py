@@ -23,6 +23,7 @@ from plcore.datasets.bags import (
     FixedSizeBags,
     FlipBags,
     InstanceDependentBags,
+    NoisyBags,
     UniformBags,
     UniformSetBags,
     random_distinct_others,
@@ -412,6 +413,108 @@ def test_drop_true_S_shape_mismatch_raises():
         DropTrueBags(eta=0.2).generate(y, S=S, n_classes=5)
 
 
+# --------------------------------------------------------------------------- noisy (PiCO+)
+
+
+def _noisy_textbook(y, n_classes, q, eta, seed):
+    """PiCO+'s rule written out one label at a time: for every row, every label in turn gets
+    u ~ U[0, 1); the true label is in when u < 1 - eta, a false one when u < q. The rows left
+    empty are drawn again, all their labels, in row order, until none is empty."""
+    rng = np.random.RandomState(seed)
+    out = [[False] * n_classes for _ in y]
+    todo = list(range(len(y)))
+    while todo:
+        for i in todo:
+            for k in range(n_classes):
+                out[i][k] = bool(rng.random_sample() < ((1.0 - eta) if k == y[i] else q))
+        todo = [i for i in todo if not any(out[i])]
+    return np.array(out, dtype=bool)
+
+
+def _noise_rate(q, eta, n_classes):
+    """Share of rows without their true label after the redraw of empty rows."""
+    empty = eta * (1.0 - q) ** (n_classes - 1)
+    return (eta - empty) / (1.0 - empty)
+
+
+@pytest.mark.parametrize("q, eta, n_classes", [(0.1, 0.2, 3), (0.3, 0.5, 4), (0.05, 0.9, 6), (0.5, 0.0, 2)])
+def test_noisy_equals_the_textbook_rule_draw_for_draw(q, eta, n_classes):
+    y = make_labels(300, n_classes, seed=1)
+    gen = NoisyBags(q=q, eta=eta, random_state=7)
+    out = gen.generate(y, n_classes=n_classes)
+    np.testing.assert_array_equal(out, _noisy_textbook(y, n_classes, q, eta, 7))
+    assert out.dtype == bool and out.shape == (300, n_classes) and out.any(axis=1).all()
+    np.testing.assert_array_equal(gen.dropped_, ~out[np.arange(300), y])
+
+
+@pytest.mark.parametrize("q, eta", [(0.3, 0.3), (0.1, 0.2), (0.5, 0.1)])
+def test_noisy_rates_follow_q_and_eta(q, eta):
+    """Rows that keep their true label hold each false label with probability q; the share of
+    rows without it is eta less the redrawn empty rows, (eta - e) / (1 - e), e = eta (1-q)^(Q-1)."""
+    y = make_labels(N_BIG, Q, seed=4)
+    gen = NoisyBags(q=q, eta=eta, random_state=0)
+    S = gen.generate(y, n_classes=Q)
+    rows = np.arange(N_BIG)
+    assert_rate(int(gen.dropped_.sum()), N_BIG, _noise_rate(q, eta, Q), "true label left out")
+    kept = S[~gen.dropped_].copy()
+    kept[np.arange(kept.shape[0]), y[~gen.dropped_]] = False
+    assert_rate(int(kept.sum()), kept.size - kept.shape[0], q, "false labels where the true one is in")
+    lost = S[gen.dropped_]  # at least one false label, each with q / (1 - (1-q)^(Q-1))
+    assert not lost[np.arange(lost.shape[0]), y[gen.dropped_]].any()
+    assert_rate(int(lost.sum()), lost.size - lost.shape[0], q / (1 - (1 - q) ** (Q - 1)),
+                "false labels where the true one is out")
+    assert S.any(axis=1).all() and S[rows, y].sum() == N_BIG - gen.dropped_.sum()
+
+
+def test_noisy_noise_rate_is_below_eta_where_empty_draws_are_common():
+    """PiCO+'s redraw: with q = 0.1 on 3 classes, eta = 0.2 leaves only 4.5% of true labels out."""
+    y = make_labels(N_BIG, 3, seed=5)
+    gen = NoisyBags(q=0.1, eta=0.2, random_state=1)
+    gen.generate(y, n_classes=3)
+    assert _noise_rate(0.1, 0.2, 3) == pytest.approx(0.0453, abs=1e-4)
+    assert_rate(int(gen.dropped_.sum()), N_BIG, _noise_rate(0.1, 0.2, 3), "true label left out")
+
+
+def test_noisy_sets_of_one_label_and_of_all_labels_occur_as_in_picos_rule():
+    """No set is topped up or trimmed: singletons (the true label alone, or one false label) and
+    sets of all labels are drawn (ALIM's issue about |S| = 1 and |S| = q: PiCO+ has both)."""
+    y = make_labels(5000, 3, seed=6)
+    gen = NoisyBags(q=0.5, eta=0.3, random_state=2)
+    S = gen.generate(y, n_classes=3)
+    sizes = S.sum(axis=1)
+    assert set(np.unique(sizes)) == {1, 2, 3}
+    assert ((sizes == 1) & gen.dropped_).any() and ((sizes == 1) & ~gen.dropped_).any()
+
+
+def test_noisy_eta_zero_keeps_every_true_label():
+    y = make_labels(N_BIG, Q, seed=8)
+    gen = NoisyBags(q=0.2, eta=0.0, random_state=3)
+    S = gen.generate(y, n_classes=Q)
+    assert S[np.arange(N_BIG), y].all() and not gen.dropped_.any()
+    check_false_positives_uniform(S, y, Q, 0.2 * (Q - 1))
+
+
+@pytest.mark.parametrize("kwargs, needle", [
+    ({"q": -0.1}, r"'q' parameter of NoisyBags must be a float in the range \[0.0, 1.0\)"),
+    ({"q": 1.0}, r"'q' parameter of NoisyBags must be a float in the range \[0.0, 1.0\)"),
+    ({"q": 1.5}, r"'q' parameter of NoisyBags must be a float in the range \[0.0, 1.0\)"),
+    ({"eta": 1.0}, r"'eta' parameter of NoisyBags must be a float in the range \[0.0, 1.0\)"),
+    ({"eta": -0.2}, r"'eta' parameter of NoisyBags must be a float in the range \[0.0, 1.0\)"),
+    ({"q": 0.0, "eta": 0.2}, r"NoisyBags: q=0 with eta=0.2 leaves no true label out"),
+])
+def test_noisy_bad_parameters_are_refused_in_one_line(kwargs, needle):
+    y = make_labels(50, Q)
+    with pytest.raises(ValueError, match=needle) as info:
+        NoisyBags(**kwargs).generate(y, n_classes=Q)
+    assert "\n" not in str(info.value)
+
+
+def test_noisy_q_zero_eta_zero_gives_singletons():
+    y = make_labels(200, Q)
+    np.testing.assert_array_equal(NoisyBags(q=0.0, eta=0.0, random_state=0).generate(y, n_classes=Q),
+                                  np.eye(Q, dtype=bool)[y])
+
+
 # --------------------------------------------------------------------------- all generators
 
 
@@ -420,6 +523,7 @@ FACTORIES = {
     "fixed_size": lambda rs=None: FixedSizeBags(s=3, random_state=rs),
     "cluster_noisy": lambda rs=None: ClusterNoisyBags(n_clusters=3, eta=0.3, random_state=rs),
     "drop_true": lambda rs=None: DropTrueBags(eta=0.3, random_state=rs),
+    "noisy": lambda rs=None: NoisyBags(q=0.3, eta=0.3, random_state=rs),
 }
 ALL = pytest.mark.parametrize("name", list(FACTORIES))
 
@@ -505,7 +609,7 @@ def test_bad_y_raises(name, bad, data):
         FACTORIES[name](0).generate(y, X=X if X.shape[0] else None, **kwargs)
 
 
-@pytest.mark.parametrize("cls", [ClusterNoisyBags, DropTrueBags])
+@pytest.mark.parametrize("cls", [ClusterNoisyBags, DropTrueBags, NoisyBags])
 @pytest.mark.parametrize("eta", [-0.1, 1.1, 2, np.nan, "0.5", None])
 def test_bad_eta_raises(cls, eta, data):
     X, y = data
@@ -570,6 +674,7 @@ def test_flip_extremes():
     (lambda: UniformBags(r=Q - 1), r"UniformBags: r must be <= 3 \(r >= q - 1 = 4 puts all 5 labels in every bag"),
     (lambda: FixedSizeBags(s=Q), r"FixedSizeBags: s must be <= 4 \(s >= q = 5 puts all 5 labels in every bag"),
     (lambda: FlipBags(p=1.0), r"'p' parameter of FlipBags must be a float in the range \[0.0, 1.0\)"),
+    (lambda: NoisyBags(q=1.0, eta=0.0), r"'q' parameter of NoisyBags must be a float in the range \[0.0, 1.0\)"),
 ])
 def test_settings_that_put_every_label_in_every_bag_are_refused_naming_the_bound(make, needle):
     """Issue 42: r = q - 1 (the app's default r = 3 on 4 classes), s = q and p = 1 gave every row

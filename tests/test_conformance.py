@@ -7,7 +7,7 @@ from sklearn.decomposition import PCA
 from sklearn.linear_model import LinearRegression
 
 from plcore.base import BaseClusterer, BaseLearner, BaseReducer  # noqa: F401
-from plcore.datasets import ClusterNoisyBags, DropTrueBags, FixedSizeBags, UniformBags
+from plcore.datasets import ClusterNoisyBags, DropTrueBags, FixedSizeBags, NoisyBags, UniformBags
 from plcore.learners import PlKnnLearner
 from plcore.testing import check_component, parametrize_with_checks, yield_pll_checks
 from plcore.validation import Integral, Interval
@@ -57,6 +57,7 @@ COMPONENTS = [
     FixedSizeBags(s=2),
     ClusterNoisyBags(n_clusters=3, eta=0.2),
     DropTrueBags(eta=0.3),
+    NoisyBags(q=0.2, eta=0.3),
 ]
 
 
@@ -200,6 +201,15 @@ class EmptyBags(UniformBags):
         return out
 
 
+class UndeclaredNoiseBags(UniformBags):
+    """Leaves true labels out without the tag noisy_candidates."""
+
+    def _generate(self, y, n_classes, rng, X=None, S=None):
+        out = super()._generate(y, n_classes, rng)
+        out[::9] = ~out[::9]
+        return out
+
+
 class UnseededBags(UniformBags):
     def _generate(self, y, n_classes, rng, X=None, S=None):
         return super()._generate(y, n_classes, np.random.RandomState())
@@ -215,6 +225,7 @@ BROKEN = [
     (ShufflesRowsReducer(), "check_reducer_keeps_rows"),
     (UnseededReducer(), "check_deterministic_under_seed"),
     (EmptyBags(r=1), "check_bags_valid"),
+    (UndeclaredNoiseBags(r=1), "check_bags_valid"),
     (WrongFastPath(), "check_partial_fit_stream"),
     (ChunkDependent(), "check_partial_fit_stream"),
     (UnseededBags(r=1), "check_deterministic_under_seed"),

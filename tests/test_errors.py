@@ -201,6 +201,16 @@ def flip_probability_one(tmp):
     return ["dataset=iris", "bags=flip", "bags.p=1"], {}, ["'p' parameter of FlipBags", "[0.0, 1.0)"]
 
 
+def noisy_q_zero_with_eta(tmp):
+    """Issue 43: bags=noisy with q=0 redraws every set that lost its true label: eta would do nothing."""
+    return ["dataset=iris", "bags=noisy", "bags.q=0", "bags.eta=0.2"], {}, [
+        "NoisyBags: q=0 with eta=0.2 leaves no true label out", "set q > 0 or eta=0"]
+
+
+def noisy_eta_one(tmp):
+    return ["dataset=iris", "bags=noisy", "bags.eta=1"], {}, ["'eta' parameter of NoisyBags", "[0.0, 1.0)"]
+
+
 def _outside(tmp, suffix):
     X, S, y, T = _arrays()
     S[[2, 7], :] = False
@@ -289,7 +299,7 @@ def plus_on_a_default_group(tmp):
     return ["+dataset=iris"], {}, ["dataset is in the defaults", "dataset=iris"]
 
 
-LATE_CASES = [default_bags_give_every_label, flip_probability_one, mat_true_label_outside, npz_true_label_outside,
+LATE_CASES = [default_bags_give_every_label, flip_probability_one, noisy_q_zero_with_eta, noisy_eta_one, mat_true_label_outside, npz_true_label_outside,
               csv_candidate_column_missing, own_sets_hold_every_label, plus_on_a_default_group, unknown_top_level_setting, unknown_dataset_setting, a_file_named_as_a_data_set, no_truth, protocol_n_splits, bags_r_above_q, protocol_n_splits_above_n, protocol_shuffle,
               protocol_unknown_preprocessing, protocol_unknown_parameter, learner_metric_unknown,
               clusterer_more_clusters_than_classes, reducer_more_features_than_the_data,

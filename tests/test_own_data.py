@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import DataConversionWarning
 
 from plcore.data import CandidateAudit, PLDataset, candidates_from_target
-from plcore.datasets import PALM_DATASETS, load_csv, load_dataset, load_npz, load_palm, load_parquet
+from plcore.datasets import PALM_DATASETS, NoisyBags, load_csv, load_dataset, load_npz, load_palm, load_parquet
 from plcore.datasets.loaders import find_dataset_file
 from plcore.exceptions import DataValidationError
 from plcore.learners import PlKnnLearner
@@ -226,6 +226,15 @@ def test_candidate_audit_figures_line_and_refusal():
         full.require_informative("UniformBags(r=3)")
 
 
+def test_candidate_audit_prints_the_noise_rate_of_noisy_sets():
+    """Issue 43: the line names the noise rate (1 - share_true_inside) where true labels are out;
+    the metrics stay one per fact."""
+    X, S, y = _noisy_arrays()
+    audit = PLDataset(X, S, y).candidate_audit()
+    assert str(audit).endswith("true label inside in 75.0% of rows (noise rate 25.0%)")
+    assert audit.metrics()["candidates.share_true_inside"] == 0.75 and "candidates.noise_rate" not in audit.metrics()
+
+
 # ----------------------------------------------------------------------------- class names in fit
 def test_fit_on_a_candidate_frame_predicts_class_names(tmp_path):
     """Issue 42: ``PlKnnLearner().fit(X, ds.S).predict(X)`` gave column indices; fitted on the
@@ -307,3 +316,34 @@ def test_generated_noisy_bags_still_run_and_are_audited(tmp_path, plcore_cli):
                        "protocol.n_splits=2", "progress=false", "tracking=none"], tmp_path)
     line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("candidate sets:"))
     assert "all labels in 0.0% of rows; true label inside in" in line and "100.0%" not in line
+
+
+def test_bags_noisy_runs_on_exact_labels_and_prints_the_noise_rate(tmp_path, plcore_cli):
+    """Issue 43: ``bags=noisy`` (PiCO+'s rule) declares its noise, so a run on exact labels is not
+    refused and needs no dataset.noisy; the audit prints the share inside and the noise rate."""
+    rng = np.random.default_rng(3)
+    y = np.arange(80) % 4
+    frame = pd.DataFrame(rng.normal(size=(80, 2)) + 3.0 * y[:, None], columns=["f1", "f2"])
+    frame["label"] = y
+    frame.to_csv(tmp_path / "exact.csv", index=False)
+    proc = plcore_cli(["dataset=file", "dataset.name_or_path=exact.csv", "bags=noisy", "bags.q=0.3", "bags.eta=0.4",
+                       "protocol.n_splits=2", "progress=false", "tracking=none"], tmp_path)
+    ds = load_dataset(tmp_path / "exact.csv")
+    drawn = ds.with_candidates(NoisyBags(q=0.3, eta=0.4).generate(ds.y_true, random_state=0, n_classes=4))
+    inside = drawn.candidate_audit().share_true_inside
+    assert 0 < inside < 1
+    assert (f"true label inside in {100 * inside:.1f}% of rows (noise rate {100 * (1 - inside):.1f}%)"
+            in proc.stdout)
+    assert "candidate sets from NoisyBags(eta=0.4, q=0.3, random_state=0)" in proc.stdout
+
+
+def test_bags_noisy_does_not_lift_the_refusal_of_a_file_with_noisy_rows(tmp_path, plcore_cli):
+    """A file whose own candidate sets miss true labels is still refused without dataset.noisy,
+    whatever the bag generator (it does not apply to data with candidate sets)."""
+    X, S, y = _noisy_arrays()
+    np.savez(tmp_path / "n.npz", X=X, S=S, y=y)
+    proc = plcore_cli(["dataset=file", "dataset.name_or_path=n.npz", "bags=noisy", "tracking=none"], tmp_path,
+                      check=False)
+    assert proc.returncode == 2
+    [line] = proc.stderr.strip().splitlines()
+    assert line.startswith("error: ") and "the true label is outside its candidate set in 2 of 8 rows (rows 1, 4)" in line

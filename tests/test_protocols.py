@@ -6,7 +6,7 @@ from sklearn.preprocessing import StandardScaler
 
 from plcore.base import BaseClusterer, BaseLearner, BaseReducer
 from plcore.data import PLDataset
-from plcore.datasets import DropTrueBags, UniformBags
+from plcore.datasets import ClusterNoisyBags, DropTrueBags, NoisyBags, UniformBags
 from plcore.learners import PlKnnLearner
 from plcore.run.pipeline import build_pipeline, make_preprocessor
 from plcore.run.protocols import (
@@ -85,6 +85,59 @@ def test_bags_generate_candidates_for_exact_label_data_only():
     assert apply_bags(real, UniformBags(r=2), random_state=0) is real  # real candidates kept
     noisy = apply_bags(real, DropTrueBags(eta=1.0), random_state=0)
     assert not noisy.S[np.arange(60), y].any()  # corrupting generators apply to real bags
+
+
+class _DropsTrueSilently(UniformBags):
+    """A generator that leaves the true label of every fourth row out and does not say so."""
+
+    def _generate(self, y, n_classes, rng, X=None, S=None):
+        out = super()._generate(y, n_classes, rng)
+        out[::4, :] = ~out[::4, :]
+        return out
+
+
+class _DropsTrueDeclared(_DropsTrueSilently):
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.pll_tags.noisy_candidates = True
+        return tags
+
+
+def test_generated_sets_without_their_true_label_need_the_noisy_candidates_tag():
+    """Issue 43: a generator that leaves true labels out on purpose declares it (tag
+    ``noisy_candidates``: noisy, drop_true, cluster_noisy); one that does not is refused in one
+    line, so a faulty generator cannot pass noise off as partial labels."""
+    X, S, y = make_pl_data(n_samples=60, n_classes=5)
+    exact = PLDataset(X, None, y, name="blobs")
+    with pytest.raises(ValueError) as info:
+        apply_bags(exact, _DropsTrueSilently(r=1), random_state=0)
+    assert str(info.value) == ("_DropsTrueSilently left the true label out of its candidate set in 15 of 60 rows "
+                               "(rows 0, 4, 8, 12, 16, ...) but does not declare noisy partial labels "
+                               "(tag noisy_candidates)")
+    drawn = apply_bags(exact, _DropsTrueDeclared(r=1), random_state=0)
+    assert drawn.rows_outside_candidates().tolist() == list(range(0, 60, 4))
+    for gen in (NoisyBags(q=0.3, eta=0.5), DropTrueBags(eta=0.5), ClusterNoisyBags(n_clusters=2, eta=0.9)):
+        assert apply_bags(exact, gen, random_state=0).rows_outside_candidates().size > 0
+
+
+def test_rows_the_data_already_had_outside_are_not_the_generators():
+    """Data accepted with dataset.noisy=true: a corrupting generator without the tag is judged
+    only on the rows it changed."""
+
+    class KeepsSets(UniformBags):
+        def __sklearn_tags__(self):
+            tags = super().__sklearn_tags__()
+            tags.pll_tags.corrupts_existing_labels = True
+            return tags
+
+        def _generate(self, y, n_classes, rng, X=None, S=None):
+            return S.toarray().astype(bool) if hasattr(S, "toarray") else np.asarray(S, dtype=bool).copy()
+
+    X, S, y = make_pl_data(n_samples=40)
+    S = np.asarray(S, dtype=bool).copy()
+    S[3] = ~S[3]
+    data = PLDataset(X, S, y, meta={"noisy": True})
+    assert apply_bags(data, KeepsSets(r=1), random_state=0).rows_outside_candidates().tolist() == [3]
 
 
 def test_holdout():

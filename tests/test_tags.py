@@ -10,7 +10,7 @@ from sklearn.utils import get_tags
 
 from plcore import PlKnnLearner
 from plcore.base import BaseLearner
-from plcore.datasets import ClusterNoisyBags, DropTrueBags, UniformBags
+from plcore.datasets import ClusterNoisyBags, DropTrueBags, NoisyBags, UniformBags
 from plcore.tags import PLLTags, Tags, get_pll_tags
 from plcore.testing import make_pl_data
 
@@ -27,6 +27,10 @@ def test_bag_generator_tags():
     assert get_pll_tags(ClusterNoisyBags()).needs_features
     assert get_pll_tags(DropTrueBags()).corrupts_existing_labels
     assert get_pll_tags(UniformBags()) == PLLTags()
+    assert not get_pll_tags(NoisyBags()).corrupts_existing_labels  # exact labels only, as PiCO+
+    # one mechanism: every generator that leaves true labels out on purpose declares it
+    for gen in (NoisyBags(), DropTrueBags(), ClusterNoisyBags()):
+        assert get_pll_tags(gen).noisy_candidates
 
 
 def test_get_pll_tags_defaults_for_foreign_objects():

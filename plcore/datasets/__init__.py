@@ -7,14 +7,14 @@ from plcore.datasets.catalog import IDX_DATASETS, PALM_DATASETS, SKLEARN_DATASET
 
 if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are served lazily
     from plcore.datasets.bags import (ClusterNoisyBags, DropTrueBags, FixedSizeBags, FlipBags, InstanceDependentBags,
-                                      UniformBags, UniformSetBags)
+                                      NoisyBags, UniformBags, UniformSetBags)
     from plcore.datasets.loaders import (find_dataset_file, find_idx_folder, get_data_home, load_arff, load_csv,
                                          load_dataset, load_idx, load_npz, load_palm, load_parquet, load_sklearn,
                                          load_splits)
 
 __all__ = [
-    "ClusterNoisyBags", "DropTrueBags", "FixedSizeBags", "FlipBags", "InstanceDependentBags", "UniformBags",
-    "UniformSetBags",
+    "ClusterNoisyBags", "DropTrueBags", "FixedSizeBags", "FlipBags", "InstanceDependentBags", "NoisyBags",
+    "UniformBags", "UniformSetBags",
     "IDX_DATASETS", "PALM_DATASETS", "SKLEARN_DATASETS", "UCI_DATASETS",
     "find_dataset_file", "find_idx_folder", "get_data_home", "load_arff", "load_csv", "load_dataset",
     "load_idx", "load_npz", "load_palm", "load_parquet", "load_sklearn", "load_splits",
@@ -22,7 +22,7 @@ __all__ = [
 
 __getattr__, __dir__ = lazy_exports(globals(), {
     **dict.fromkeys(("ClusterNoisyBags", "DropTrueBags", "FixedSizeBags", "FlipBags", "InstanceDependentBags",
-                     "UniformBags", "UniformSetBags"), "plcore.datasets.bags"),
+                     "NoisyBags", "UniformBags", "UniformSetBags"), "plcore.datasets.bags"),
     **dict.fromkeys(("find_dataset_file", "find_idx_folder", "get_data_home", "load_arff", "load_csv",
                      "load_dataset", "load_idx", "load_npz", "load_palm", "load_parquet", "load_sklearn",
                      "load_splits"),

@@ -22,8 +22,8 @@ def _at_most(generator, name, high, what):
     if value > high:
         raise DataValidationError(f"{type(generator).__name__}: {name} must be <= {high} ({what}), got {value}")
 
-__all__ = ["UniformBags", "FixedSizeBags", "ClusterNoisyBags", "DropTrueBags", "FlipBags", "UniformSetBags",
-           "InstanceDependentBags", "random_distinct_others"]
+__all__ = ["UniformBags", "FixedSizeBags", "ClusterNoisyBags", "DropTrueBags", "FlipBags", "NoisyBags",
+           "UniformSetBags", "InstanceDependentBags", "random_distinct_others"]
 
 
 def random_distinct_others(y, n_others, n_classes, rng):
@@ -98,7 +98,8 @@ class ClusterNoisyBags(BaseBagGenerator):
     label ``l'`` joins independently with probability ``p[c, label, l']``.
 
     After ``generate``: ``cluster_labels_`` (n,), ``probabilities_`` (c, q, q) and
-    ``observed_labels_`` (n,), the label each bag was built around.
+    ``observed_labels_`` (n,), the label each bag was built around. The true label may be left
+    out (tag ``noisy_candidates``).
     """
 
     _parameter_constraints = {"n_clusters": [Interval(Integral, 1, None, closed="left")],
@@ -107,6 +108,7 @@ class ClusterNoisyBags(BaseBagGenerator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.pll_tags.needs_features = True
+        tags.pll_tags.noisy_candidates = True
         return tags
 
     def __init__(self, n_clusters=5, eta=0.0, random_state=None):
@@ -141,7 +143,7 @@ class DropTrueBags(BaseBagGenerator):
     ``dropped_`` (n,) marks the rows whose true label was removed.
 
     Unlike the other generators it also applies to data sets that already carry
-    candidate sets (tag ``corrupts_existing_labels``).
+    candidate sets (tag ``corrupts_existing_labels``). Tag ``noisy_candidates``.
     """
 
     _parameter_constraints = {"eta": [Interval(Real, 0.0, 1.0, closed="both")], "random_state": ["random_state"]}
@@ -149,6 +151,7 @@ class DropTrueBags(BaseBagGenerator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.pll_tags.corrupts_existing_labels = True
+        tags.pll_tags.noisy_candidates = True
         return tags
 
     def __init__(self, eta=0.1, random_state=None):
@@ -185,6 +188,56 @@ class FlipBags(BaseBagGenerator):
     def _generate(self, y, n_classes, rng, X=None, S=None):
         out = rng.random_sample((y.shape[0], n_classes)) < self.p
         out[np.arange(y.shape[0]), y] = True
+        return out
+
+
+class NoisyBags(BaseBagGenerator):
+    """Noisy partial labels as PiCO+ draws them (Wang et al., arXiv:2201.08984; its code's
+    ``generate_uniform_cv_candidate_labels``): each false label joins the set with probability
+    ``q``, the true label with probability ``1 - eta``, all independently; a row whose draw is
+    empty is drawn again, all its labels anew, until it is not.
+
+    So no set is empty, none is topped up, and a dropped true label is not replaced: a row
+    without its true label holds one or more false labels. Sets of one label and of all labels
+    occur. The redraw makes the share of rows without their true label (the realized noise
+    rate) smaller than ``eta``: with ``e = eta (1 - q)^(n_classes - 1)`` (an empty draw) it is
+    ``(eta - e) / (1 - e)``; on the rows that keep their true label each false label is in the
+    set with probability exactly ``q``. ``eta = 0`` is ``flip`` with ``p = q``.
+
+    ``q`` (PiCO+'s partial rate, ``flip``'s ``p``; not the number of classes) is below 1, which
+    would put every false label in every set; ``eta`` is below 1, which would leave every true
+    label out; ``q = 0`` with ``eta > 0`` is refused (a set without its true label would be
+    empty and is drawn again: ``eta`` would do nothing). Defaults: the ``--partial_rate 0.1``
+    and ``--noisy_rate 0.2`` of PiCO+'s ``train_pico_plus.py``. ``dropped_`` (n,) marks the
+    rows whose true label is left out. Tag ``noisy_candidates``.
+    """
+
+    _parameter_constraints = {"q": [Interval(Real, 0.0, 1.0, closed="left")],
+                              "eta": [Interval(Real, 0.0, 1.0, closed="left")], "random_state": ["random_state"]}
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.pll_tags.noisy_candidates = True
+        return tags
+
+    def __init__(self, q=0.1, eta=0.2, random_state=None):
+        self.q = q
+        self.eta = eta
+        self.random_state = random_state
+
+    def _generate(self, y, n_classes, rng, X=None, S=None):
+        if self.q == 0 and self.eta > 0:
+            raise DataValidationError(f"NoisyBags: q=0 with eta={self.eta} leaves no true label out (a set "
+                                      "without it would be empty and is drawn again): set q > 0 or eta=0")
+        n = y.shape[0]
+        rate = np.full((n, n_classes), float(self.q))  # each row's chance per label
+        rate[np.arange(n), y] = 1.0 - self.eta
+        out = np.zeros((n, n_classes), dtype=bool)
+        todo = np.arange(n)
+        while todo.size:  # rejection, as PiCO+: an empty row is drawn again, every label anew
+            out[todo] = rng.random_sample((todo.size, n_classes)) < rate[todo]
+            todo = todo[~out[todo].any(axis=1)]
+        self.dropped_ = ~out[np.arange(n), y]
         return out
 
 

@@ -56,6 +56,9 @@ def plcore_components():
         ComponentSpec("bags", "drop_true", f"{bags}:DropTrueBags", config={"eta": 0.1, "random_state": None},
                       description="Label noise for real PLL data: remove the true label from a bag with "
                                   "probability ``eta``."),
+        ComponentSpec("bags", "noisy", f"{bags}:NoisyBags", config={"eta": 0.2, "q": 0.1, "random_state": None},
+                      description="Noisy partial labels as PiCO+ draws them: each false label joins with "
+                                  "probability ``q``, the true label is left out with probability ``eta``."),
         ComponentSpec("bags", "flip", f"{bags}:FlipBags", config={"p": 0.3, "random_state": None},
                       description="Each false label joins the bag independently with probability ``p`` "
                                   "(deep-PLL benchmarks)."),

@@ -78,7 +78,9 @@ def apply_bags(dataset: PLDataset, bags, random_state=None, fit_rows=None) -> PL
 
     ``fit_rows``: the only rows a generator that learns from features and labels (tag
     ``learns_from_labels``) may fit to -- a split's training part. Raises when the data set has
-    exact labels only and no generator is given.
+    exact labels only and no generator is given, and when the generator leaves true labels out
+    of their sets without the tag ``noisy_candidates`` (rows the data already had so, accepted
+    with ``dataset.noisy=true``, excepted).
     """
     if not bags_apply(dataset, bags):
         if not dataset.is_partial:
@@ -90,7 +92,16 @@ def apply_bags(dataset: PLDataset, bags, random_state=None, fit_rows=None) -> PL
         raise DataValidationError(f"bag generator needs the true labels of {dataset.name!r}")
     S = bags.generate(dataset.y_true, dataset.X, random_state, n_classes=dataset.n_classes, S=dataset.S,
                       fit_rows=fit_rows)
-    return dataset.with_candidates(S)
+    drawn = dataset.with_candidates(S)
+    if not get_pll_tags(bags).noisy_candidates:
+        new = np.setdiff1d(drawn.rows_outside_candidates(), dataset.rows_outside_candidates())
+        if new.size:
+            shown = ", ".join(str(int(i)) for i in new[:5]) + (", ..." if new.size > 5 else "")
+            raise DataValidationError(
+                f"{type(bags).__name__} left the true label out of its candidate set in {new.size} of "
+                f"{dataset.n_samples} rows (rows {shown}) but does not declare noisy partial labels "
+                "(tag noisy_candidates)")
+    return drawn
 
 
 def _learns_from_labels(dataset: PLDataset, bags) -> bool:
