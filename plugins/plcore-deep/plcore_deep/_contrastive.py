@@ -90,7 +90,7 @@ class Pico(Method):
 
     def __init__(self, feat_dim: int, queue_size: int, moco_m: float, proto_m: float, temperature: float,
                  loss_weight: float, prot_start: int, conf_ema: tuple, noise_scale: float,
-                 augmentation: str = "gaussian"):
+                 augmentation: str = "auto"):
         self.feat_dim, self.queue_size, self.moco_m, self.proto_m = int(feat_dim), int(queue_size), moco_m, proto_m
         self.temperature, self.loss_weight, self.prot_start = temperature, loss_weight, int(prot_start)
         self.conf_ema, self.noise_scale = (float(conf_ema[0]), float(conf_ema[1])), noise_scale

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from plcore.exceptions import InvalidParameterError
-from plcore.validation import Integral, Interval, Real
+from plcore.validation import Integral, Interval, Real, StrOptions
 from plcore_deep._estimator import DeepLearner, shared_parameters
 
 __all__ = ["PicoLearner"]
@@ -20,9 +20,12 @@ class PicoLearner(DeepLearner):
     ``conf_ema[1]``; the embedding (a projection head of ``feat_dim`` on the last hidden layer)
     is trained by the supervised contrastive loss (Eq. 5, weight ``loss_weight``, temperature
     ``temperature``) against a momentum encoder (``moco_m``) and a queue of ``queue_size`` keys;
-    the prototypes move with ``proto_m`` (Eq. 8). The momentum encoder sees a second view
-    ``x + noise_scale N(0, I)`` of every row (the field's tabular view; the paper augments
-    images). Defaults: the authors' code, ``prot_start=1`` as in Fuchs & Kalinke's tabular runs.
+    the prototypes move with ``proto_m`` (Eq. 8). The momentum encoder sees a second view of
+    every row (``augmentation``, :mod:`plcore_deep._views`): ``"auto"`` (default) is
+    ``x + noise_scale N(0, I)`` on tabular rows (the field's tabular view) and a random shift
+    and flip for ``network="lenet"`` (the paper augments images); ``"identity"`` is PLENCH's
+    tabular choice (the row itself). Defaults: the authors' code, ``prot_start=1`` as in Fuchs &
+    Kalinke's tabular runs.
     """
 
     _method = "contrastive:Pico"
@@ -35,14 +38,15 @@ class PicoLearner(DeepLearner):
                               "loss_weight": [Interval(Real, 0, None, closed="left")],
                               "prot_start": [Interval(Integral, 0, None, closed="left")],
                               "conf_ema": ["array-like"],
-                              "noise_scale": [Interval(Real, 0, None, closed="left")]}
+                              "noise_scale": [Interval(Real, 0, None, closed="left")],
+                              "augmentation": [StrOptions({"auto", "identity", "gaussian", "image"})]}
 
     def __init__(self, *, feat_dim=128, queue_size=8192, moco_m=0.999, proto_m=0.99, temperature=0.07,
-                 loss_weight=0.5, prot_start=1, conf_ema=(0.95, 0.8), noise_scale=0.1, network="mlp",
-                 hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128, learning_rate=1e-3,
-                 weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant", early_stopping=False,
-                 validation_fraction=0.1, n_iter_no_change=20, tol=1e-4, scoring="partial_log_likelihood",
-                 device="auto", random_state=None):
+                 loss_weight=0.5, prot_start=1, conf_ema=(0.95, 0.8), noise_scale=0.1, augmentation="auto",
+                 network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128,
+                 learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant",
+                 early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
+                 scoring="partial_log_likelihood", device="auto", random_state=None):
         super().__init__(**shared_parameters(locals()))
         self.feat_dim = feat_dim
         self.queue_size = queue_size
@@ -53,6 +57,7 @@ class PicoLearner(DeepLearner):
         self.prot_start = prot_start
         self.conf_ema = conf_ema
         self.noise_scale = noise_scale
+        self.augmentation = augmentation
 
     def _method_params(self):
         try:
@@ -63,4 +68,5 @@ class PicoLearner(DeepLearner):
             raise InvalidParameterError(f"conf_ema must be two weights in [0, 1] (start, end), got {self.conf_ema!r}")
         return {"feat_dim": self.feat_dim, "queue_size": self.queue_size, "moco_m": self.moco_m,
                 "proto_m": self.proto_m, "temperature": self.temperature, "loss_weight": self.loss_weight,
-                "prot_start": self.prot_start, "conf_ema": conf_ema, "noise_scale": self.noise_scale}
+                "prot_start": self.prot_start, "conf_ema": conf_ema, "noise_scale": self.noise_scale,
+                "augmentation": self.augmentation}

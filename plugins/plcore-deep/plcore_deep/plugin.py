@@ -41,8 +41,8 @@ _COMMON = {"batch_norm": False, "batch_size": 128, "device": "auto", "early_stop
            "validation_fraction": 0.1, "weight_decay": 1e-05}
 _OWN = {"lws": {"beta": 2.0},
         "pop": {"inc": 0.001, "theta": 0.001, "theta_max": 0.4, "warm_up": 20, "window": 5},
-        "pico": {"conf_ema": (0.95, 0.8), "feat_dim": 128, "loss_weight": 0.5, "moco_m": 0.999, "noise_scale": 0.1,
-                 "prot_start": 1, "proto_m": 0.99, "queue_size": 8192, "temperature": 0.07},
+        "pico": {"augmentation": "auto", "conf_ema": (0.95, 0.8), "feat_dim": 128, "loss_weight": 0.5, "moco_m": 0.999,
+                 "noise_scale": 0.1, "prot_start": 1, "proto_m": 0.99, "queue_size": 8192, "temperature": 0.07},
         "valen": {"n_neighbors": 3, "warm_up": 10}}
 #: option name -> the name the papers print
 _DISPLAY_NAMES = {"proden": "PRODEN", "rc": "RC", "cc": "CC", "lws": "LWS", "cavl": "CAVL", "pop": "POP",
