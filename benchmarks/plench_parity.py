@@ -1,0 +1,206 @@
+"""Parity with PLENCH: each PLENCH algorithm run by PLENCH's own code and by plcore, side by side.
+
+    .venv/bin/python benchmarks/plench_parity.py --plench PATH [--datasets lost msrc-v2]
+        [--algorithms PRODEN CC ...] [--seeds 0 1 2] [--steps 5000] [--data-home DIR] [--quick]
+
+``PATH`` is a checkout of PLENCH (Wang et al., ICLR 2025; github.com/wwangwitsel/PLENCH), read
+from there and never copied into plcore: its ``plench.core.algorithms`` classes, their default
+hyperparameters (``plench.core.hparams_registry.default_hparams``) and its validation split
+(``plench.lib.misc.split_dataset``) are imported from the checkout. Only PyTorch is needed
+(PLENCH's data module, which needs torchvision, is not imported: its tabular split, ten lines,
+is restated below).
+
+For every data set, algorithm and seed both sides get the same data, split and settings:
+
+* PLENCH's tabular preparation (``tabular_train_test_dataset_gen``): features z-scored over
+  all rows (``(x - mean) / (std + 1e-6)``), rows shuffled with the seed
+  ``seed_hash(trial_seed)``, the first 90% for training, the rest for test; then 10% of the
+  training rows held out for validation (``split_dataset``, same seed). Neither side uses
+  the validation rows: the figure is the test accuracy after the last step.
+* PLENCH's defaults: MLP with one hidden layer of 500 ReLU units, Adam, its learning rate,
+  weight decay and batch size, and each algorithm's own defaults (translated to plcore's
+  parameter names below).
+* The same number of optimiser steps: PLENCH draws ``--steps`` mini-batches (shuffled, the
+  last incomplete batch of an epoch dropped); plcore trains ``ceil(steps / batches per
+  epoch)`` epochs (its loop keeps the last incomplete batch), the nearest it has.
+
+The table prints, per data set and algorithm, both mean test accuracies with their standard
+deviations over the seeds and the difference in pooled standard deviations
+``(plcore - PLENCH) / sqrt((sd_plcore^2 + sd_plench^2) / 2)``. Algorithms plcore does not have
+yet are listed as such. docs/results/plench.md holds the table and explains every difference
+above 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+#: PLENCH class name -> plcore option (``+learner=``); None: not in plcore yet
+OPTIONS = {
+    "PRODEN": "proden", "CC": "cc", "LWS": "lws", "CAVL": "cavl", "POP": "pop", "PiCO": "pico", "VALEN": "valen",
+    "EXP": "exp", "MCL_GCE": "mcl_gce", "MCL_MSE": "mcl_mse", "ABS_MAE": "abs_mae", "ABS_GCE": "abs_gce",
+    "PC": "pc", "Forward": "forward", "NN": "nn", "GA": "ga", "SCL_EXP": "scl_exp", "SCL_NL": "scl_nl",
+    "L_W": "l_w", "OP_W": "op_w",
+    "IDGP": "idgp", "ABLE": "able", "CRDPLL": "crdpll", "DIRK": "dirk", "FREDIS": "fredis", "ALIM": "alim",
+    "PiCO_plus": "pico_plus",
+}
+#: plcore's data set name -> PLENCH's (its hyperparameter registry keys on it)
+PLENCH_DATASETS = {"lost": "Lost", "msrc-v2": "MSRCv2"}
+
+
+def _plcore_params(algorithm: str, hp: dict, steps_per_epoch: int) -> dict:
+    """PLENCH's hyperparameters ``hp`` in plcore's names. Schedules PLENCH counts in steps
+    (VALEN's warm-up, PiCO's ``prot_start``) become epochs."""
+    out = {"learning_rate": hp["lr"], "weight_decay": hp["weight_decay"], "batch_size": int(hp["batch_size"]),
+           "hidden_layer_sizes": (500,), "optimizer": "adam"}
+    if algorithm == "LWS":
+        out["beta"] = float(hp["lw_weight"])
+    elif algorithm == "POP":
+        out.update(window=int(hp["rollWindow"]), warm_up=int(hp["warm_up"]), theta=float(hp["theta"]),
+                   inc=float(hp["inc"]))
+    elif algorithm == "VALEN":
+        out.update(warm_up=max(1, round(hp["warm_up"] / steps_per_epoch)), n_neighbors=int(hp["knn"]))
+    elif algorithm == "PiCO":
+        start, end = (float(v) for v in str(hp["conf_ema_range"]).split(","))
+        out.update(feat_dim=int(hp["feat_dim"]), queue_size=int(hp["moco_queue"]), moco_m=float(hp["moco_m"]),
+                   proto_m=float(hp["proto_m"]), loss_weight=float(hp["loss_weight"]), conf_ema=(start, end),
+                   prot_start=max(1, round(hp["prot_start"] / steps_per_epoch)), augmentation="identity")
+    return out
+
+
+def _split(path: Path, seed_hash, split_dataset, trial_seed: int):
+    """PLENCH's tabular split of the ``.mat`` at ``path``: (X_train, S_train, y_train, X_test, y_test)."""
+    from scipy.io import loadmat
+
+    m = loadmat(str(path))
+    data = np.asarray(m["data"], dtype=float)
+    target, partial = m["target"].T, m["partial_target"].T
+    target = target.toarray() if hasattr(target, "toarray") else np.asarray(target)
+    partial = partial.toarray() if hasattr(partial, "toarray") else np.asarray(partial)
+    y = np.where(target == 1)[1]
+    data = (data - data.mean(axis=0, keepdims=True)) / (data.std(axis=0, keepdims=True) + 1e-6)
+    keys = list(range(len(data)))
+    np.random.RandomState(seed_hash(trial_seed)).shuffle(keys)
+    n_train = int(len(data) * (1 - 0.1))
+    train, test = np.array(keys[:n_train]), np.array(keys[n_train:])
+
+    class _Rows:   # the interface PLENCH's split_dataset reads
+        def __init__(self, rows):
+            self.rows, self.data, self.partial_targets = rows, data[rows], partial[rows]
+
+        def __len__(self):
+            return len(self.rows)
+
+        def __getitem__(self, i):
+            x = data[self.rows[i]]
+            return x, x, x, x, partial[self.rows[i]], y[self.rows[i]]
+
+    rows = _Rows(train)
+    _, fit = split_dataset(rows, int(len(rows) * 0.1), seed_hash(trial_seed))
+    fit_rows = train[np.asarray(fit.keys)]
+    return data[fit_rows], partial[fit_rows].astype(np.float64), y[fit_rows], data[test], y[test]
+
+
+def run_plench(algorithms, hparams_for, algorithm: str, dataset: str, data, steps: int, seed: int) -> float:
+    """PLENCH's algorithm trained by PLENCH's own ``update`` for ``steps`` mini-batches (its
+    ``train.py`` loop); the test accuracy after the last step."""
+    import torch
+
+    X, S, y, X_test, y_test = data
+    torch.manual_seed(seed)
+    np.random.seed(seed)
+    hp = dict(hparams_for(algorithm, PLENCH_DATASETS[dataset]), max_steps=steps, output_dir=".")
+    model = algorithms.get_algorithm_class(algorithm)(X.shape, S, hp)
+    # as its DataLoader hands them over: features float32, candidate rows float64 (from the .mat)
+    Xt, St = torch.tensor(X, dtype=torch.float32), torch.tensor(S, dtype=torch.float64)
+    yt = torch.as_tensor(y)
+    gen = torch.Generator().manual_seed(seed)
+    batch, order, pos = int(hp["batch_size"]), None, len(X)
+    for _ in range(steps):
+        if pos + batch > len(X):                        # DataLoader(shuffle=True, drop_last=True)
+            order, pos = torch.randperm(len(X), generator=gen), 0
+        idx = order[pos:pos + batch]
+        pos += batch
+        model.train()
+        x = Xt[idx]
+        model.update([x, x, x, x, St[idx], yt[idx], idx])
+    model.eval()
+    with torch.no_grad():
+        pred = model.predict(torch.tensor(X_test, dtype=torch.float32)).argmax(dim=1).numpy()
+    return float(np.mean(pred == y_test))
+
+
+def run_plcore(algorithm: str, hp: dict, data, steps: int, seed: int) -> float:
+    import plcore_deep
+    from plcore_deep.plugin import LEARNER_OPTIONS
+
+    X, S, y, X_test, y_test = data
+    per_epoch = max(1, len(X) // int(hp["batch_size"]))
+    cls = getattr(plcore_deep, LEARNER_OPTIONS[OPTIONS[algorithm]].split(":")[1])
+    est = cls(**_plcore_params(algorithm, hp, per_epoch), n_epochs=math.ceil(steps / per_epoch), device="cpu",
+              random_state=seed)
+    est.fit(X, S.astype(bool))
+    return float(np.mean(est.predict(X_test) == y_test))
+
+
+def _pooled(a, b) -> float:
+    sd = math.sqrt((np.std(a, ddof=1) ** 2 + np.std(b, ddof=1) ** 2) / 2) if len(a) > 1 else float("nan")
+    return (np.mean(a) - np.mean(b)) / sd if sd > 0 else float("nan")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("--plench", required=True, type=Path, help="a checkout of github.com/wwangwitsel/PLENCH")
+    ap.add_argument("--datasets", nargs="+", default=list(PLENCH_DATASETS), choices=list(PLENCH_DATASETS))
+    ap.add_argument("--algorithms", nargs="+", default=list(OPTIONS), choices=list(OPTIONS))
+    ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    ap.add_argument("--steps", type=int, default=5000, help="optimiser steps, the same on both sides")
+    ap.add_argument("--data-home", default=os.environ.get("PLCORE_DATA_HOME"))
+    ap.add_argument("--quick", action="store_true", help="lost, PRODEN and CC, seeds 0 and 1, 50 steps")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.datasets, args.algorithms, args.seeds, args.steps = ["lost"], ["PRODEN", "CC"], [0, 1], 50
+    if not (args.plench / "plench" / "core" / "algorithms.py").is_file():
+        raise SystemExit(f"{args.plench} is not a PLENCH checkout (no plench/core/algorithms.py)")
+    if not args.data_home:
+        raise SystemExit("give --data-home or set PLCORE_DATA_HOME (the folder holding palm/lost.mat)")
+    sys.path.insert(0, str(args.plench.resolve()))
+    from plench.core import algorithms, hparams_registry
+    from plench.lib import misc
+
+    from plcore.datasets.loaders import find_dataset_file
+    from plcore_deep.plugin import LEARNER_OPTIONS
+
+    print(f"PLENCH parity: {args.steps} steps, seeds {args.seeds}; test accuracy after the last step")
+    print(f"{'data':<9} {'algorithm':<10} {'PLENCH':>15} {'plcore':>15} {'diff/sd':>8} {'s PLENCH':>9} {'s plcore':>9}")
+    for dataset in args.datasets:
+        path = find_dataset_file(dataset, args.data_home)
+        for algorithm in args.algorithms:
+            if OPTIONS[algorithm] not in LEARNER_OPTIONS:
+                print(f"{dataset:<9} {algorithm:<10} {'not in plcore yet':>31}")
+                continue
+            hp = hparams_registry.default_hparams(algorithm, PLENCH_DATASETS[dataset])
+            theirs, ours, t_theirs, t_ours = [], [], 0.0, 0.0
+            for seed in args.seeds:
+                data = _split(path, misc.seed_hash, misc.split_dataset, seed)
+                t0 = time.perf_counter()
+                theirs.append(run_plench(algorithms, hparams_registry.default_hparams, algorithm, dataset, data,
+                                         args.steps, seed))
+                t1 = time.perf_counter()
+                ours.append(run_plcore(algorithm, hp, data, args.steps, seed))
+                t_theirs, t_ours = t_theirs + t1 - t0, t_ours + time.perf_counter() - t1
+            print(f"{dataset:<9} {algorithm:<10} {np.mean(theirs):>8.4f} ± {np.std(theirs, ddof=1):.3f} "
+                  f"{np.mean(ours):>8.4f} ± {np.std(ours, ddof=1):.3f} {_pooled(ours, theirs):>8.2f} "
+                  f"{t_theirs:>9.1f} {t_ours:>9.1f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
