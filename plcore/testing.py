@@ -260,25 +260,33 @@ def check_param_validation(name, estimator):
 
 
 def check_search_space(name, estimator):
-    """A declared nested-selection grid (``ComponentSpec.search_space``) names constructor
-    parameters with values their constraints accept, and ``protocol.select`` searches it
-    (learners and reducers: every fold's ``selected.<kind>.<param>`` comes from the grid)."""
+    """A declared nested-selection grid (``ComponentSpec.search_space``) and random space
+    (``search_distributions``) name constructor parameters with values their constraints accept
+    (a distribution: 20 seeded draws), and ``protocol.select.method=random`` searches them
+    (learners and reducers: every fold's ``selected.<kind>.<param>`` is a value of the space)."""
     from plcore.data import PLDataset
     from plcore.learners import PlKnnLearner
     from plcore.run.protocols import Setup, kfold
     from plcore.registry import get_registry
+    from plcore.utils.distributions import sampler
     from plcore.validation import validate_params
 
     comp = get_registry().component_of(estimator)
-    if comp is None or not comp.spec.search_space:
+    if comp is None or not (comp.spec.search_space or comp.spec.search_distributions):
         return
-    space = comp.spec.search_space
     params = estimator.get_params(deep=False)
-    for key, values in space.items():
-        assert key in params, f"{name}: search_space names {key!r}, which is not a constructor parameter"
-        assert isinstance(values, (list, tuple)) and values, f"{name}: search_space[{key!r}] must be a non-empty list"
-        for value in values:
-            validate_params(clone(estimator).set_params(**{key: value}))
+    for field, declared in (("search_space", comp.spec.search_space),
+                            ("search_distributions", comp.spec.search_distributions)):
+        for key, values in (declared or {}).items():
+            assert key in params, f"{name}: {field} names {key!r}, which is not a constructor parameter"
+            if field == "search_space":
+                assert isinstance(values, (list, tuple)) and values, (
+                    f"{name}: search_space[{key!r}] must be a non-empty list")
+            dist = sampler(values)
+            rng = np.random.RandomState(0)
+            for value in (dist if isinstance(dist, list) else [dist.rvs(random_state=rng) for _ in range(20)]):
+                validate_params(clone(estimator).set_params(**{key: value}))
+    space = {k: sampler(v) for k, v in (comp.spec.search_distributions or comp.spec.search_space).items()}
     if get_pll_tags(estimator).exact_label_baseline or not isinstance(estimator, (BaseLearner, BaseReducer)):
         return
     kind = "learner" if isinstance(estimator, BaseLearner) else "reducer"
@@ -289,7 +297,9 @@ def check_search_space(name, estimator):
                 refit=False, progress=False)
     for step in res.steps:
         for key, values in space.items():
-            assert step[f"selected.{kind}.{key}"] in values, f"{name}: selected {key} outside the declared grid"
+            value = step[f"selected.{kind}.{key}"]
+            inside = value in values if isinstance(values, list) else values.contains(value)
+            assert inside, f"{name}: selected {key}={value!r} outside the declared space"
 
 
 def check_declared_config(name, estimator):

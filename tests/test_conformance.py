@@ -284,12 +284,16 @@ class BadGrid(PlKnnLearner):
     """Registered below with a search space holding an invalid value (k=0)."""
 
 
-@pytest.mark.parametrize("space, match", [({"k": [3, 0]}, "'k' parameter"), ({"kk": [3]}, "not a constructor")])
-def test_search_space_check_catches_bad_grids(space, match, monkeypatch):
+@pytest.mark.parametrize("field, space, match", [
+    ("search_space", {"k": [3, 0]}, "'k' parameter"), ("search_space", {"kk": [3]}, "not a constructor"),
+    ("search_distributions", {"k": {"uniform": [1, 20]}}, "'k' parameter"),  # draws floats; k is an int
+    ("search_distributions", {"kk": {"pow2_int": [1, 4]}}, "search_distributions names 'kk'"),
+])
+def test_search_space_check_catches_bad_grids(field, space, match, monkeypatch):
     from plcore.registry import Component, ComponentSpec, get_registry
     from plcore.testing import check_search_space
 
-    spec = ComponentSpec("learner", "bad_grid", BadGrid, search_space=space)
+    spec = ComponentSpec("learner", "bad_grid", BadGrid, **{field: space})
     monkeypatch.setitem(get_registry().components, ("learner", "bad_grid"), Component(spec, "t", "t", "0"))
     with pytest.raises(Exception, match=match):
         check_search_space("BadGrid", BadGrid())

@@ -80,13 +80,22 @@ class ComponentSpec:
         ``{check_name: reason}`` of conformance checks known to fail for this component.
     search_space : dict, optional
         ``{parameter: [values]}``: the hyperparameter grid of the method's paper, searched by
-        nested selection (``protocol.select``) when the user gives no space.
+        nested selection (``protocol.select``) when the user gives no space: by
+        ``method=grid`` and ``oracle``, and by ``method=random`` where the component declares no
+        ``search_distributions``.
+    search_distributions : dict, optional
+        ``{parameter: [values] or {distribution: [a, b]}}``: what ``protocol.select.method=random``
+        draws from when the user gives no space, e.g. PLENCH's ``{"learning_rate":
+        {"log10_uniform": [-4.5, -2.5]}}`` (10**U(-4.5, -2.5)); a list is drawn from uniformly.
+        Plain data; the vocabulary is :data:`plcore.utils.distributions.DISTRIBUTIONS`, checked
+        here (a bad spec fails the plugin's load in one line).
     """
 
     def __init__(self, kind: str, name: str, cls: Any, config: dict | None = None,
                  description: str | None = None, prequential: Any = None, test_params: dict | None = None,
                  expected_failed_checks: dict | None = None, search_space: dict | None = None,
-                 config_overrides: dict | None = None, display_name: str | None = None):
+                 config_overrides: dict | None = None, display_name: str | None = None,
+                 search_distributions: dict | None = None):
         self.kind, self.name = kind, name
         self.display_name = name if display_name is None else display_name
         self._cls, self._prequential = cls, prequential
@@ -94,6 +103,7 @@ class ComponentSpec:
         self.config_overrides = dict(config_overrides or {})
         self.test_params, self.expected_failed_checks = test_params, expected_failed_checks
         self.search_space = search_space
+        self.search_distributions = _checked_distributions(kind, name, search_distributions)
 
     def __repr__(self):
         return f"ComponentSpec(kind={self.kind!r}, name={self.name!r}, cls={self.target!r})"
@@ -153,6 +163,20 @@ class ComponentSpec:
         except PluginError:
             return False
 
+
+def _checked_distributions(kind: str, name: str, space: dict | None) -> dict | None:
+    """``space`` if every value is a non-empty list or a spec of the vocabulary; else one-line PluginError."""
+    from plcore.utils.distributions import check_distribution, is_distribution
+
+    for param, value in (space or {}).items():
+        try:
+            if is_distribution(value):
+                check_distribution(value)
+            elif not isinstance(value, (list, tuple)) or not value:
+                raise ValueError(f"must be a non-empty list or a distribution, got {value!r}")
+        except ValueError as err:
+            raise PluginError(f"{kind} {name!r}: search_distributions[{param!r}]: {err}") from None
+    return space
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ outer step as ``selected.<component>.<parameter>``.
     method: none | grid | random     # none (default): no selection
             | oracle                 # reproduction only: the grid point with the best TEST score
     space: {learner.k: [5, 10, 20], reducer.mu: [0.2, 0.5]}   # null (default): the declared spaces
+           # random also takes distributions: {learner.learning_rate: {log10_uniform: [-4.5, -2.5]}}
+           # (plcore.utils.distributions); null: each component's search_distributions, else its grid
     scoring: covering_rate           # or partial_log_likelihood, or a scikit-learn scorer name
     cv: 3                            # inner folds (shuffled, seeded by the run's seed)
     n_iter: 10                       # random: candidates drawn from the space
@@ -28,16 +30,40 @@ __all__ = ["check_select", "make_search", "selected_values", "select_clusterer",
 _KINDS = ("learner", "reducer", "clusterer")
 
 
-def _declared_space(setup, registry) -> dict:
+def _declared_space(setup, registry, method: str) -> dict:
+    """The components' declared space: ``search_distributions`` for ``method=random`` where
+    declared, else the grid ``search_space``."""
     out = {}
     for kind in _KINDS:
         est = getattr(setup, kind)
         if est is None:
             continue
         comp = registry.component_of(est, kind)
-        if comp is not None and comp.spec.search_space:
-            out.update({f"{kind}.{p}": list(v) for p, v in comp.spec.search_space.items()})
+        if comp is None:
+            continue
+        declared = (method == "random" and comp.spec.search_distributions) or comp.spec.search_space
+        out.update({f"{kind}.{p}": v for p, v in (declared or {}).items()})
     return out
+
+
+def _plain_values(key: str, values, method: str):
+    """One parameter's values as plain data (a list, or a distribution's ``{name: [a, b]}``);
+    one-line ``ConfigError`` for what ``method`` cannot search."""
+    from plcore.utils.distributions import check_distribution, is_distribution
+
+    if is_distribution(values):
+        try:
+            dist = check_distribution(values)
+        except ValueError as err:
+            raise ConfigError(f"protocol.select.space[{key!r}]: {err}") from None
+        if method != "random":
+            raise ConfigError(f"protocol.select.method={method} needs a list of values for {key}, got the "
+                              f"distribution {dist.spec}: use method=random, or give a list")
+        return dist.spec
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__") or not len(values):
+        raise ConfigError(f"protocol.select.space[{key!r}] must be a non-empty list of values or, for "
+                          "method=random, a distribution such as {log10_uniform: [-4.5, -2.5]}")
+    return list(values)
 
 
 def check_select(select, setup, registry=None) -> dict:
@@ -63,7 +89,7 @@ def check_select(select, setup, registry=None) -> dict:
         get_scorer(select["scoring"])
     except ValueError as err:
         raise ConfigError(f"protocol.select.scoring {select['scoring']!r} is unknown: {err}") from None
-    space = dict(select["space"] or {}) or _declared_space(setup, registry or get_registry())
+    space = dict(select["space"] or {}) or _declared_space(setup, registry or get_registry(), select["method"])
     if not space and select["missing"] == "skip":  # a sweep's untuned baseline (k-means beside PLC)
         return {**select, "method": "none", "space": None}
     if not space:
@@ -81,9 +107,7 @@ def check_select(select, setup, registry=None) -> dict:
                               "of a component of this run")
         if param not in est.get_params(deep=False):
             raise ConfigError(f"protocol.select.space: {type(est).__name__} has no parameter {param!r}")
-        if not isinstance(values, (list, tuple)) or not values:
-            raise ConfigError(f"protocol.select.space[{key!r}] must be a non-empty list of values")
-    select["space"] = {str(k): list(v) for k, v in space.items()}
+    select["space"] = {str(k): _plain_values(str(k), v, select["method"]) for k, v in space.items()}
     return select
 
 
@@ -113,7 +137,9 @@ def make_search(pipe, select: dict, random_state, n_jobs=None):
 
     from plcore.metrics import get_scorer
 
-    space = {_pipeline_key(pipe, k): v for k, v in select["space"].items()}
+    from plcore.utils.distributions import sampler
+
+    space = {_pipeline_key(pipe, k): sampler(v) for k, v in select["space"].items()}
     inner = KFold(n_splits=select["cv"], shuffle=True, random_state=random_state)
     common = dict(scoring=get_scorer(select["scoring"]), cv=inner, refit=True, error_score="raise", n_jobs=n_jobs)
     if select["method"] == "grid":
@@ -163,7 +189,9 @@ def candidates(select: dict, random_state) -> list:
     (the same draws for every partition of a run: seeded by the run's seed)."""
     from sklearn.model_selection import ParameterGrid, ParameterSampler
 
-    space = {k.partition(".")[2]: v for k, v in select["space"].items()}
+    from plcore.utils.distributions import sampler
+
+    space = {k.partition(".")[2]: sampler(v) for k, v in select["space"].items()}
     if select["method"] == "grid":
         return list(ParameterGrid(space))
     return list(ParameterSampler(space, n_iter=select["n_iter"], random_state=random_state))

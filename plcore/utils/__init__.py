@@ -4,6 +4,8 @@
   leave-one-out vote confidences, row normalisation, deterministic eigenvector signs;
 * :mod:`plcore.utils.osqp`: the block-diagonal QP pattern, OSQP settings and results;
 * :mod:`plcore.utils.compile`: numba compilation of kernels (:func:`compiled`);
+* :mod:`plcore.utils.distributions`: search distributions written as plain data
+  (``{log10_uniform: [a, b]}``) for random hyperparameter search;
 * :func:`lazy_exports`: a package's public names imported on first use (PEP 562).
 
 The names below are served lazily, so that ``import plcore.utils`` loads nothing heavy.
