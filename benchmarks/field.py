@@ -43,7 +43,10 @@ from pathlib import Path
 
 PARTS = ("field_deep", "field_classic", "field_reducers", "field_clustering")
 QUICK_SELECT = ["protocol.select.method=random", "protocol.select.n_iter=2", "protocol.select.cv=2"]
-QUICK = {"field_deep": ["protocol.n_splits=3", *QUICK_SELECT, "learner.n_epochs=50"],
+#: the deep learners' declared grid, named so that method=random samples it, not their PLENCH
+#: distributions (search_distributions): the quick tier draws grid points for every method
+DEEP_GRID = "protocol.select.space={learner.learning_rate:[3e-4,3e-3],learner.weight_decay:[1e-5,1e-3]}"
+QUICK = {"field_deep": ["protocol.n_splits=3", *QUICK_SELECT, DEEP_GRID, "learner.n_epochs=50"],
          "field_classic": ["protocol.n_splits=3", *QUICK_SELECT],
          "field_reducers": ["protocol.n_splits=3", *QUICK_SELECT],
          "field_clustering": ["protocol.n_partitions=3", "protocol.select.method=random", "protocol.select.n_iter=2"]}

@@ -27,6 +27,38 @@ _TEST_PARAMS = {"hidden_layer_sizes": (16,), "n_epochs": 40, "batch_size": 32, "
 #: decay: 4 points, so that a nested 10-fold run is 130 fits, not 490.
 SEARCH_SPACE = {"learning_rate": [3e-4, 3e-3], "weight_decay": [1e-5, 1e-3]}
 
+#: ``protocol.select.method=random`` with no ``space`` draws from PLENCH's distributions
+#: (``plench/core/hparams_registry.py``, Wang et al., ICLR 2025, its tabular MLP data sets), in
+#: plcore's names (``plcore.utils.distributions``): lr -> learning_rate, 10**U(-4.5, -2.5);
+#: weight_decay, 10**U(-6, -3); batch_size, 2**int(U(5, 8)) in {32, 64, 128}; then each
+#: algorithm's own. RC is not in PLENCH: PRODEN's. Left out, each at plcore's default:
+#: - values PLENCH fixes (PiCO conf_ema_range "0.95,0.8" = conf_ema; VALEN's alpha, beta, lambda,
+#:   gamma, theta, sigma, correct, all 1.0, which plcore's VALEN does not expose);
+#: - PiCO's momentum {0.8, 0.9} and POP's pop_interval {500, ..., 2000}, which PLENCH's PiCO
+#:   (Adam) and POP never read;
+#: - what PLENCH counts in optimiser steps, plcore in epochs (PLENCH's epoch: its training rows,
+#:   0.81 of a tabular set, / batch_size; lost: 909 rows, 28, 14 or 7 steps per epoch at batch
+#:   32, 64, 128): PiCO's prot_start, fixed at 178 steps (6, 12.5 or 25 epochs on lost; plcore's
+#:   default 1 epoch), and VALEN's warm_up, 1000..5000 steps (35 to 700 epochs on lost, mostly
+#:   past plcore's 200; plcore's default 10 epochs). An epoch count would depend on the data's
+#:   size and the drawn batch size, so neither is drawn.
+#: POP's warm_up (epochs) and rollWindow (-> window, epochs of confidences averaged) are epochs
+#: in both.
+_PLENCH_COMMON = {"learning_rate": {"log10_uniform": [-4.5, -2.5]}, "weight_decay": {"log10_uniform": [-6, -3]},
+                  "batch_size": {"pow2_int": [5, 8]}}
+PLENCH_SPACES = {
+    "proden": _PLENCH_COMMON,
+    "rc": _PLENCH_COMMON,
+    "cc": _PLENCH_COMMON,
+    "lws": {**_PLENCH_COMMON, "beta": [1, 2]},  # lw_weight
+    "cavl": _PLENCH_COMMON,
+    "pop": {**_PLENCH_COMMON, "window": [3, 4, 5, 6, 7], "warm_up": [10, 15, 20],  # rollWindow, warm_up
+            "theta": {"log10_uniform": [-4.5, -2.5]}, "inc": {"log10_uniform": [-4.5, -2.5]}},
+    "pico": {**_PLENCH_COMMON, "feat_dim": [64, 128, 256], "queue_size": [4096, 8192],  # moco_queue
+             "moco_m": [0.9, 0.999], "proto_m": [0.99, 0.9], "loss_weight": [0.5, 1.0]},
+    "valen": {**_PLENCH_COMMON, "n_neighbors": [3, 4]},  # knn
+}
+
 
 #: CAVL commits to one hard target per row from the first step on, so a small network can lock
 #: onto a wrong class on the raw (unscaled) blobs of the conformance data; a wider one does not
@@ -64,7 +96,8 @@ def plcore_components():
     return [ComponentSpec(kind="learner", name=name, cls=path,
                           config={**_COMMON, **_OWN.get(name, {})}, description=_DESCRIPTIONS[name],
                           display_name=_DISPLAY_NAMES[name],
-                          search_space=SEARCH_SPACE, test_params={**_TEST_PARAMS, **_TEST_OVERRIDES.get(name, {})})
+                          search_space=SEARCH_SPACE, search_distributions=PLENCH_SPACES[name],
+                          test_params={**_TEST_PARAMS, **_TEST_OVERRIDES.get(name, {})})
             for name, path in LEARNER_OPTIONS.items()]
 
 
