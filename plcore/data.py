@@ -49,6 +49,12 @@ def _first(indices, limit=_MAX_LISTED) -> str:
     return f"[{shown}{more}]"
 
 
+def _row_list(rows, limit: int = 5) -> str:
+    """The first ``limit`` row indices as ``1, 2, 5, ...`` (the ellipsis where there are more)."""
+    rows = np.asarray(rows).ravel()
+    return ", ".join(str(int(i)) for i in rows[:limit]) + (", ..." if rows.size > limit else "")
+
+
 def check_features(X, *, name: str = "X") -> np.ndarray:
     """Return ``X`` as a 2-D float64 array; reject NaN/inf naming the rows and columns, and
     values so large that squared distances or covariances would overflow

@@ -25,7 +25,7 @@ import scipy.io
 import scipy.sparse as sp
 from scipy.io import arff
 
-from plcore.data import PLDataset, _first
+from plcore.data import PLDataset, _first, _row_list
 from plcore.datasets.catalog import IDX_DATASETS, PALM_DATASETS, SKLEARN_DATASETS, UCI_DATASETS
 from plcore.exceptions import DataValidationError, DatasetNotFoundError, PlcoreError
 
@@ -873,10 +873,9 @@ def _accept_truth(ds: PLDataset, noisy: bool, source) -> PLDataset:
         return ds
     outside = ds.rows_outside_candidates()
     if outside.size:
-        shown = ", ".join(str(int(i)) for i in outside[:5]) + (", ..." if outside.size > 5 else "")
         raise DataValidationError(
             f"{source}: the true label is outside its candidate set in {outside.size} of {ds.n_samples} rows "
-            f"(rows {shown}); if these are noisy partial labels, accept them with dataset.noisy=true "
+            f"(rows {_row_list(outside)}); if these are noisy partial labels, accept them with dataset.noisy=true "
             "(noisy=True in Python)")
     return ds
 

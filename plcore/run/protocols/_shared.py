@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from plcore.data import PLDataset
+from plcore.data import PLDataset, _row_list
 from plcore.exceptions import ConfigError, DataValidationError
 from plcore.progress import enabled as iteration_progress
 from plcore.run.pipeline import make_preprocessor
@@ -96,10 +96,9 @@ def apply_bags(dataset: PLDataset, bags, random_state=None, fit_rows=None) -> PL
     if not get_pll_tags(bags).noisy_candidates:
         new = np.setdiff1d(drawn.rows_outside_candidates(), dataset.rows_outside_candidates())
         if new.size:
-            shown = ", ".join(str(int(i)) for i in new[:5]) + (", ..." if new.size > 5 else "")
             raise DataValidationError(
                 f"{type(bags).__name__} left the true label out of its candidate set in {new.size} of "
-                f"{dataset.n_samples} rows (rows {shown}) but does not declare noisy partial labels "
+                f"{dataset.n_samples} rows (rows {_row_list(new)}) but does not declare noisy partial labels "
                 "(tag noisy_candidates)")
     return drawn
 
