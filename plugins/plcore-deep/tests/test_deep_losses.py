@@ -106,3 +106,118 @@ def test_purify_removes_candidates_below_theta_times_the_best():
     kept = confidence.purify(conf, S4, 1.0).numpy()
     np.testing.assert_array_equal(kept, [[1, 0, 0, 0], [1, 1, 0, 0]])
     assert (kept.sum(axis=1) >= 1).all()
+
+
+# ----------------------------------------------------------------------------- losses of candidate sets
+# four rows, four classes: |S| = 1, 2, 3 and 4 (every label: no complementary label)
+LOGITS4 = [[1.5, -0.5, 0.2, 0.9], [0.3, 2.2, -1.0, 0.0], [-0.7, 0.4, 1.8, -0.2], [0.6, -1.2, 0.1, 2.5]]
+S4 = [[0.0, 0.0, 0.0, 1.0], [1.0, 1.0, 0.0, 0.0], [0.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0]]
+
+
+def _gce(p, k, gce_q):
+    return (1 - p[k] ** gce_q) / gce_q
+
+
+def _mse(p, k):
+    return sum((pj - (1.0 if j == k else 0.0)) ** 2 for j, pj in enumerate(p))
+
+
+def _mae(p, k):
+    return sum(abs(pj - (1.0 if j == k else 0.0)) for j, pj in enumerate(p))
+
+
+def _mcl_literal(per_label):
+    """Feng et al. 2020's unbiased estimator, row by row; rows with no complementary label: 0."""
+    total = 0.0
+    for f, s in zip(LOGITS4, S4):
+        p, q = _softmax(f), len(f)
+        n_comp = q - int(sum(s))
+        if n_comp == 0:
+            continue
+        cand = sum(per_label(p, k) for k in range(q) if s[k])
+        non = sum(per_label(p, k) for k in range(q) if not s[k])
+        total += cand - (q - 1 - n_comp) / n_comp * non
+    return total / len(LOGITS4)
+
+
+def _average_literal(per_label):
+    total = 0.0
+    for f, s in zip(LOGITS4, S4):
+        p = _softmax(f)
+        cands = [k for k in range(len(f)) if s[k]]
+        total += sum(per_label(p, k) for k in cands) / len(cands)
+    return total / len(LOGITS4)
+
+
+def test_exp_loss_literal_and_a_full_row_contributes_nothing():
+    total = 0.0
+    for f, s in zip(LOGITS4, S4):
+        p, q = _softmax(f), len(f)
+        n_comp = q - int(sum(s))
+        if n_comp:
+            total += (q - 1) / n_comp * math.exp(-sum(pj for pj, sj in zip(p, s) if sj))
+    logits = _t(LOGITS4).requires_grad_(True)
+    value = candidate_losses.exp_loss(logits, _t(S4))
+    assert float(value.detach()) == pytest.approx(total / 4, rel=1e-12)
+    value.backward()
+    assert torch.isfinite(logits.grad).all()
+    np.testing.assert_array_equal(logits.grad[3].numpy(), 0.0)   # |S| = q: no gradient, no NaN
+
+
+def test_mcl_gce_and_mse_losses_literal():
+    got = float(candidate_losses.mcl_gce_loss(_t(LOGITS4), _t(S4), 0.7))
+    assert got == pytest.approx(_mcl_literal(lambda p, k: _gce(p, k, 0.7)), rel=1e-12)
+    got = float(candidate_losses.mcl_gce_loss(_t(LOGITS4), _t(S4), 0.3))
+    assert got == pytest.approx(_mcl_literal(lambda p, k: _gce(p, k, 0.3)), rel=1e-12)
+    assert float(candidate_losses.mcl_mse_loss(_t(LOGITS4), _t(S4))) == pytest.approx(_mcl_literal(_mse), rel=1e-12)
+
+
+def test_mcl_row_with_one_candidate_is_the_ordinary_loss_of_its_label():
+    p = _softmax(LOGITS4[0])
+    got = float(candidate_losses.mcl_mse_loss(_t(LOGITS4[:1]), _t(S4[:1])))
+    assert got == pytest.approx(_mse(p, 3), rel=1e-12)   # coefficient (q - 1 - s)/s = 0 at s = q - 1
+
+
+def test_mcl_estimator_is_unbiased_where_plench_code_is_not():
+    """Under the paper's model (the s complementary labels drawn uniformly among the q - 1 false
+    labels) the estimator's mean over every draw is the loss of the true label; PLENCH's
+    ``candidate - (q - s - 1)/(s * noncandidate)`` is not."""
+    import itertools
+
+    f = [0.8, -0.3, 1.4, 0.1, -1.1]
+    p, q, y = _softmax(f), 5, 2
+    losses = [_gce(p, k, 0.7) for k in range(q)]
+    for n_comp in range(1, q):
+        draws = list(itertools.combinations([k for k in range(q) if k != y], n_comp))
+        S = _t([[0.0 if k in comp else 1.0 for k in range(q)] for comp in draws])
+        ours = float(candidate_losses.mcl_gce_loss(_t([f] * len(draws)), S, 0.7))
+        assert ours == pytest.approx(losses[y], rel=1e-12)
+        plench = np.mean([sum(losses[k] for k in range(q) if k not in comp)
+                          - (q - n_comp - 1) / (n_comp * sum(losses[k] for k in comp) + 1e-20) for comp in draws])
+        if n_comp < q - 1:
+            assert abs(plench - losses[y]) > 0.1
+
+
+def test_exp_factor_is_the_unbiased_estimator_with_the_absolute_error():
+    """EXP's (q - 1)/s: with the absolute error the estimator of a row is 2 (q - 1)/s (1 - mass
+    on S), and EXP replaces 1 - u by exp(-u)."""
+    L = candidate_losses.mae_per_label(_t(LOGITS4))
+    S = _t(S4[:3])
+    for i in range(3):
+        p, q, n_comp = _softmax(LOGITS4[i]), 4, 4 - int(sum(S4[i]))
+        mass = sum(pj for pj, sj in zip(p, S4[i]) if sj)
+        got = float(candidate_losses.unbiased_mcl_risk(L[i:i + 1], S[i:i + 1]))
+        assert got == pytest.approx(2 * (q - 1) / n_comp * (1 - mass), rel=1e-12)
+
+
+def test_abs_mae_and_gce_losses_literal():
+    assert float(candidate_losses.abs_mae_loss(_t(LOGITS4), _t(S4))) == pytest.approx(_average_literal(_mae),
+                                                                                       rel=1e-12)
+    got = float(candidate_losses.abs_gce_loss(_t(LOGITS4), _t(S4), 0.7))
+    assert got == pytest.approx(_average_literal(lambda p, k: _gce(p, k, 0.7)), rel=1e-12)
+
+
+def test_gce_has_a_finite_gradient_where_the_softmax_underflows():
+    logits = _t([[800.0, -800.0, 0.0]]).requires_grad_(True)
+    candidate_losses.abs_gce_loss(logits, _t([[1.0, 1.0, 0.0]]), 0.7).backward()
+    assert torch.isfinite(logits.grad).all()
