@@ -1,7 +1,8 @@
 """plcore-deep: deep partial-label learners on PyTorch.
 
 PRODEN (Lv et al., ICML 2020), RC and CC (Feng et al., NeurIPS 2020), LWS (Wen et al., ICML
-2021), CAVL (Zhang et al., ICLR 2022), POP (Xu et al., ICML 2023), PiCO (Wang et al., ICLR
+2021), EXP, MCL-GCE and MCL-MSE (Feng et al., ICML 2020), ABS-MAE and ABS-GCE (Lv et al., TPAMI
+2024), CAVL (Zhang et al., ICLR 2022), POP (Xu et al., ICML 2023), PiCO (Wang et al., ICLR
 2022) and VALEN (Xu et al., NeurIPS 2021) on an MLP, a LeNet or a linear model.
 
 One module per family holds the scikit-learn learners (``confidence``, ``candidate_losses``,
@@ -17,18 +18,23 @@ from typing import TYPE_CHECKING
 from plcore.utils import lazy_exports
 
 if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are served lazily
-    from plcore_deep.candidate_losses import CcLearner, LwsLearner
+    from plcore_deep.candidate_losses import (AbsGceLearner, AbsMaeLearner, CcLearner, ExpLearner, LwsLearner,
+                                              MclGceLearner, MclMseLearner)
     from plcore_deep.confidence import CavlLearner, PopLearner, ProdenLearner, RcLearner
     from plcore_deep.contrastive import PicoLearner
     from plcore_deep.instance_dependent import ValenLearner
 
 __version__ = _version("plcore-deep")   # from the package metadata: the version is pyproject.toml's
 
-__all__ = ["ProdenLearner", "RcLearner", "CavlLearner", "PopLearner", "CcLearner", "LwsLearner", "PicoLearner",
-           "ValenLearner", "__version__"]
+__all__ = ["ProdenLearner", "RcLearner", "CavlLearner", "PopLearner", "CcLearner", "LwsLearner", "ExpLearner",
+           "MclGceLearner", "MclMseLearner", "AbsMaeLearner", "AbsGceLearner", "PicoLearner", "ValenLearner",
+           "__version__"]
 
 __getattr__, __dir__ = lazy_exports(globals(), {
     "ProdenLearner": "plcore_deep.confidence", "RcLearner": "plcore_deep.confidence",
     "CavlLearner": "plcore_deep.confidence", "PopLearner": "plcore_deep.confidence",
     "CcLearner": "plcore_deep.candidate_losses", "LwsLearner": "plcore_deep.candidate_losses",
+    "ExpLearner": "plcore_deep.candidate_losses", "MclGceLearner": "plcore_deep.candidate_losses",
+    "MclMseLearner": "plcore_deep.candidate_losses", "AbsMaeLearner": "plcore_deep.candidate_losses",
+    "AbsGceLearner": "plcore_deep.candidate_losses",
     "PicoLearner": "plcore_deep.contrastive", "ValenLearner": "plcore_deep.instance_dependent"})

@@ -1,4 +1,4 @@
-"""The module named by the ``plcore`` entry point ``deep``: registers the eight learners and the
+"""The module named by the ``plcore`` entry point ``deep``: registers the learners and the
 plugin's presets. Importing it imports no PyTorch (the learners load it at their first fit)."""
 
 from plcore.registry import ComponentSpec, hookimpl, load_presets
@@ -12,6 +12,11 @@ LEARNER_OPTIONS = {
     "pop": "plcore_deep.confidence:PopLearner",
     "cc": "plcore_deep.candidate_losses:CcLearner",
     "lws": "plcore_deep.candidate_losses:LwsLearner",
+    "exp": "plcore_deep.candidate_losses:ExpLearner",
+    "mcl_gce": "plcore_deep.candidate_losses:MclGceLearner",
+    "mcl_mse": "plcore_deep.candidate_losses:MclMseLearner",
+    "abs_mae": "plcore_deep.candidate_losses:AbsMaeLearner",
+    "abs_gce": "plcore_deep.candidate_losses:AbsGceLearner",
     "pico": "plcore_deep.contrastive:PicoLearner",
     "valen": "plcore_deep.instance_dependent:ValenLearner",
 }
@@ -72,18 +77,26 @@ _COMMON = {"batch_norm": False, "batch_size": 128, "device": "auto", "early_stop
            "optimizer": "adam", "random_state": None, "scoring": "partial_log_likelihood", "tol": 0.0001,
            "validation_fraction": 0.1, "weight_decay": 1e-05}
 _OWN = {"lws": {"beta": 2.0},
+        "mcl_gce": {"gce_q": 0.7},
+        "abs_gce": {"gce_q": 0.7},
         "pop": {"inc": 0.001, "theta": 0.001, "theta_max": 0.4, "warm_up": 20, "window": 5},
         "pico": {"augmentation": "auto", "conf_ema": (0.95, 0.8), "feat_dim": 128, "loss_weight": 0.5, "moco_m": 0.999,
                  "noise_scale": 0.1, "prot_start": 1, "proto_m": 0.99, "queue_size": 8192, "temperature": 0.07},
         "valen": {"n_neighbors": 3, "warm_up": 10}}
 #: option name -> the name the papers print
-_DISPLAY_NAMES = {"proden": "PRODEN", "rc": "RC", "cc": "CC", "lws": "LWS", "cavl": "CAVL", "pop": "POP",
-                  "pico": "PiCO", "valen": "VALEN"}
+_DISPLAY_NAMES = {"proden": "PRODEN", "rc": "RC", "cc": "CC", "lws": "LWS",
+                  "exp": "EXP", "mcl_gce": "MCL-GCE", "mcl_mse": "MCL-MSE", "abs_mae": "ABS-MAE", "abs_gce": "ABS-GCE",
+                  "cavl": "CAVL", "pop": "POP", "pico": "PiCO", "valen": "VALEN"}
 _DESCRIPTIONS = {
     "proden": "PRODEN (Lv et al., ICML 2020): confidence-weighted cross-entropy, confidences re-estimated per batch",
     "rc": "RC, the risk-consistent estimator of Feng et al. (NeurIPS 2020)",
     "cc": "CC, the classifier-consistent estimator of Feng et al. (NeurIPS 2020)",
     "lws": "LWS, the leveraged weighted loss (Wen et al., ICML 2021)",
+    "exp": "EXP (Feng et al., ICML 2020): exponential upper bound of the multiple-complementary-label risk",
+    "mcl_gce": "MCL-GCE (Feng et al., ICML 2020): unbiased multiple-complementary-label risk with the GCE loss",
+    "mcl_mse": "MCL-MSE (Feng et al., ICML 2020): unbiased multiple-complementary-label risk with the squared error",
+    "abs_mae": "ABS-MAE (Lv et al., TPAMI 2024): the absolute error averaged over the candidates",
+    "abs_gce": "ABS-GCE (Lv et al., TPAMI 2024): the GCE loss averaged over the candidates",
     "cavl": "CAVL (Zhang et al., ICLR 2022): cross-entropy on the candidate with the largest class activation",
     "pop": "POP, progressive purification (Xu et al., ICML 2023)",
     "pico": "PiCO (Wang et al., ICLR 2022): contrastive label disambiguation with class prototypes",
