@@ -62,6 +62,12 @@ PLENCH_SPACES = {
     "pico": {**_PLENCH_COMMON, "feat_dim": [64, 128, 256], "queue_size": [4096, 8192],  # moco_queue
              "moco_m": [0.9, 0.999], "proto_m": [0.99, 0.9], "loss_weight": [0.5, 1.0]},
     "valen": {**_PLENCH_COMMON, "n_neighbors": [3, 4]},  # knn
+    # EXP, MCL-*, ABS-*: the common three only (ABS_GCE's q is fixed at 0.7 in PLENCH: gce_q stays)
+    "exp": _PLENCH_COMMON,
+    "mcl_gce": _PLENCH_COMMON,
+    "mcl_mse": _PLENCH_COMMON,
+    "abs_mae": _PLENCH_COMMON,
+    "abs_gce": _PLENCH_COMMON,
 }
 
 
