@@ -3,10 +3,12 @@
 PRODEN (Lv et al., ICML 2020), RC and CC (Feng et al., NeurIPS 2020), LWS (Wen et al., ICML
 2021), EXP, MCL-GCE and MCL-MSE (Feng et al., ICML 2020), ABS-MAE and ABS-GCE (Lv et al., TPAMI
 2024), CAVL (Zhang et al., ICLR 2022), POP (Xu et al., ICML 2023), PiCO (Wang et al., ICLR
-2022) and VALEN (Xu et al., NeurIPS 2021) on an MLP, a LeNet or a linear model.
+2022) and VALEN (Xu et al., NeurIPS 2021) on an MLP, a LeNet or a linear model; and the
+complementary-label losses PLENCH runs as partial-label baselines: PC, Forward, NN, GA,
+SCL-EXP, SCL-NL, L-W and OP-W.
 
 One module per family holds the scikit-learn learners (``confidence``, ``candidate_losses``,
-``contrastive``, ``instance_dependent``); its methods, the hooks the shared loop
+``contrastive``, ``instance_dependent``, ``complementary``); its methods, the hooks the shared loop
 (``_loop``) calls, live in the private module of the same name (``_confidence``, ...).
 Importing this package does not import PyTorch (nor the learners' modules: names are served
 on first use).
@@ -23,11 +25,15 @@ if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are 
     from plcore_deep.confidence import CavlLearner, PopLearner, ProdenLearner, RcLearner
     from plcore_deep.contrastive import PicoLearner
     from plcore_deep.instance_dependent import ValenLearner
+    from plcore_deep.complementary import (ForwardLearner, GaLearner, LwLearner, NnLearner, OpwLearner, PcLearner,
+                                           SclExpLearner, SclNlLearner)
 
 __version__ = _version("plcore-deep")   # from the package metadata: the version is pyproject.toml's
 
 __all__ = ["ProdenLearner", "RcLearner", "CavlLearner", "PopLearner", "CcLearner", "LwsLearner", "ExpLearner",
            "MclGceLearner", "MclMseLearner", "AbsMaeLearner", "AbsGceLearner", "PicoLearner", "ValenLearner",
+           "PcLearner", "ForwardLearner", "NnLearner", "GaLearner", "SclExpLearner", "SclNlLearner", "LwLearner",
+           "OpwLearner",
            "__version__"]
 
 __getattr__, __dir__ = lazy_exports(globals(), {
@@ -37,4 +43,8 @@ __getattr__, __dir__ = lazy_exports(globals(), {
     "ExpLearner": "plcore_deep.candidate_losses", "MclGceLearner": "plcore_deep.candidate_losses",
     "MclMseLearner": "plcore_deep.candidate_losses", "AbsMaeLearner": "plcore_deep.candidate_losses",
     "AbsGceLearner": "plcore_deep.candidate_losses",
-    "PicoLearner": "plcore_deep.contrastive", "ValenLearner": "plcore_deep.instance_dependent"})
+    "PicoLearner": "plcore_deep.contrastive", "ValenLearner": "plcore_deep.instance_dependent",
+    "PcLearner": "plcore_deep.complementary", "ForwardLearner": "plcore_deep.complementary",
+    "NnLearner": "plcore_deep.complementary", "GaLearner": "plcore_deep.complementary",
+    "SclExpLearner": "plcore_deep.complementary", "SclNlLearner": "plcore_deep.complementary",
+    "LwLearner": "plcore_deep.complementary", "OpwLearner": "plcore_deep.complementary"})

@@ -19,6 +19,14 @@ LEARNER_OPTIONS = {
     "abs_gce": "plcore_deep.candidate_losses:AbsGceLearner",
     "pico": "plcore_deep.contrastive:PicoLearner",
     "valen": "plcore_deep.instance_dependent:ValenLearner",
+    "pc": "plcore_deep.complementary:PcLearner",
+    "forward": "plcore_deep.complementary:ForwardLearner",
+    "nn": "plcore_deep.complementary:NnLearner",
+    "ga": "plcore_deep.complementary:GaLearner",
+    "scl_exp": "plcore_deep.complementary:SclExpLearner",
+    "scl_nl": "plcore_deep.complementary:SclNlLearner",
+    "l_w": "plcore_deep.complementary:LwLearner",
+    "op_w": "plcore_deep.complementary:OpwLearner",
 }
 
 #: fast settings for the common conformance test
@@ -68,6 +76,8 @@ PLENCH_SPACES = {
     "mcl_mse": _PLENCH_COMMON,
     "abs_mae": _PLENCH_COMMON,
     "abs_gce": _PLENCH_COMMON,
+    # the complementary-label losses: the common three only (NN's beta is fixed at 0 in PLENCH: not drawn)
+    **{name: _PLENCH_COMMON for name in ("pc", "forward", "nn", "ga", "scl_exp", "scl_nl", "l_w", "op_w")},
 }
 
 
@@ -88,11 +98,14 @@ _OWN = {"lws": {"beta": 2.0},
         "pop": {"inc": 0.001, "theta": 0.001, "theta_max": 0.4, "warm_up": 20, "window": 5},
         "pico": {"augmentation": "auto", "conf_ema": (0.95, 0.8), "feat_dim": 128, "loss_weight": 0.5, "moco_m": 0.999,
                  "noise_scale": 0.1, "prot_start": 1, "proto_m": 0.99, "queue_size": 8192, "temperature": 0.07},
-        "valen": {"n_neighbors": 3, "warm_up": 10}}
+        "valen": {"n_neighbors": 3, "warm_up": 10},
+        "nn": {"beta": 0.0}}
 #: option name -> the name the papers print
 _DISPLAY_NAMES = {"proden": "PRODEN", "rc": "RC", "cc": "CC", "lws": "LWS",
                   "exp": "EXP", "mcl_gce": "MCL-GCE", "mcl_mse": "MCL-MSE", "abs_mae": "ABS-MAE", "abs_gce": "ABS-GCE",
-                  "cavl": "CAVL", "pop": "POP", "pico": "PiCO", "valen": "VALEN"}
+                  "cavl": "CAVL", "pop": "POP", "pico": "PiCO", "valen": "VALEN",
+                  "pc": "PC", "forward": "Forward", "nn": "NN", "ga": "GA", "scl_exp": "SCL-EXP", "scl_nl": "SCL-NL",
+                  "l_w": "L-W", "op_w": "OP-W"}
 _DESCRIPTIONS = {
     "proden": "PRODEN (Lv et al., ICML 2020): confidence-weighted cross-entropy, confidences re-estimated per batch",
     "rc": "RC, the risk-consistent estimator of Feng et al. (NeurIPS 2020)",
@@ -107,6 +120,14 @@ _DESCRIPTIONS = {
     "pop": "POP, progressive purification (Xu et al., ICML 2023)",
     "pico": "PiCO (Wang et al., ICLR 2022): contrastive label disambiguation with class prototypes",
     "valen": "VALEN (Xu et al., NeurIPS 2021): variational label enhancement for instance-dependent PLL",
+    "pc": "PC (Ishida et al., NeurIPS 2017): pairwise-comparison loss on each non-candidate as a complementary label",
+    "forward": "Forward (Yu et al., ECCV 2018): forward correction with a uniform complementary transition matrix",
+    "nn": "NN (Ishida et al., ICML 2019): unbiased complementary-label risk with non-negative partial risks",
+    "ga": "GA (Ishida et al., ICML 2019): unbiased complementary-label risk, gradient ascent on negative partial risks",
+    "scl_exp": "SCL-EXP (Chou et al., ICML 2020): surrogate complementary loss exp(p) of each non-candidate",
+    "scl_nl": "SCL-NL (Chou et al., ICML 2020): surrogate complementary loss -log(1 - p) of each non-candidate",
+    "l_w": "L-W (Gao & Zhang, ICML 2021): discriminative complementary-label loss with weights",
+    "op_w": "OP-W (Liu et al., AISTATS 2023): reweighted order-preserving complementary-label loss",
 }
 
 

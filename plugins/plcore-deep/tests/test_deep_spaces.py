@@ -27,7 +27,9 @@ PLENCH = {
              "moco_m": ("choice", (0.9, 0.999)), "proto_m": ("choice", (0.99, 0.9)),
              "loss_weight": ("choice", (0.5, 1.0))},
     "valen": {**_COMMON, "n_neighbors": ("choice", (3, 4))},  # knn
-    **{name: _COMMON for name in ("exp", "mcl_gce", "mcl_mse", "abs_mae", "abs_gce")},  # ABS_GCE's q fixed
+    **{name: _COMMON for name in ("exp", "mcl_gce", "mcl_mse", "abs_mae", "abs_gce")},
+    # the complementary-label losses; NN's beta fixed
+    **{name: _COMMON for name in ("pc", "forward", "nn", "ga", "scl_exp", "scl_nl", "l_w", "op_w")},  # ABS_GCE's q fixed
 }
 _NAMES = {"log10_uniform": "10**U", "pow2_int": "2**int(U)"}
 
