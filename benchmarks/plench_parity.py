@@ -58,7 +58,9 @@ PLENCH_DATASETS = {"lost": "Lost", "msrc-v2": "MSRCv2"}
 
 def _plcore_params(algorithm: str, hp: dict, steps_per_epoch: int) -> dict:
     """PLENCH's hyperparameters ``hp`` in plcore's names. Schedules PLENCH counts in steps
-    (VALEN's warm-up, PiCO's ``prot_start``) become epochs."""
+    (VALEN's warm-up, PiCO's ``prot_start``) become epochs; IDGP's ``warm_up_epoch`` is epochs on
+    both sides. Every view of PiCO and CRDPLL is the row itself, as PLENCH's tabular data hand
+    over, and CRDPLL contrasts PLENCH's two views."""
     out = {"learning_rate": hp["lr"], "weight_decay": hp["weight_decay"], "batch_size": int(hp["batch_size"]),
            "hidden_layer_sizes": (500,), "optimizer": "adam"}
     if algorithm == "LWS":
@@ -73,6 +75,10 @@ def _plcore_params(algorithm: str, hp: dict, steps_per_epoch: int) -> dict:
         out.update(feat_dim=int(hp["feat_dim"]), queue_size=int(hp["moco_queue"]), moco_m=float(hp["moco_m"]),
                    proto_m=float(hp["proto_m"]), loss_weight=float(hp["loss_weight"]), conf_ema=(start, end),
                    prot_start=max(1, round(hp["prot_start"] / steps_per_epoch)), augmentation="identity")
+    elif algorithm == "IDGP":
+        out["warm_up"] = int(hp["warm_up_epoch"])
+    elif algorithm == "CRDPLL":
+        out.update(n_views=2, augmentation="identity")
     return out
 
 

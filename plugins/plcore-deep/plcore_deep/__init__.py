@@ -2,10 +2,10 @@
 
 PRODEN (Lv et al., ICML 2020), RC and CC (Feng et al., NeurIPS 2020), LWS (Wen et al., ICML
 2021), EXP, MCL-GCE and MCL-MSE (Feng et al., ICML 2020), ABS-MAE and ABS-GCE (Lv et al., TPAMI
-2024), CAVL (Zhang et al., ICLR 2022), POP (Xu et al., ICML 2023), PiCO (Wang et al., ICLR
-2022) and VALEN (Xu et al., NeurIPS 2021) on an MLP, a LeNet or a linear model; and the
-complementary-label losses PLENCH runs as partial-label baselines: PC, Forward, NN, GA,
-SCL-EXP, SCL-NL, L-W and OP-W.
+2024), CAVL (Zhang et al., ICLR 2022), POP (Xu et al., ICML 2023), CRDPLL (Wu et al., ICML
+2022), PiCO (Wang et al., ICLR 2022), VALEN (Xu et al., NeurIPS 2021) and IDGP (Qiao et al.,
+ICLR 2023) on an MLP, a LeNet or a linear model; and the complementary-label losses PLENCH runs
+as partial-label baselines: PC, Forward, NN, GA, SCL-EXP, SCL-NL, L-W and OP-W.
 
 One module per family holds the scikit-learn learners (``confidence``, ``candidate_losses``,
 ``contrastive``, ``instance_dependent``, ``complementary``); its methods, the hooks the shared loop
@@ -22,9 +22,9 @@ from plcore.utils import lazy_exports
 if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are served lazily
     from plcore_deep.candidate_losses import (AbsGceLearner, AbsMaeLearner, CcLearner, ExpLearner, LwsLearner,
                                               MclGceLearner, MclMseLearner)
-    from plcore_deep.confidence import CavlLearner, PopLearner, ProdenLearner, RcLearner
+    from plcore_deep.confidence import CavlLearner, CrdpllLearner, PopLearner, ProdenLearner, RcLearner
     from plcore_deep.contrastive import PicoLearner
-    from plcore_deep.instance_dependent import ValenLearner
+    from plcore_deep.instance_dependent import IdgpLearner, ValenLearner
     from plcore_deep.complementary import (ForwardLearner, GaLearner, LwLearner, NnLearner, OpwLearner, PcLearner,
                                            SclExpLearner, SclNlLearner)
 
@@ -33,7 +33,7 @@ __version__ = _version("plcore-deep")   # from the package metadata: the version
 __all__ = ["ProdenLearner", "RcLearner", "CavlLearner", "PopLearner", "CcLearner", "LwsLearner", "ExpLearner",
            "MclGceLearner", "MclMseLearner", "AbsMaeLearner", "AbsGceLearner", "PicoLearner", "ValenLearner",
            "PcLearner", "ForwardLearner", "NnLearner", "GaLearner", "SclExpLearner", "SclNlLearner", "LwLearner",
-           "OpwLearner",
+           "OpwLearner", "IdgpLearner", "CrdpllLearner",
            "__version__"]
 
 __getattr__, __dir__ = lazy_exports(globals(), {
@@ -47,4 +47,5 @@ __getattr__, __dir__ = lazy_exports(globals(), {
     "PcLearner": "plcore_deep.complementary", "ForwardLearner": "plcore_deep.complementary",
     "NnLearner": "plcore_deep.complementary", "GaLearner": "plcore_deep.complementary",
     "SclExpLearner": "plcore_deep.complementary", "SclNlLearner": "plcore_deep.complementary",
-    "LwLearner": "plcore_deep.complementary", "OpwLearner": "plcore_deep.complementary"})
+    "LwLearner": "plcore_deep.complementary", "OpwLearner": "plcore_deep.complementary",
+    "IdgpLearner": "plcore_deep.instance_dependent", "CrdpllLearner": "plcore_deep.confidence"})

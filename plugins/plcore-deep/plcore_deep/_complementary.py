@@ -36,7 +36,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from plcore_deep._methods import Method
+from plcore_deep._methods import Method, log_one_minus_softmax
 
 __all__ = ["Pc", "Forward", "Nn", "Ga", "SclExp", "SclNl", "Lw", "Opw", "complementary_prior", "pair_mean",
            "pc_loss", "forward_loss", "partial_risks", "nn_loss", "ga_objective", "scl_exp_loss", "scl_nl_loss",
@@ -49,15 +49,6 @@ def pair_mean(per_pair: torch.Tensor, S: torch.Tensor) -> torch.Tensor:
     M = S <= 0
     total = torch.where(M, per_pair, torch.zeros_like(per_pair)).sum()
     return total / M.sum().clamp(min=1)
-
-
-def _log_one_minus_p(logits: torch.Tensor) -> torch.Tensor:
-    """``log(1 - p_k)`` for every ``k`` (b, q), as ``logsumexp_{j != k} f_j - logsumexp_j f_j``:
-    exact where ``p_k`` rounds to 1. A single class has ``log 0 = -inf``."""
-    q = logits.shape[1]
-    others = logits.unsqueeze(1).expand(-1, q, q).masked_fill(
-        torch.eye(q, dtype=torch.bool, device=logits.device), float("-inf"))
-    return torch.logsumexp(others, dim=2) - torch.logsumexp(logits, dim=1, keepdim=True)
 
 
 def complementary_prior(S: torch.Tensor) -> torch.Tensor:
@@ -84,7 +75,7 @@ def forward_loss(logits: torch.Tensor, S: torch.Tensor) -> torch.Tensor:
     """Forward correction (Yu et al. 2018) with the uniform transition matrix ``T_jk = 1/(q-1)``
     (``j != k``): ``mean_pairs -log((1 - p_k)/(q-1))``."""
     q = logits.shape[1]
-    return pair_mean(math.log(max(q - 1, 1)) - _log_one_minus_p(logits), S)
+    return pair_mean(math.log(max(q - 1, 1)) - log_one_minus_softmax(logits), S)
 
 
 def partial_risks(logits: torch.Tensor, S: torch.Tensor, prior: torch.Tensor) -> torch.Tensor:
@@ -124,7 +115,7 @@ def scl_exp_loss(logits: torch.Tensor, S: torch.Tensor) -> torch.Tensor:
 
 def scl_nl_loss(logits: torch.Tensor, S: torch.Tensor) -> torch.Tensor:
     """SCL-NL (Chou et al. 2020): ``mean_pairs -log(1 - p_k)``."""
-    return pair_mean(-_log_one_minus_p(logits), S)
+    return pair_mean(-log_one_minus_softmax(logits), S)
 
 
 def lw_loss(logits: torch.Tensor, S: torch.Tensor) -> torch.Tensor:

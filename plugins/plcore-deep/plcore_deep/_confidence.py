@@ -10,17 +10,27 @@ RC       the same risk, Feng et al. 2020 Eq. (6)      Eq. (7), from a forward pa
 CAVL     cross-entropy on a one-hot target            the candidate with the largest class
                                                       activation value ``f |1 - f|`` (Eq. 3)
 POP      PRODEN's                                     PRODEN's, plus progressive purification
+CRDPLL   ``-sum_{j not in S} log(1 - p_j(v_1))`` +    the geometric mean of ``p`` over the
+         ``lam_t sum_k KL(w || p(v_k))`` over ``K``    views, renormalised on the candidates
+         views ``v_k`` of the row (Wu et al. 2022)
 =======  ===========================================  =========================================
+
+CRDPLL belongs here because, like PRODEN, it keeps a confidence vector per row, re-estimated
+after every step from the model on the candidates, and trains the model towards it (by a
+KL term on several views rather than a weighted cross-entropy).
 """
 
 from __future__ import annotations
 
+import math
+
 import torch
 import torch.nn.functional as F
 
-from plcore_deep._methods import ConfidenceMethod
+from plcore_deep._methods import ConfidenceMethod, Method, log_one_minus_softmax, ramp
+from plcore_deep._views import make_view
 
-__all__ = ["Proden", "Rc", "Cavl", "Pop", "cavl_targets", "purify"]
+__all__ = ["Proden", "Rc", "Cavl", "Pop", "Crdpll", "cavl_targets", "purify", "crdpll_loss", "crdpll_targets"]
 
 
 def cavl_targets(logits: torch.Tensor, S: torch.Tensor) -> torch.Tensor:
@@ -95,3 +105,49 @@ class Pop(Proden):
         state.n_purified += n_changed
         if self.theta < self.theta_max and n_changed < 1e-4 * S_old.numel():
             self.theta *= 1 + self.inc
+
+
+def crdpll_loss(view_logits: list, S: torch.Tensor, W: torch.Tensor, lam: float) -> torch.Tensor:
+    """CRDPLL's objective (Wu et al. 2022) on the outputs of ``K`` views of the batch:
+    ``mean_i -sum_{j not in S_i} log(1 - p_j(v_1(x_i)))`` (supervised learning on the non-candidates,
+    first view) ``+ lam sum_k KL(w_i || p(v_k(x_i)))`` (consistency of every view with the
+    confidences ``w``; batch mean, ``0 log 0 = 0``)."""
+    log1m = log_one_minus_softmax(view_logits[0])
+    supervised = -torch.where(S <= 0, log1m, torch.zeros_like(log1m)).sum(dim=1).mean()
+    consistency = sum(F.kl_div(F.log_softmax(logits, dim=1), W, reduction="batchmean") for logits in view_logits)
+    return supervised + lam * consistency
+
+
+def crdpll_targets(view_logits: list, S: torch.Tensor) -> torch.Tensor:
+    """CRDPLL's closed-form confidences: ``w_j ~ prod_k p_j(v_k)^(1/K)`` on the candidates (the
+    geometric mean of the views' posteriors), renormalised; computed as a softmax over the
+    candidates of the mean log-posterior."""
+    mean_log = torch.stack([F.log_softmax(logits, dim=1) for logits in view_logits]).mean(dim=0)
+    return torch.softmax(mean_log.masked_fill(S <= 0, float("-inf")), dim=1)
+
+
+class Crdpll(Method):
+    """CRDPLL (Wu et al., ICML 2022): ``n_views`` views of every row of the batch
+    (:func:`plcore_deep._views.make_view`), the loss :func:`crdpll_loss` with ``lam_t = lam
+    min(t / (T/2), 1)`` (``t`` the steps done, ``T`` the run's steps), then the batch's
+    confidences :func:`crdpll_targets` from the outputs the step was computed on."""
+
+    def __init__(self, lam: float, n_views: int, augmentation: str, noise_scale: float):
+        self.lam, self.n_views, self.augmentation, self.noise_scale = (float(lam), int(n_views), augmentation,
+                                                                      float(noise_scale))
+
+    def setup(self, state) -> list:
+        self.view = make_view(self.augmentation, network=state.config.network, noise_scale=self.noise_scale)
+        self.step = 0
+        self.total_steps = state.n_epochs * math.ceil(len(state.train) / state.batch_size)
+        return []
+
+    def batch_loss(self, state, idx, xb, sb):
+        view_logits = [state.model(self.view(xb, state.generator)) for _ in range(self.n_views)]
+        lam = self.lam * ramp(self.step, self.total_steps, 0.5)
+        self._views = [logits.detach() for logits in view_logits]
+        return crdpll_loss(view_logits, sb, state.W[idx], lam), view_logits[0]
+
+    def after_step(self, state, idx, xb, sb, logits):
+        state.W[idx] = crdpll_targets(self._views, sb)
+        self.step += 1

@@ -1,6 +1,10 @@
-"""Instance-dependent methods: VALEN (Xu et al., NeurIPS 2021), label enhancement by variational inference.
+"""Instance-dependent methods (PyTorch): VALEN (Xu et al., NeurIPS 2021), label enhancement by
+variational inference, and IDGP (Qiao et al., ICLR 2023), a decomposed generation process of
+the candidate sets.
 
-Instance-dependent PLL: each row's label distribution ``d`` is a latent Dirichlet variable.
+VALEN
+-----
+Each row's label distribution ``d`` is a latent Dirichlet variable.
 The first ``warm_up`` epochs train the classifier alone with PRODEN's loss (its confidences
 ``o``, the rows' posteriors renormalised on the candidates). Then a kNN graph of the warmed-up
 network's last hidden layer is built (``A = D^-1 (K + I)``, ``K`` each row's ``n_neighbors``
@@ -17,11 +21,42 @@ the classifier, and every mini-batch minimises (the authors' code; the paper's E
 
 After the step ``d`` becomes the draw renormalised on the candidates, ``o`` the classifier's
 posterior on the candidates (from the outputs before the step). Confidences: ``o``.
+
+IDGP
+----
+The candidate set is generated in two steps: the annotator first has the correct label ``y ~
+Cat(f(x))`` in mind, then each other label ``j`` joins it with an instance-dependent flipping
+probability ``g_j(x)`` (independent Bernoullis). Two networks of the same architecture are
+trained: the classifier ``f`` (softmax, the learner's network) and the flipping network ``g``
+(a sigmoid per label, ``z = g``'s logits). Each row keeps ``d`` (the posterior of the correct
+label, on the candidates; the confidences) and ``b`` (``g``'s outputs on the candidates,
+started at ``S``). For a batch (``sigma`` the sigmoid, means over the batch's rows):
+
+* warm-up (the first ``warm_up`` epochs): ``L_F = -sum_j d_j log f_j`` and
+  ``L_G = -sum_j [b_j log sigma(z_j) + (1 - b_j) log(1 - sigma(z_j))]``;
+* then ``L_F = -sum_j d_j log f_j - sum_j w_j log f_j + lam KL(d || f)`` and
+  ``L_G = -sum_j [b_j log sigma(z_j) + (1 - b_j) log(1 - sigma(z_j))] - sum_j u_j log(1 - sigma(z_j))
+  - sum_j [S_j log sigma(z_j) + (1 - S_j) log(1 - sigma(z_j))] + lam sum_j b_j (log b_j - log sigma(z_j))``
+  (:func:`idgp_g_loss`, :func:`idgp_consistency`), where ``u = f`` renormalised on the
+  candidates and ``w`` (:func:`idgp_f_targets`) is ``g``'s posterior of the correct label: on
+  the candidates ``w_j ~ (1 - g~_j) / g~_j`` with ``g~ = g`` except at the row's current
+  pseudo-label ``argmax_{j in S} d_j``, where ``g~ = 1 - g`` -- the authors' code multiplies
+  this by ``prod_{k in S} g~_k``, the same for every candidate of a row, which cancels in the
+  normalisation; here ``w = softmax`` over the candidates of ``-z_j`` (``+z`` at the
+  pseudo-label), the same quantity without the product's underflow. Both ``w`` and ``u`` are
+  constants (no gradient into the other network). ``lam = min(t / (0.2 T), 1)``, ``t`` the
+  steps done, ``T`` the run's steps.
+
+After the step, from the outputs the step was computed on: ``d = f`` renormalised on the
+candidates, ``b = sigma(z) S``. The loss terms are the authors' code's (PLENCH's IDGP is that
+code with one view of each row, as here; the authors' image runs sum every term over the row
+and two augmented views). The loss the loop records is ``L_F + L_G``.
 """
 
 from __future__ import annotations
 
 import copy
+import math
 
 import torch
 import torch.nn.functional as F
@@ -29,9 +64,11 @@ from sklearn.neighbors import NearestNeighbors
 from torch import nn
 
 from plcore.exceptions import DataValidationError
-from plcore_deep._methods import Method, candidate_posterior, weighted_nll
+from plcore_deep._methods import Method, candidate_posterior, ramp, weighted_nll
+from plcore_deep._networks import build_lenet, build_network
 
-__all__ = ["Valen", "batch_adjacency", "dirichlet_kl", "knn_indices", "valen_reconstruction"]
+__all__ = ["Valen", "Idgp", "batch_adjacency", "dirichlet_kl", "knn_indices", "valen_reconstruction",
+           "bernoulli_nll", "idgp_f_targets", "idgp_g_loss", "idgp_consistency"]
 
 
 def dirichlet_kl(alpha: torch.Tensor, prior: torch.Tensor) -> torch.Tensor:
@@ -142,3 +179,68 @@ class Valen(Method):
         self.D[idx] = _renormalised_on(d.detach(), sb)
         O[idx] = candidate_posterior(logits.detach(), sb)
         return loss, logits
+
+
+def bernoulli_nll(z: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+    """``mean_i -sum_j [B_ij log sigma(z_ij) + (1 - B_ij) log(1 - sigma(z_ij))]`` from the logits
+    ``z`` (IDGP's loss of ``g`` against the soft targets ``b``; with ``B = S`` its candidate term)."""
+    return F.binary_cross_entropy_with_logits(z, B, reduction="sum") / z.shape[0]
+
+
+def idgp_f_targets(z: torch.Tensor, D: torch.Tensor, S: torch.Tensor) -> torch.Tensor:
+    """IDGP's posterior of the correct label from the flipping network's logits ``z`` (see the
+    module docstring): on the candidates ``softmax(-z_j)``, with ``+z`` at the pseudo-label
+    ``argmax_{j in S} D_j`` (ties to the lowest index), 0 elsewhere."""
+    pseudo = F.one_hot((D * S).argmax(dim=1), S.shape[1]).bool()
+    signed = torch.where(pseudo, z, -z)
+    return candidate_posterior(signed, S)
+
+
+def idgp_g_loss(z: torch.Tensor, U: torch.Tensor, S: torch.Tensor) -> torch.Tensor:
+    """IDGP's loss of ``g`` from ``f``: ``mean_i [-sum_j U_ij log(1 - sigma(z_ij))] +`` the
+    Bernoulli likelihood of the candidate set, :func:`bernoulli_nll` ``(z, S)``; ``U`` is ``f``'s
+    posterior renormalised on the candidates."""
+    return -(U * F.logsigmoid(-z)).sum(dim=1).mean() + bernoulli_nll(z, S)
+
+
+def idgp_consistency(logits: torch.Tensor, D: torch.Tensor, z: torch.Tensor, B: torch.Tensor):
+    """IDGP's two consistency terms (PyTorch's ``KLDivLoss``, batch mean, ``0 log 0 = 0``):
+    ``KL(d || softmax(logits))`` for ``f`` and ``sum_j b_j (log b_j - log sigma(z_j))`` for ``g``."""
+    return (F.kl_div(F.log_softmax(logits, dim=1), D, reduction="batchmean"),
+            F.kl_div(F.logsigmoid(z), B, reduction="batchmean"))
+
+
+class Idgp(Method):
+    """IDGP inside :func:`plcore_deep._loop.train` (see the module docstring): the flipping
+    network ``g`` is trained with the classifier by the loop's one optimiser (the gradients of
+    ``L_F + L_G`` are ``L_F``'s for ``f`` and ``L_G``'s for ``g``, so this is PLENCH's two Adams
+    with the same settings)."""
+
+    def __init__(self, warm_up: int):
+        self.warm_up = int(warm_up)
+
+    def setup(self, state) -> list:
+        config, n_features, q = state.config, state.X.shape[1], state.S.shape[1]
+        self.g = (build_lenet(n_features, q) if config.network == "lenet" else
+                  build_network(n_features, q, config.hidden_layer_sizes, config.batch_norm)).to(state.X.device)
+        self.B = state.S.clone()
+        self.step = 0
+        self.total_steps = state.n_epochs * math.ceil(len(state.train) / state.batch_size)
+        return [self.g]
+
+    def batch_loss(self, state, idx, xb, sb):
+        logits, z = state.model(xb), self.g(xb)
+        D, B = state.W[idx], self.B[idx]
+        loss = weighted_nll(logits, D) + bernoulli_nll(z, B)
+        if state.epoch >= self.warm_up:
+            lam = ramp(self.step, self.total_steps, 0.2)
+            kl_f, kl_g = idgp_consistency(logits, D, z, B)
+            loss = (loss + weighted_nll(logits, idgp_f_targets(z.detach(), D, sb)) + lam * kl_f
+                    + idgp_g_loss(z, candidate_posterior(logits.detach(), sb), sb) + lam * kl_g)
+        self._z = z.detach()
+        return loss, logits
+
+    def after_step(self, state, idx, xb, sb, logits):
+        state.W[idx] = candidate_posterior(logits.detach(), sb)
+        self.B[idx] = torch.sigmoid(self._z) * sb
+        self.step += 1

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 __all__ = ["Method", "ConfidenceMethod", "uniform_confidence", "uniform_over_classes", "weighted_nll",
-           "candidate_posterior"]
+           "candidate_posterior", "log_one_minus_softmax", "ramp"]
 
 
 def uniform_confidence(S: torch.Tensor) -> torch.Tensor:
@@ -36,6 +36,21 @@ def candidate_posterior(logits: torch.Tensor, S: torch.Tensor) -> torch.Tensor:
     PRODEN (Lv et al. 2020, Eq. 7) and RC (Feng et al. 2020, Eq. 7). Computed as a softmax over
     the candidates' logits, which is the same quantity and cannot underflow to 0/0."""
     return torch.softmax(logits.masked_fill(S <= 0, float("-inf")), dim=1)
+
+
+def log_one_minus_softmax(logits: torch.Tensor) -> torch.Tensor:
+    """``log(1 - p_k)`` for every ``k`` (b, q), ``p = softmax(logits)``, as ``logsumexp_{j != k} f_j -
+    logsumexp_j f_j``: exact where ``p_k`` rounds to 1. A single class has ``log 0 = -inf``."""
+    q = logits.shape[1]
+    others = logits.unsqueeze(1).expand(-1, q, q).masked_fill(
+        torch.eye(q, dtype=torch.bool, device=logits.device), float("-inf"))
+    return torch.logsumexp(others, dim=2) - torch.logsumexp(logits, dim=1, keepdim=True)
+
+
+def ramp(step: int, total_steps: int, fraction: float) -> float:
+    """``min(step / (fraction * total_steps), 1)``: a weight that grows linearly over the first
+    ``fraction`` of the run's optimiser steps (IDGP: 0.2, CRDPLL: 0.5, as PLENCH)."""
+    return min(step / max(fraction * total_steps, 1e-12), 1.0)
 
 
 class Method:

@@ -1,4 +1,5 @@
-"""Second views of a row, for the methods that contrast two views of it (PiCO); PyTorch.
+"""Views of a row, for the methods that contrast or match several views of it (PiCO, CRDPLL);
+PyTorch.
 
 A view is a callable ``view(x, generator) -> x'`` on a mini-batch on the device, drawing its
 randomness from the loop's generator (so a fit is reproducible). :func:`make_view` picks one by

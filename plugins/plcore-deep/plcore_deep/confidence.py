@@ -3,10 +3,10 @@ the model trains (methods: :mod:`plcore_deep._confidence`)."""
 
 from __future__ import annotations
 
-from plcore.validation import Integral, Interval, Real
+from plcore.validation import Integral, Interval, Real, StrOptions
 from plcore_deep._estimator import DeepLearner, shared_parameters
 
-__all__ = ["ProdenLearner", "RcLearner", "CavlLearner", "PopLearner"]
+__all__ = ["ProdenLearner", "RcLearner", "CavlLearner", "PopLearner", "CrdpllLearner"]
 
 
 class ProdenLearner(DeepLearner):
@@ -76,3 +76,38 @@ class PopLearner(DeepLearner):
         self.candidates_ = result.candidates
         self.n_purified_ = result.n_purified
         return result
+
+
+class CrdpllLearner(DeepLearner):
+    """CRDPLL (Wu et al., ICML 2022): consistency regularization for deep partial-label learning.
+
+    Supervised learning on the non-candidates, ``-sum_{j not in S} log(1 - p_j)`` on the first of
+    ``n_views`` views of each row, plus ``lam_t`` times the KL divergence from the row's
+    confidences to the model's posterior on every view, ``lam_t`` growing linearly to ``lam``
+    over the first half of the steps; after each step the confidences become the geometric mean
+    of the views' posteriors, renormalised on the candidates (the closed form of the paper).
+    It sits with the confidence-based learners: like PRODEN it keeps one confidence vector per
+    row, re-estimated from the model as it trains. The views come from ``augmentation``
+    (:mod:`plcore_deep._views`, as PiCO's): ``"auto"`` (default) is ``x + noise_scale N(0, I)``
+    on tabular rows and a random shift and flip for ``network="lenet"``; ``"identity"`` is
+    PLENCH's tabular choice (every view the row itself). ``n_views=3`` and ``lam=1`` are the
+    authors' code's (one weak, two strong augmentations); PLENCH runs two views.
+    """
+
+    _method = "confidence:Crdpll"
+    _parameter_constraints = {**DeepLearner._parameter_constraints,
+                              "lam": [Interval(Real, 0, None, closed="left")],
+                              "n_views": [Interval(Integral, 1, None, closed="left")],
+                              "augmentation": [StrOptions({"auto", "identity", "gaussian", "image"})],
+                              "noise_scale": [Interval(Real, 0, None, closed="left")]}
+
+    def __init__(self, *, lam=1.0, n_views=3, augmentation="auto", noise_scale=0.1, network="mlp",
+                 hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128, learning_rate=1e-3,
+                 weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant", early_stopping=False,
+                 validation_fraction=0.1, n_iter_no_change=20, tol=1e-4, scoring="partial_log_likelihood",
+                 device="auto", random_state=None):
+        super().__init__(**shared_parameters(locals()))
+        self.lam = lam
+        self.n_views = n_views
+        self.augmentation = augmentation
+        self.noise_scale = noise_scale

@@ -6,7 +6,7 @@ from __future__ import annotations
 from plcore.validation import Integral, Interval
 from plcore_deep._estimator import DeepLearner, shared_parameters
 
-__all__ = ["ValenLearner"]
+__all__ = ["ValenLearner", "IdgpLearner"]
 
 
 class ValenLearner(DeepLearner):
@@ -16,7 +16,7 @@ class ValenLearner(DeepLearner):
     last hidden layer, and an encoder (a copy of the classifier) whose outputs parameterise a
     Dirichlet over each row's label distribution; the draws must reconstruct the features, the
     candidate sets and the graph, and they are the classifier's targets (the ELBO of Eq. 9-12
-    with the authors' weights; :mod:`plcore_deep._valen`).
+    with the authors' weights; :mod:`plcore_deep._instance_dependent`).
     """
 
     _method = "instance_dependent:Valen"
@@ -31,3 +31,28 @@ class ValenLearner(DeepLearner):
         super().__init__(**shared_parameters(locals()))
         self.warm_up = warm_up
         self.n_neighbors = n_neighbors
+
+
+class IdgpLearner(DeepLearner):
+    """IDGP (Qiao et al., ICLR 2023): instance-dependent PLL by a decompositional generation process.
+
+    The candidate set is modelled as the correct label, drawn from the classifier ``f``, plus
+    every other label flipped in independently with a probability ``g_j(x)`` of a second network
+    of the same architecture. ``warm_up`` epochs train ``f`` with PRODEN's loss and ``g`` as a
+    Bernoulli model of its own outputs on the candidates (started at the candidate set); then
+    each network also learns from the other's posterior (maximum a posteriori of the generation
+    process) with a consistency term whose weight grows over the first 20% of the steps
+    (:mod:`plcore_deep._instance_dependent`; the authors' code). ``confidences_``: ``f``'s
+    posterior on the candidates, updated per batch. Default ``warm_up``: PLENCH's 10 epochs.
+    """
+
+    _method = "instance_dependent:Idgp"
+    _parameter_constraints = {**DeepLearner._parameter_constraints,
+                              "warm_up": [Interval(Integral, 0, None, closed="left")]}
+
+    def __init__(self, *, warm_up=10, network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200,
+                 batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9,
+                 lr_schedule="constant", early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
+                 scoring="partial_log_likelihood", device="auto", random_state=None):
+        super().__init__(**shared_parameters(locals()))
+        self.warm_up = warm_up

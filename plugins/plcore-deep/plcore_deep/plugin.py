@@ -10,6 +10,7 @@ LEARNER_OPTIONS = {
     "rc": "plcore_deep.confidence:RcLearner",
     "cavl": "plcore_deep.confidence:CavlLearner",
     "pop": "plcore_deep.confidence:PopLearner",
+    "crdpll": "plcore_deep.confidence:CrdpllLearner",
     "cc": "plcore_deep.candidate_losses:CcLearner",
     "lws": "plcore_deep.candidate_losses:LwsLearner",
     "exp": "plcore_deep.candidate_losses:ExpLearner",
@@ -19,6 +20,7 @@ LEARNER_OPTIONS = {
     "abs_gce": "plcore_deep.candidate_losses:AbsGceLearner",
     "pico": "plcore_deep.contrastive:PicoLearner",
     "valen": "plcore_deep.instance_dependent:ValenLearner",
+    "idgp": "plcore_deep.instance_dependent:IdgpLearner",
     "pc": "plcore_deep.complementary:PcLearner",
     "forward": "plcore_deep.complementary:ForwardLearner",
     "nn": "plcore_deep.complementary:NnLearner",
@@ -55,6 +57,8 @@ SEARCH_SPACE = {"learning_rate": [3e-4, 3e-3], "weight_decay": [1e-5, 1e-3]}
 #:   default 1 epoch), and VALEN's warm_up, 1000..5000 steps (35 to 700 epochs on lost, mostly
 #:   past plcore's 200; plcore's default 10 epochs). An epoch count would depend on the data's
 #:   size and the drawn batch size, so neither is drawn.
+#: IDGP's warm_up_epoch (-> warm_up) is epochs in both (PLENCH's epoch: training rows / batch
+#: size). CRDPLL has only the common three (its lam, 1, is fixed in PLENCH's class).
 #: POP's warm_up (epochs) and rollWindow (-> window, epochs of confidences averaged) are epochs
 #: in both.
 _PLENCH_COMMON = {"learning_rate": {"log10_uniform": [-4.5, -2.5]}, "weight_decay": {"log10_uniform": [-6, -3]},
@@ -70,6 +74,8 @@ PLENCH_SPACES = {
     "pico": {**_PLENCH_COMMON, "feat_dim": [64, 128, 256], "queue_size": [4096, 8192],  # moco_queue
              "moco_m": [0.9, 0.999], "proto_m": [0.99, 0.9], "loss_weight": [0.5, 1.0]},
     "valen": {**_PLENCH_COMMON, "n_neighbors": [3, 4]},  # knn
+    "idgp": {**_PLENCH_COMMON, "warm_up": [5, 10, 15, 20]},  # warm_up_epoch
+    "crdpll": _PLENCH_COMMON,
     # EXP, MCL-*, ABS-*: the common three only (ABS_GCE's q is fixed at 0.7 in PLENCH: gce_q stays)
     "exp": _PLENCH_COMMON,
     "mcl_gce": _PLENCH_COMMON,
@@ -99,11 +105,14 @@ _OWN = {"lws": {"beta": 2.0},
         "pico": {"augmentation": "auto", "conf_ema": (0.95, 0.8), "feat_dim": 128, "loss_weight": 0.5, "moco_m": 0.999,
                  "noise_scale": 0.1, "prot_start": 1, "proto_m": 0.99, "queue_size": 8192, "temperature": 0.07},
         "valen": {"n_neighbors": 3, "warm_up": 10},
+        "idgp": {"warm_up": 10},
+        "crdpll": {"augmentation": "auto", "lam": 1.0, "n_views": 3, "noise_scale": 0.1},
         "nn": {"beta": 0.0}}
 #: option name -> the name the papers print
 _DISPLAY_NAMES = {"proden": "PRODEN", "rc": "RC", "cc": "CC", "lws": "LWS",
                   "exp": "EXP", "mcl_gce": "MCL-GCE", "mcl_mse": "MCL-MSE", "abs_mae": "ABS-MAE", "abs_gce": "ABS-GCE",
                   "cavl": "CAVL", "pop": "POP", "pico": "PiCO", "valen": "VALEN",
+                  "idgp": "IDGP", "crdpll": "CRDPLL",
                   "pc": "PC", "forward": "Forward", "nn": "NN", "ga": "GA", "scl_exp": "SCL-EXP", "scl_nl": "SCL-NL",
                   "l_w": "L-W", "op_w": "OP-W"}
 _DESCRIPTIONS = {
@@ -120,6 +129,8 @@ _DESCRIPTIONS = {
     "pop": "POP, progressive purification (Xu et al., ICML 2023)",
     "pico": "PiCO (Wang et al., ICLR 2022): contrastive label disambiguation with class prototypes",
     "valen": "VALEN (Xu et al., NeurIPS 2021): variational label enhancement for instance-dependent PLL",
+    "idgp": "IDGP (Qiao et al., ICLR 2023): decompositional generation process for instance-dependent PLL",
+    "crdpll": "CRDPLL (Wu et al., ICML 2022): consistency regularization over augmented views for deep PLL",
     "pc": "PC (Ishida et al., NeurIPS 2017): pairwise-comparison loss on each non-candidate as a complementary label",
     "forward": "Forward (Yu et al., ECCV 2018): forward correction with a uniform complementary transition matrix",
     "nn": "NN (Ishida et al., ICML 2019): unbiased complementary-label risk with non-negative partial risks",

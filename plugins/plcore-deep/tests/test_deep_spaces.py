@@ -27,6 +27,8 @@ PLENCH = {
              "moco_m": ("choice", (0.9, 0.999)), "proto_m": ("choice", (0.99, 0.9)),
              "loss_weight": ("choice", (0.5, 1.0))},
     "valen": {**_COMMON, "n_neighbors": ("choice", (3, 4))},  # knn
+    "idgp": {**_COMMON, "warm_up": ("choice", (5, 10, 15, 20))},  # warm_up_epoch
+    "crdpll": _COMMON,  # its lam fixed at 1
     **{name: _COMMON for name in ("exp", "mcl_gce", "mcl_mse", "abs_mae", "abs_gce")},
     # the complementary-label losses; NN's beta fixed
     **{name: _COMMON for name in ("pc", "forward", "nn", "ga", "scl_exp", "scl_nl", "l_w", "op_w")},  # ABS_GCE's q fixed
