@@ -1,7 +1,8 @@
 """Parity with PLENCH: each PLENCH algorithm run by PLENCH's own code and by plcore, side by side.
 
     .venv/bin/python benchmarks/plench_parity.py --plench PATH [--datasets lost msrc-v2]
-        [--algorithms PRODEN CC ...] [--seeds 0 1 2] [--steps 5000] [--data-home DIR] [--quick]
+        [--algorithms PRODEN CC ...] [--seeds 0 1 2] [--steps 1000]
+        [--plcore-set PARAM=VALUE ...] [--data-home DIR] [--quick]
 
 ``PATH`` is a checkout of PLENCH (Wang et al., ICLR 2025; github.com/wwangwitsel/PLENCH), read
 from there and never copied into plcore: its ``plench.core.algorithms`` classes, their default
@@ -34,6 +35,7 @@ above 2.
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import math
 import os
@@ -163,17 +165,25 @@ def _run_plench(torch, algorithms, hparams_for, algorithm, dataset, data, steps,
     return float(np.mean(pred == y_test))
 
 
-def run_plcore(algorithm: str, hp: dict, data, steps: int, seed: int) -> float:
+def run_plcore(algorithm: str, hp: dict, data, steps: int, seed: int, extra: dict | None = None) -> float:
     import plcore_deep
     from plcore_deep.plugin import LEARNER_OPTIONS
 
     X, S, y, X_test, y_test = data
     per_epoch = max(1, len(X) // int(hp["batch_size"]))
     cls = getattr(plcore_deep, LEARNER_OPTIONS[OPTIONS[algorithm]].split(":")[1])
-    est = cls(**_plcore_params(algorithm, hp, per_epoch), n_epochs=math.ceil(steps / per_epoch), device="cpu",
-              random_state=seed)
+    params = {**_plcore_params(algorithm, hp, per_epoch), **(extra or {})}
+    est = cls(**params, n_epochs=math.ceil(steps / per_epoch), device="cpu", random_state=seed)
     est.fit(X, S.astype(bool))
     return float(np.mean(est.predict(X_test) == y_test))
+
+
+def _literal(text: str):
+    """``3``, ``1e-3``, ``(64,)``, ``True`` as Python values; anything else (``sgd``) as the string."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
 
 
 def _pooled(a, b) -> float:
@@ -187,10 +197,16 @@ def main(argv=None) -> int:
     ap.add_argument("--datasets", nargs="+", default=list(PLENCH_DATASETS), choices=list(PLENCH_DATASETS))
     ap.add_argument("--algorithms", nargs="+", default=list(OPTIONS), choices=list(OPTIONS))
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
-    ap.add_argument("--steps", type=int, default=5000, help="optimiser steps, the same on both sides")
+    ap.add_argument("--steps", type=int, default=1000, help="optimiser steps, the same on both sides")
+    ap.add_argument("--plcore-set", nargs="+", default=[], metavar="PARAM=VALUE",
+                    help="plcore's learner parameters set on top of PLENCH's (an ablation that tests the cause of a "
+                         "difference, e.g. --algorithms VALEN --plcore-set optimizer=sgd)")
     ap.add_argument("--data-home", default=os.environ.get("PLCORE_DATA_HOME"))
     ap.add_argument("--quick", action="store_true", help="lost, PRODEN and CC, seeds 0 and 1, 50 steps")
     args = ap.parse_args(argv)
+    if any("=" not in item for item in args.plcore_set):
+        raise SystemExit(f"--plcore-set takes PARAM=VALUE pairs, got {args.plcore_set}")
+    extra = {k: _literal(v) for k, v in (item.split("=", 1) for item in args.plcore_set)}
     if args.quick:
         args.datasets, args.algorithms, args.seeds, args.steps = ["lost"], ["PRODEN", "CC"], [0, 1], 50
     if not (args.plench / "plench" / "core" / "algorithms.py").is_file():
@@ -204,7 +220,8 @@ def main(argv=None) -> int:
     from plcore.datasets.loaders import find_dataset_file
     from plcore_deep.plugin import LEARNER_OPTIONS
 
-    print(f"PLENCH parity: {args.steps} steps, seeds {args.seeds}; test accuracy after the last step")
+    print(f"PLENCH parity: {args.steps} steps, seeds {args.seeds}; test accuracy after the last step"
+          + (f"; plcore's learner with {extra}" if extra else ""))
     print(f"{'data':<9} {'algorithm':<10} {'PLENCH':>15} {'plcore':>15} {'diff/sd':>8} {'s PLENCH':>9} {'s plcore':>9}")
     for dataset in args.datasets:
         path = find_dataset_file(dataset, args.data_home)
@@ -221,7 +238,7 @@ def main(argv=None) -> int:
                     theirs.append(run_plench(algorithms, hparams_registry.default_hparams, algorithm, dataset, data,
                                              args.steps, seed))
                     t1 = time.perf_counter()
-                    ours.append(run_plcore(algorithm, hp, data, args.steps, seed))
+                    ours.append(run_plcore(algorithm, hp, data, args.steps, seed, extra))
                     t_theirs, t_ours = t_theirs + t1 - t0, t_ours + time.perf_counter() - t1
             except Exception as exc:   # one algorithm's failure does not cost the table its other rows
                 side = "PLENCH" if len(theirs) == len(ours) else "plcore"
