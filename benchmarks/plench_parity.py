@@ -60,9 +60,9 @@ PLENCH_DATASETS = {"lost": "Lost", "msrc-v2": "MSRCv2"}
 
 def _plcore_params(algorithm: str, hp: dict, steps_per_epoch: int) -> dict:
     """PLENCH's hyperparameters ``hp`` in plcore's names. Schedules PLENCH counts in steps
-    (VALEN's warm-up, PiCO's ``prot_start``) become epochs; IDGP's ``warm_up_epoch`` is epochs on
-    both sides. Every view of PiCO and CRDPLL is the row itself, as PLENCH's tabular data hand
-    over, and CRDPLL contrasts PLENCH's two views."""
+    (VALEN's warm-up, PiCO's and DIRK's ``prot_start``) become epochs; IDGP's ``warm_up_epoch`` is
+    epochs on both sides. Every view of PiCO, CRDPLL, ABLE and DIRK is the row itself, as PLENCH's
+    tabular data hand over, and CRDPLL contrasts PLENCH's two views."""
     out = {"learning_rate": hp["lr"], "weight_decay": hp["weight_decay"], "batch_size": int(hp["batch_size"]),
            "hidden_layer_sizes": (500,), "optimizer": "adam"}
     if algorithm == "LWS":
@@ -81,6 +81,14 @@ def _plcore_params(algorithm: str, hp: dict, steps_per_epoch: int) -> dict:
         out["warm_up"] = int(hp["warm_up_epoch"])
     elif algorithm == "CRDPLL":
         out.update(n_views=2, augmentation="identity")
+    elif algorithm == "ABLE":
+        out.update(feat_dim=int(hp["feat_dim"]), loss_weight=float(hp["loss_weight"]),
+                   temperature=float(hp["temperature"]), augmentation="identity")
+    elif algorithm == "DIRK":
+        out.update(moco_m=float(hp["momentum"]), queue_size=int(hp["moco_queue"]), feat_dim=int(hp["feat_dim"]),
+                   loss_weight=float(hp["weight"]), dist_temperature=float(hp["dist_temperature"]),
+                   temperature=float(hp["feat_temperature"]),
+                   prot_start=max(1, round(hp["prot_start"] / steps_per_epoch)), augmentation="identity")
     return out
 
 

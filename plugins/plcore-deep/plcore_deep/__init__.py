@@ -3,9 +3,10 @@
 PRODEN (Lv et al., ICML 2020), RC and CC (Feng et al., NeurIPS 2020), LWS (Wen et al., ICML
 2021), EXP, MCL-GCE and MCL-MSE (Feng et al., ICML 2020), ABS-MAE and ABS-GCE (Lv et al., TPAMI
 2024), CAVL (Zhang et al., ICLR 2022), POP (Xu et al., ICML 2023), CRDPLL (Wu et al., ICML
-2022), PiCO (Wang et al., ICLR 2022), VALEN (Xu et al., NeurIPS 2021) and IDGP (Qiao et al.,
-ICLR 2023) on an MLP, a LeNet or a linear model; and the complementary-label losses PLENCH runs
-as partial-label baselines: PC, Forward, NN, GA, SCL-EXP, SCL-NL, L-W and OP-W.
+2022), PiCO (Wang et al., ICLR 2022), ABLE (Xia et al., IJCAI 2022), DIRK (Wu et al., AAAI
+2024), VALEN (Xu et al., NeurIPS 2021) and IDGP (Qiao et al., ICLR 2023) on an MLP, a LeNet or
+a linear model; and the complementary-label losses PLENCH runs as partial-label baselines: PC,
+Forward, NN, GA, SCL-EXP, SCL-NL, L-W and OP-W.
 
 One module per family holds the scikit-learn learners (``confidence``, ``candidate_losses``,
 ``contrastive``, ``instance_dependent``, ``complementary``); its methods, the hooks the shared loop
@@ -23,7 +24,7 @@ if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are 
     from plcore_deep.candidate_losses import (AbsGceLearner, AbsMaeLearner, CcLearner, ExpLearner, LwsLearner,
                                               MclGceLearner, MclMseLearner)
     from plcore_deep.confidence import CavlLearner, CrdpllLearner, PopLearner, ProdenLearner, RcLearner
-    from plcore_deep.contrastive import PicoLearner
+    from plcore_deep.contrastive import AbleLearner, DirkLearner, PicoLearner
     from plcore_deep.instance_dependent import IdgpLearner, ValenLearner
     from plcore_deep.complementary import (ForwardLearner, GaLearner, LwLearner, NnLearner, OpwLearner, PcLearner,
                                            SclExpLearner, SclNlLearner)
@@ -31,7 +32,8 @@ if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are 
 __version__ = _version("plcore-deep")   # from the package metadata: the version is pyproject.toml's
 
 __all__ = ["ProdenLearner", "RcLearner", "CavlLearner", "PopLearner", "CcLearner", "LwsLearner", "ExpLearner",
-           "MclGceLearner", "MclMseLearner", "AbsMaeLearner", "AbsGceLearner", "PicoLearner", "ValenLearner",
+           "MclGceLearner", "MclMseLearner", "AbsMaeLearner", "AbsGceLearner", "PicoLearner",
+           "AbleLearner", "DirkLearner", "ValenLearner",
            "PcLearner", "ForwardLearner", "NnLearner", "GaLearner", "SclExpLearner", "SclNlLearner", "LwLearner",
            "OpwLearner", "IdgpLearner", "CrdpllLearner",
            "__version__"]
@@ -43,7 +45,8 @@ __getattr__, __dir__ = lazy_exports(globals(), {
     "ExpLearner": "plcore_deep.candidate_losses", "MclGceLearner": "plcore_deep.candidate_losses",
     "MclMseLearner": "plcore_deep.candidate_losses", "AbsMaeLearner": "plcore_deep.candidate_losses",
     "AbsGceLearner": "plcore_deep.candidate_losses",
-    "PicoLearner": "plcore_deep.contrastive", "ValenLearner": "plcore_deep.instance_dependent",
+    "PicoLearner": "plcore_deep.contrastive", "AbleLearner": "plcore_deep.contrastive",
+    "DirkLearner": "plcore_deep.contrastive", "ValenLearner": "plcore_deep.instance_dependent",
     "PcLearner": "plcore_deep.complementary", "ForwardLearner": "plcore_deep.complementary",
     "NnLearner": "plcore_deep.complementary", "GaLearner": "plcore_deep.complementary",
     "SclExpLearner": "plcore_deep.complementary", "SclNlLearner": "plcore_deep.complementary",

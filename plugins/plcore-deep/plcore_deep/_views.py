@@ -1,5 +1,5 @@
-"""Views of a row, for the methods that contrast or match several views of it (PiCO, CRDPLL);
-PyTorch.
+"""Views of a row, for the methods that contrast or match several views of it (PiCO, ABLE, DIRK,
+CRDPLL); PyTorch.
 
 A view is a callable ``view(x, generator) -> x'`` on a mini-batch on the device, drawing its
 randomness from the loop's generator (so a fit is reproducible). :func:`make_view` picks one by

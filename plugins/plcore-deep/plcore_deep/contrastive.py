@@ -1,4 +1,4 @@
-"""Contrastive / prototype learners (methods: :mod:`plcore_deep._contrastive`)."""
+"""Contrastive / prototype learners: PiCO, ABLE, DIRK (methods: :mod:`plcore_deep._contrastive`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from plcore.exceptions import InvalidParameterError
 from plcore.validation import Integral, Interval, Real, StrOptions
 from plcore_deep._estimator import DeepLearner, shared_parameters
 
-__all__ = ["PicoLearner"]
+__all__ = ["PicoLearner", "AbleLearner", "DirkLearner"]
 
 
 class PicoLearner(DeepLearner):
@@ -70,3 +70,93 @@ class PicoLearner(DeepLearner):
                 "proto_m": self.proto_m, "temperature": self.temperature, "loss_weight": self.loss_weight,
                 "prot_start": self.prot_start, "conf_ema": conf_ema, "noise_scale": self.noise_scale,
                 "augmentation": self.augmentation}
+
+
+#: the augmentation interface PiCO, ABLE and DIRK share (:mod:`plcore_deep._views`)
+_VIEW_CONSTRAINTS = {"noise_scale": [Interval(Real, 0, None, closed="left")],
+                     "augmentation": [StrOptions({"auto", "identity", "gaussian", "image"})]}
+
+
+class AbleLearner(DeepLearner):
+    """ABLE (Xia et al., IJCAI 2022): ambiguity-induced contrastive learning for
+    instance-dependent partial-label learning.
+
+    A classifier and a contrastive representation (a projection head of ``feat_dim`` on the last
+    hidden layer) are trained together: ``-sum_j s_ij log p_j(x_i) + loss_weight L_con``. For each
+    candidate ``j`` of an anchor, the rows of the mini-batch currently predicted as ``j`` (the
+    argmax of ``p`` on their candidates) are its ambiguity-induced positives; ``L_con`` is the
+    supervised contrastive loss (``temperature``) over both views of the batch with each group
+    averaged and weighted by the anchor's confidence ``s_ij``. The confidences ``s`` start uniform
+    on the candidates and become ``p`` renormalised on them after every step (PRODEN's update).
+    The second view is ``augmentation`` (:mod:`plcore_deep._views`; ``"identity"``, the row
+    itself, is PLENCH's tabular choice). Defaults: PLENCH's (``feat_dim=128``,
+    ``loss_weight=1.0``, ``temperature=0.07``).
+    """
+
+    _method = "contrastive:Able"
+    _parameter_constraints = {**DeepLearner._parameter_constraints,
+                              "feat_dim": [Interval(Integral, 1, None, closed="left")],
+                              "temperature": [Interval(Real, 0, None, closed="neither")],
+                              "loss_weight": [Interval(Real, 0, None, closed="left")],
+                              **_VIEW_CONSTRAINTS}
+
+    def __init__(self, *, feat_dim=128, loss_weight=1.0, temperature=0.07, noise_scale=0.1, augmentation="auto",
+                 network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128,
+                 learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant",
+                 early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
+                 scoring="partial_log_likelihood", device="auto", random_state=None):
+        super().__init__(**shared_parameters(locals()))
+        self.feat_dim = feat_dim
+        self.loss_weight = loss_weight
+        self.temperature = temperature
+        self.noise_scale = noise_scale
+        self.augmentation = augmentation
+
+
+class DirkLearner(DeepLearner):
+    """DIRK (Wu et al., AAAI 2024): distilling reliable knowledge for instance-dependent
+    partial-label learning.
+
+    A teacher (the network's architecture, its own initial draw) follows the trained student as
+    a moving average (``moco_m``). Its posterior on a row is rectified so that every candidate's
+    confidence exceeds every non-candidate's while the candidates keep their ratios, and the
+    student is trained on it by cross-entropy (the distillation). With ``loss_weight > 0`` a
+    contrastive refinement is added (the paper's DIRK-REF; ``loss_weight=0`` is plain DIRK):
+    the student's embedding (a projection head of ``feat_dim``) against the teacher's keys of a
+    second view and a queue of ``queue_size`` earlier keys; from epoch ``prot_start`` positives
+    are the rows whose candidate sets meet the anchor's and whose rectified confidences have the
+    same argmax, weighted by a softmax of the confidences' cosine similarity over
+    ``dist_temperature``, with ``temperature`` on the embeddings; before, MoCo's loss. Defaults:
+    PLENCH's (``moco_m=0.99``, ``queue_size=8192``, ``feat_dim=128``, ``loss_weight=1.0``,
+    ``dist_temperature=0.4``, ``temperature=0.07``); ``prot_start=1`` epoch is the authors' code's
+    (PLENCH counts 178 optimiser steps). ``confidences_``: each row's last rectified confidences,
+    on its candidates.
+    """
+
+    _method = "contrastive:Dirk"
+    _parameter_constraints = {**DeepLearner._parameter_constraints,
+                              "feat_dim": [Interval(Integral, 1, None, closed="left")],
+                              "queue_size": [Interval(Integral, 1, None, closed="left")],
+                              "moco_m": [Interval(Real, 0, 1, closed="both")],
+                              "temperature": [Interval(Real, 0, None, closed="neither")],
+                              "dist_temperature": [Interval(Real, 0, None, closed="neither")],
+                              "loss_weight": [Interval(Real, 0, None, closed="left")],
+                              "prot_start": [Interval(Integral, 0, None, closed="left")],
+                              **_VIEW_CONSTRAINTS}
+
+    def __init__(self, *, feat_dim=128, queue_size=8192, moco_m=0.99, temperature=0.07, dist_temperature=0.4,
+                 loss_weight=1.0, prot_start=1, noise_scale=0.1, augmentation="auto",
+                 network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128,
+                 learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant",
+                 early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
+                 scoring="partial_log_likelihood", device="auto", random_state=None):
+        super().__init__(**shared_parameters(locals()))
+        self.feat_dim = feat_dim
+        self.queue_size = queue_size
+        self.moco_m = moco_m
+        self.temperature = temperature
+        self.dist_temperature = dist_temperature
+        self.loss_weight = loss_weight
+        self.prot_start = prot_start
+        self.noise_scale = noise_scale
+        self.augmentation = augmentation

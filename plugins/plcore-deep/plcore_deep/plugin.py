@@ -19,6 +19,8 @@ LEARNER_OPTIONS = {
     "abs_mae": "plcore_deep.candidate_losses:AbsMaeLearner",
     "abs_gce": "plcore_deep.candidate_losses:AbsGceLearner",
     "pico": "plcore_deep.contrastive:PicoLearner",
+    "able": "plcore_deep.contrastive:AbleLearner",
+    "dirk": "plcore_deep.contrastive:DirkLearner",
     "valen": "plcore_deep.instance_dependent:ValenLearner",
     "idgp": "plcore_deep.instance_dependent:IdgpLearner",
     "pc": "plcore_deep.complementary:PcLearner",
@@ -54,7 +56,8 @@ SEARCH_SPACE = {"learning_rate": [3e-4, 3e-3], "weight_decay": [1e-5, 1e-3]}
 #: - what PLENCH counts in optimiser steps, plcore in epochs (PLENCH's epoch: its training rows,
 #:   0.81 of a tabular set, / batch_size; lost: 909 rows, 28, 14 or 7 steps per epoch at batch
 #:   32, 64, 128): PiCO's prot_start, fixed at 178 steps (6, 12.5 or 25 epochs on lost; plcore's
-#:   default 1 epoch), and VALEN's warm_up, 1000..5000 steps (35 to 700 epochs on lost, mostly
+#:   default 1 epoch), DIRK's prot_start, fixed at 178 steps as well (plcore's default 1 epoch,
+#:   its authors' code), and VALEN's warm_up, 1000..5000 steps (35 to 700 epochs on lost, mostly
 #:   past plcore's 200; plcore's default 10 epochs). An epoch count would depend on the data's
 #:   size and the drawn batch size, so neither is drawn.
 #: IDGP's warm_up_epoch (-> warm_up) is epochs in both (PLENCH's epoch: training rows / batch
@@ -76,6 +79,13 @@ PLENCH_SPACES = {
     "valen": {**_PLENCH_COMMON, "n_neighbors": [3, 4]},  # knn
     "idgp": {**_PLENCH_COMMON, "warm_up": [5, 10, 15, 20]},  # warm_up_epoch
     "crdpll": _PLENCH_COMMON,
+    "able": {**_PLENCH_COMMON, "feat_dim": [64, 128, 256], "loss_weight": [0.5, 1.0, 2.0],
+             "temperature": [0.03, 0.05, 0.07, 0.09]},
+    # momentum -> moco_m (the teacher's moving average), moco_queue -> queue_size, weight -> loss_weight,
+    # feat_temperature -> temperature; prot_start (178 steps) is not drawn
+    "dirk": {**_PLENCH_COMMON, "moco_m": [0.5, 0.9, 0.99], "queue_size": [4096, 8192], "feat_dim": [64, 128, 256],
+             "loss_weight": [0.1, 0.3, 0.5, 0.7, 0.9, 1.0], "dist_temperature": [0.2, 0.4, 0.6],
+             "temperature": [0.03, 0.05, 0.07, 0.09]},
     # EXP, MCL-*, ABS-*: the common three only (ABS_GCE's q is fixed at 0.7 in PLENCH: gce_q stays)
     "exp": _PLENCH_COMMON,
     "mcl_gce": _PLENCH_COMMON,
@@ -88,8 +98,11 @@ PLENCH_SPACES = {
 
 
 #: CAVL commits to one hard target per row from the first step on, so a small network can lock
-#: onto a wrong class on the raw (unscaled) blobs of the conformance data; a wider one does not
-_TEST_OVERRIDES = {"cavl": {"hidden_layer_sizes": (64,)}}
+#: onto a wrong class on the raw (unscaled) blobs of the conformance data; a wider one does not.
+#: DIRK's targets are its teacher's, which starts from its own random draw and follows the
+#: student at moco_m = 0.99 per step: after the conformance fit's 160 steps the initial draw still
+#: weighs 0.99^160 = 0.2, enough to anchor the 100 rows on its preferences; at 0.9 it is gone
+_TEST_OVERRIDES = {"cavl": {"hidden_layer_sizes": (64,)}, "dirk": {"moco_m": 0.9}}
 
 
 #: the constructor parameters every learner shares (the training loop's), and each one's own
@@ -104,6 +117,9 @@ _OWN = {"lws": {"beta": 2.0},
         "pop": {"inc": 0.001, "theta": 0.001, "theta_max": 0.4, "warm_up": 20, "window": 5},
         "pico": {"augmentation": "auto", "conf_ema": (0.95, 0.8), "feat_dim": 128, "loss_weight": 0.5, "moco_m": 0.999,
                  "noise_scale": 0.1, "prot_start": 1, "proto_m": 0.99, "queue_size": 8192, "temperature": 0.07},
+        "able": {"augmentation": "auto", "feat_dim": 128, "loss_weight": 1.0, "noise_scale": 0.1, "temperature": 0.07},
+        "dirk": {"augmentation": "auto", "dist_temperature": 0.4, "feat_dim": 128, "loss_weight": 1.0, "moco_m": 0.99,
+                 "noise_scale": 0.1, "prot_start": 1, "queue_size": 8192, "temperature": 0.07},
         "valen": {"n_neighbors": 3, "warm_up": 10},
         "idgp": {"warm_up": 10},
         "crdpll": {"augmentation": "auto", "lam": 1.0, "n_views": 3, "noise_scale": 0.1},
@@ -111,8 +127,8 @@ _OWN = {"lws": {"beta": 2.0},
 #: option name -> the name the papers print
 _DISPLAY_NAMES = {"proden": "PRODEN", "rc": "RC", "cc": "CC", "lws": "LWS",
                   "exp": "EXP", "mcl_gce": "MCL-GCE", "mcl_mse": "MCL-MSE", "abs_mae": "ABS-MAE", "abs_gce": "ABS-GCE",
-                  "cavl": "CAVL", "pop": "POP", "pico": "PiCO", "valen": "VALEN",
-                  "idgp": "IDGP", "crdpll": "CRDPLL",
+                  "cavl": "CAVL", "pop": "POP", "pico": "PiCO", "able": "ABLE", "dirk": "DIRK",
+                  "valen": "VALEN", "idgp": "IDGP", "crdpll": "CRDPLL",
                   "pc": "PC", "forward": "Forward", "nn": "NN", "ga": "GA", "scl_exp": "SCL-EXP", "scl_nl": "SCL-NL",
                   "l_w": "L-W", "op_w": "OP-W"}
 _DESCRIPTIONS = {
@@ -128,6 +144,9 @@ _DESCRIPTIONS = {
     "cavl": "CAVL (Zhang et al., ICLR 2022): cross-entropy on the candidate with the largest class activation",
     "pop": "POP, progressive purification (Xu et al., ICML 2023)",
     "pico": "PiCO (Wang et al., ICLR 2022): contrastive label disambiguation with class prototypes",
+    "able": "ABLE (Xia et al., IJCAI 2022): ambiguity-induced contrastive learning for instance-dependent PLL",
+    "dirk": ("DIRK (Wu et al., AAAI 2024): distilling a momentum teacher's rectified confidences, "
+             "with contrastive refinement"),
     "valen": "VALEN (Xu et al., NeurIPS 2021): variational label enhancement for instance-dependent PLL",
     "idgp": "IDGP (Qiao et al., ICLR 2023): decompositional generation process for instance-dependent PLL",
     "crdpll": "CRDPLL (Wu et al., ICML 2022): consistency regularization over augmented views for deep PLL",

@@ -29,6 +29,12 @@ PLENCH = {
     "valen": {**_COMMON, "n_neighbors": ("choice", (3, 4))},  # knn
     "idgp": {**_COMMON, "warm_up": ("choice", (5, 10, 15, 20))},  # warm_up_epoch
     "crdpll": _COMMON,  # its lam fixed at 1
+    "able": {**_COMMON, "feat_dim": ("choice", (64, 128, 256)), "loss_weight": ("choice", (0.5, 1.0, 2.0)),
+             "temperature": ("choice", (0.03, 0.05, 0.07, 0.09))},
+    # momentum, moco_queue, weight, feat_temperature; prot_start (178 steps) fixed
+    "dirk": {**_COMMON, "moco_m": ("choice", (0.5, 0.9, 0.99)), "queue_size": ("choice", (4096, 8192)),
+             "feat_dim": ("choice", (64, 128, 256)), "loss_weight": ("choice", (0.1, 0.3, 0.5, 0.7, 0.9, 1.0)),
+             "dist_temperature": ("choice", (0.2, 0.4, 0.6)), "temperature": ("choice", (0.03, 0.05, 0.07, 0.09))},
     **{name: _COMMON for name in ("exp", "mcl_gce", "mcl_mse", "abs_mae", "abs_gce")},
     # the complementary-label losses; NN's beta fixed
     **{name: _COMMON for name in ("pc", "forward", "nn", "ga", "scl_exp", "scl_nl", "l_w", "op_w")},  # ABS_GCE's q fixed
