@@ -60,9 +60,10 @@ PLENCH_DATASETS = {"lost": "Lost", "msrc-v2": "MSRCv2"}
 
 def _plcore_params(algorithm: str, hp: dict, steps_per_epoch: int) -> dict:
     """PLENCH's hyperparameters ``hp`` in plcore's names. Schedules PLENCH counts in steps
-    (VALEN's warm-up, PiCO's and DIRK's ``prot_start``) become epochs; IDGP's ``warm_up_epoch`` is
-    epochs on both sides. Every view of PiCO, CRDPLL, ABLE and DIRK is the row itself, as PLENCH's
-    tabular data hand over, and CRDPLL contrasts PLENCH's two views."""
+    (VALEN's warm-up, PiCO's, ALIM's and DIRK's ``prot_start``) become epochs; IDGP's
+    ``warm_up_epoch``, FREDIS's ``update_interval`` and ALIM's ``start_epoch`` are epochs on both
+    sides. Every view of PiCO, ALIM, ABLE, DIRK and CRDPLL is the row itself, as PLENCH's tabular
+    data hand over, and CRDPLL contrasts PLENCH's two views."""
     out = {"learning_rate": hp["lr"], "weight_decay": hp["weight_decay"], "batch_size": int(hp["batch_size"]),
            "hidden_layer_sizes": (500,), "optimizer": "adam"}
     if algorithm == "LWS":
@@ -89,6 +90,14 @@ def _plcore_params(algorithm: str, hp: dict, steps_per_epoch: int) -> dict:
                    loss_weight=float(hp["weight"]), dist_temperature=float(hp["dist_temperature"]),
                    temperature=float(hp["feat_temperature"]),
                    prot_start=max(1, round(hp["prot_start"] / steps_per_epoch)), augmentation="identity")
+    elif algorithm == "FREDIS":
+        out.update({name: type_(hp[name]) for name, type_ in (
+            ("theta", float), ("inc", float), ("delta", float), ("dec", float), ("times", int), ("change_size", int),
+            ("update_interval", int), ("lam", float), ("alpha", float))})
+    elif algorithm == "ALIM":
+        out.update(_plcore_params("PiCO", hp, steps_per_epoch))
+        out.update(start_epoch=int(hp["start_epoch"]), noise_rate=float(hp["noise_rate"]),
+                   mixup_weight=float(hp["loss_weight_mixup"]), mixup_alpha=float(hp["mixup_alpha"]))
     return out
 
 
@@ -159,14 +168,22 @@ def _run_plench(torch, algorithms, hparams_for, algorithm, dataset, data, steps,
     yt = torch.as_tensor(y)
     gen = torch.Generator().manual_seed(seed)
     batch, order, pos = int(hp["batch_size"]), None, len(X)
-    for _ in range(steps):
+
+    def minibatch():
+        nonlocal order, pos
         if pos + batch > len(X):                        # DataLoader(shuffle=True, drop_last=True)
             order, pos = torch.randperm(len(X), generator=gen), 0
         idx = order[pos:pos + batch]
         pos += batch
-        model.train()
         x = Xt[idx]
-        model.update([x, x, x, x, St[idx], yt[idx], idx])
+        return [x, x, x, x, St[idx], yt[idx], idx]
+
+    for _ in range(steps):
+        model.train()
+        if algorithm == "ALIM":                         # its train.py: two mini-batches per step (mixup's)
+            model.update(minibatch(), minibatch())
+        else:
+            model.update(minibatch())
     model.eval()
     with torch.no_grad():
         pred = model.predict(torch.tensor(X_test, dtype=torch.float32)).argmax(dim=1).numpy()

@@ -5,11 +5,12 @@ PRODEN (Lv et al., ICML 2020), RC and CC (Feng et al., NeurIPS 2020), LWS (Wen e
 2024), CAVL (Zhang et al., ICLR 2022), POP (Xu et al., ICML 2023), CRDPLL (Wu et al., ICML
 2022), PiCO (Wang et al., ICLR 2022), ABLE (Xia et al., IJCAI 2022), DIRK (Wu et al., AAAI
 2024), VALEN (Xu et al., NeurIPS 2021) and IDGP (Qiao et al., ICLR 2023) on an MLP, a LeNet or
-a linear model; and the complementary-label losses PLENCH runs as partial-label baselines: PC,
-Forward, NN, GA, SCL-EXP, SCL-NL, L-W and OP-W.
+a linear model; the complementary-label losses PLENCH runs as partial-label baselines: PC,
+Forward, NN, GA, SCL-EXP, SCL-NL, L-W and OP-W; and the learners for noisy candidate sets (the
+true label may be left out): FREDIS (Qiao et al., ICML 2023) and ALIM (Xu et al., NeurIPS 2023).
 
 One module per family holds the scikit-learn learners (``confidence``, ``candidate_losses``,
-``contrastive``, ``instance_dependent``, ``complementary``); its methods, the hooks the shared loop
+``contrastive``, ``instance_dependent``, ``complementary``, ``noise_robust``); its methods, the hooks the shared loop
 (``_loop``) calls, live in the private module of the same name (``_confidence``, ...).
 Importing this package does not import PyTorch (nor the learners' modules: names are served
 on first use).
@@ -28,6 +29,7 @@ if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are 
     from plcore_deep.instance_dependent import IdgpLearner, ValenLearner
     from plcore_deep.complementary import (ForwardLearner, GaLearner, LwLearner, NnLearner, OpwLearner, PcLearner,
                                            SclExpLearner, SclNlLearner)
+    from plcore_deep.noise_robust import AlimLearner, FredisLearner
 
 __version__ = _version("plcore-deep")   # from the package metadata: the version is pyproject.toml's
 
@@ -35,7 +37,7 @@ __all__ = ["ProdenLearner", "RcLearner", "CavlLearner", "PopLearner", "CcLearner
            "MclGceLearner", "MclMseLearner", "AbsMaeLearner", "AbsGceLearner", "PicoLearner",
            "AbleLearner", "DirkLearner", "ValenLearner",
            "PcLearner", "ForwardLearner", "NnLearner", "GaLearner", "SclExpLearner", "SclNlLearner", "LwLearner",
-           "OpwLearner", "IdgpLearner", "CrdpllLearner",
+           "OpwLearner", "IdgpLearner", "CrdpllLearner", "FredisLearner", "AlimLearner",
            "__version__"]
 
 __getattr__, __dir__ = lazy_exports(globals(), {
@@ -51,4 +53,5 @@ __getattr__, __dir__ = lazy_exports(globals(), {
     "NnLearner": "plcore_deep.complementary", "GaLearner": "plcore_deep.complementary",
     "SclExpLearner": "plcore_deep.complementary", "SclNlLearner": "plcore_deep.complementary",
     "LwLearner": "plcore_deep.complementary", "OpwLearner": "plcore_deep.complementary",
-    "IdgpLearner": "plcore_deep.instance_dependent", "CrdpllLearner": "plcore_deep.confidence"})
+    "IdgpLearner": "plcore_deep.instance_dependent", "CrdpllLearner": "plcore_deep.confidence",
+    "FredisLearner": "plcore_deep.noise_robust", "AlimLearner": "plcore_deep.noise_robust"})

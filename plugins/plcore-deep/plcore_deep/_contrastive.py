@@ -165,7 +165,12 @@ class Pico(Method):
         self.queue[slots] = k
         self.queue_labels[slots] = labels
 
+    def update_confidences(self, state, idx: torch.Tensor, scores: torch.Tensor, sb: torch.Tensor) -> None:
+        """Eq. (9) on the batch's rows from the prototype ``scores`` (ALIM changes the target)."""
+        state.W[idx] = confidence_update(state.W[idx], scores, sb, self.m)
+
     def batch_loss(self, state, idx, xb, sb):
+        """Steps 1-5 above; ``self.scores`` keeps the batch's prototype scores for a subclass."""
         body_out = state.model[:-1](xb)
         logits = state.model[-1](body_out)
         q = F.normalize(self.head(body_out), dim=1)
@@ -175,9 +180,10 @@ class Pico(Method):
             self.prototypes = prototype_update(self.prototypes, q.detach(), pseudo, self.proto_m)
             self._momentum_update()
             k = F.normalize(self.key(self.view(xb, state.generator)), dim=1)
+        self.scores = scores
         features = torch.cat([q, k, self.queue.clone()])
         if state.epoch >= self.prot_start:
-            state.W[idx] = confidence_update(state.W[idx], scores, sb, self.m)
+            self.update_confidences(state, idx, scores, sb)
             labels = torch.cat([pseudo, pseudo, self.queue_labels.clone()])
             contrast = supcon_loss(q, features, pseudo, labels, self.temperature)
         else:

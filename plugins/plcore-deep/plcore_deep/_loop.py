@@ -146,6 +146,7 @@ def _train(X, S, method, config: LoopConfig, iterations, desc, on_epoch) -> Resu
     model.to(device)
     Xt = torch.from_numpy(X.astype(np.float32)).to(device)
     St = torch.from_numpy(S.astype(np.float32)).to(device)
+    given = St.clone()                  # the sets as given: a method may refine state.S (POP, FREDIS)
     rows = np.arange(n)
     val = np.empty(0, dtype=np.int64)
     if config.early_stopping:
@@ -209,13 +210,16 @@ def _train(X, S, method, config: LoopConfig, iterations, desc, on_epoch) -> Resu
     if best_state is not None:
         model.load_state_dict(best_state)
     model.eval()
-    # the rows' confidences on their (possibly purified) candidate sets; held-out rows and
-    # methods without confidences (CC) take the final model's posterior on the candidates
+    # the rows' confidences on their given candidate sets (a method's weights restricted to them:
+    # POP's purified sets are subsets, FREDIS's refined ones need not be); held-out rows, methods
+    # without confidences (CC) and rows whose weights left the given set (FREDIS, ALIM) take the
+    # final model's posterior on the candidates
     with torch.no_grad():
-        conf = candidate_posterior(state.logits_of(torch.arange(n, device=device)), St)
+        conf = candidate_posterior(state.logits_of(torch.arange(n, device=device)), given)
         if method.has_confidences:
-            trained = state.W[train_rows] * St[train_rows]
-            conf[train_rows] = trained / trained.sum(dim=1, keepdim=True)
+            trained = state.W[train_rows] * given[train_rows]
+            total = trained.sum(dim=1, keepdim=True)
+            conf[train_rows] = torch.where(total > 0, trained / total, conf[train_rows])
     conf = conf.double().cpu().numpy()                 # rows sum to 1 in float64, not only float32
     result.confidences = conf / conf.sum(axis=1, keepdims=True)
     result.candidates = St.cpu().numpy() > 0

@@ -31,6 +31,8 @@ LEARNER_OPTIONS = {
     "scl_nl": "plcore_deep.complementary:SclNlLearner",
     "l_w": "plcore_deep.complementary:LwLearner",
     "op_w": "plcore_deep.complementary:OpwLearner",
+    "fredis": "plcore_deep.noise_robust:FredisLearner",
+    "alim": "plcore_deep.noise_robust:AlimLearner",
 }
 
 #: fast settings for the common conformance test
@@ -64,6 +66,11 @@ SEARCH_SPACE = {"learning_rate": [3e-4, 3e-3], "weight_decay": [1e-5, 1e-3]}
 #: size). CRDPLL has only the common three (its lam, 1, is fixed in PLENCH's class).
 #: POP's warm_up (epochs) and rollWindow (-> window, epochs of confidences averaged) are epochs
 #: in both.
+#: FREDIS: update_interval is epochs in both (PLENCH: int(update_interval * steps per epoch)
+#: steps); theta (1e-6) and delta (1.0) are fixed in PLENCH, so plcore's defaults.
+#: ALIM: PiCO's (prot_start left out as for PiCO), plus start_epoch, epochs in both (PLENCH
+#: compares its step count with start_epoch * steps per epoch), and noise_rate; PLENCH fixes
+#: loss_weight_mixup (-> mixup_weight) at 1.0 and mixup_alpha at 4, plcore's defaults.
 _PLENCH_COMMON = {"learning_rate": {"log10_uniform": [-4.5, -2.5]}, "weight_decay": {"log10_uniform": [-6, -3]},
                   "batch_size": {"pow2_int": [5, 8]}}
 PLENCH_SPACES = {
@@ -86,6 +93,10 @@ PLENCH_SPACES = {
     "dirk": {**_PLENCH_COMMON, "moco_m": [0.5, 0.9, 0.99], "queue_size": [4096, 8192], "feat_dim": [64, 128, 256],
              "loss_weight": [0.1, 0.3, 0.5, 0.7, 0.9, 1.0], "dist_temperature": [0.2, 0.4, 0.6],
              "temperature": [0.03, 0.05, 0.07, 0.09]},
+    "fredis": {**_PLENCH_COMMON, "inc": [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1],
+               "dec": [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1], "times": [1, 2, 3, 4, 5],
+               "change_size": [50, 100, 500, 300, 800, 1000], "update_interval": [10, 20], "lam": [1, 10],
+               "alpha": [1e-3, 1e-2, 1e-1, 1]},
     # EXP, MCL-*, ABS-*: the common three only (ABS_GCE's q is fixed at 0.7 in PLENCH: gce_q stays)
     "exp": _PLENCH_COMMON,
     "mcl_gce": _PLENCH_COMMON,
@@ -95,6 +106,8 @@ PLENCH_SPACES = {
     # the complementary-label losses: the common three only (NN's beta is fixed at 0 in PLENCH: not drawn)
     **{name: _PLENCH_COMMON for name in ("pc", "forward", "nn", "ga", "scl_exp", "scl_nl", "l_w", "op_w")},
 }
+PLENCH_SPACES["alim"] = {**PLENCH_SPACES["pico"], "start_epoch": [20, 40, 80, 100, 140],
+                         "noise_rate": [0.1, 0.2, 0.3, 0.4, 0.5, 0.7]}
 
 
 #: CAVL commits to one hard target per row from the first step on, so a small network can lock
@@ -102,7 +115,9 @@ PLENCH_SPACES = {
 #: DIRK's targets are its teacher's, which starts from its own random draw and follows the
 #: student at moco_m = 0.99 per step: after the conformance fit's 160 steps the initial draw still
 #: weighs 0.99^160 = 0.2, enough to anchor the 100 rows on its preferences; at 0.9 it is gone
-_TEST_OVERRIDES = {"cavl": {"hidden_layer_sizes": (64,)}, "dirk": {"moco_m": 0.9}}
+_TEST_OVERRIDES = {"cavl": {"hidden_layer_sizes": (64,)}, "dirk": {"moco_m": 0.9},
+                   # ALIM's adjusted pseudo-labels start within the short test run
+                   "alim": {"start_epoch": 10}}
 
 
 #: the constructor parameters every learner shares (the training loop's), and each one's own
@@ -123,14 +138,17 @@ _OWN = {"lws": {"beta": 2.0},
         "valen": {"n_neighbors": 3, "warm_up": 10},
         "idgp": {"warm_up": 10},
         "crdpll": {"augmentation": "auto", "lam": 1.0, "n_views": 3, "noise_scale": 0.1},
-        "nn": {"beta": 0.0}}
+        "nn": {"beta": 0.0},
+        "fredis": {"alpha": 1.0, "change_size": 500, "dec": 1e-06, "delta": 1.0, "inc": 1e-06, "lam": 10.0,
+                   "theta": 1e-06, "times": 2, "update_interval": 20}}
+_OWN["alim"] = {**_OWN["pico"], "mixup_alpha": 4.0, "mixup_weight": 1.0, "noise_rate": 0.2, "start_epoch": 40}
 #: option name -> the name the papers print
 _DISPLAY_NAMES = {"proden": "PRODEN", "rc": "RC", "cc": "CC", "lws": "LWS",
                   "exp": "EXP", "mcl_gce": "MCL-GCE", "mcl_mse": "MCL-MSE", "abs_mae": "ABS-MAE", "abs_gce": "ABS-GCE",
                   "cavl": "CAVL", "pop": "POP", "pico": "PiCO", "able": "ABLE", "dirk": "DIRK",
                   "valen": "VALEN", "idgp": "IDGP", "crdpll": "CRDPLL",
                   "pc": "PC", "forward": "Forward", "nn": "NN", "ga": "GA", "scl_exp": "SCL-EXP", "scl_nl": "SCL-NL",
-                  "l_w": "L-W", "op_w": "OP-W"}
+                  "l_w": "L-W", "op_w": "OP-W", "fredis": "FREDIS", "alim": "ALIM"}
 _DESCRIPTIONS = {
     "proden": "PRODEN (Lv et al., ICML 2020): confidence-weighted cross-entropy, confidences re-estimated per batch",
     "rc": "RC, the risk-consistent estimator of Feng et al. (NeurIPS 2020)",
@@ -158,6 +176,8 @@ _DESCRIPTIONS = {
     "scl_nl": "SCL-NL (Chou et al., ICML 2020): surrogate complementary loss -log(1 - p) of each non-candidate",
     "l_w": "L-W (Gao & Zhang, ICML 2021): discriminative complementary-label loss with weights",
     "op_w": "OP-W (Liu et al., AISTATS 2023): reweighted order-preserving complementary-label loss",
+    "fredis": "FREDIS (Qiao et al., ICML 2023): candidate-set refinement and disambiguation for noisy partial labels",
+    "alim": "ALIM (Xu et al., NeurIPS 2023): PiCO with adjusted label importance for noisy partial labels",
 }
 
 

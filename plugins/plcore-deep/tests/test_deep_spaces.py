@@ -35,6 +35,17 @@ PLENCH = {
     "dirk": {**_COMMON, "moco_m": ("choice", (0.5, 0.9, 0.99)), "queue_size": ("choice", (4096, 8192)),
              "feat_dim": ("choice", (64, 128, 256)), "loss_weight": ("choice", (0.1, 0.3, 0.5, 0.7, 0.9, 1.0)),
              "dist_temperature": ("choice", (0.2, 0.4, 0.6)), "temperature": ("choice", (0.03, 0.05, 0.07, 0.09))},
+    # FREDIS: theta, delta fixed (1e-6, 1.0)
+    "fredis": {**_COMMON, "inc": ("choice", (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1)),
+               "dec": ("choice", (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1)), "times": ("choice", (1, 2, 3, 4, 5)),
+               "change_size": ("choice", (50, 100, 500, 300, 800, 1000)),
+               "update_interval": ("choice", (10, 20)),
+               "lam": ("choice", (1, 10)), "alpha": ("choice", (1e-3, 1e-2, 1e-1, 1))},
+    # ALIM: PiCO's, then its own; loss_weight_mixup (1.0) and mixup_alpha (4) fixed
+    "alim": {**_COMMON, "feat_dim": ("choice", (64, 128, 256)), "queue_size": ("choice", (4096, 8192)),
+             "moco_m": ("choice", (0.9, 0.999)), "proto_m": ("choice", (0.99, 0.9)),
+             "loss_weight": ("choice", (0.5, 1.0)), "start_epoch": ("choice", (20, 40, 80, 100, 140)),
+             "noise_rate": ("choice", (0.1, 0.2, 0.3, 0.4, 0.5, 0.7))},
     **{name: _COMMON for name in ("exp", "mcl_gce", "mcl_mse", "abs_mae", "abs_gce")},
     # the complementary-label losses; NN's beta fixed
     **{name: _COMMON for name in ("pc", "forward", "nn", "ga", "scl_exp", "scl_nl", "l_w", "op_w")},  # ABS_GCE's q fixed

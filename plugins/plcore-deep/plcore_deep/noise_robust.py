@@ -1,0 +1,102 @@
+"""Noise-robust learners: candidate sets that may miss the true label (methods:
+:mod:`plcore_deep._noise_robust`). Both accept any candidate matrix; nothing assumes the true
+label is a candidate."""
+
+from __future__ import annotations
+
+from plcore.validation import Integral, Interval, Real
+from plcore_deep._estimator import DeepLearner, shared_parameters
+from plcore_deep.contrastive import PicoLearner
+
+__all__ = ["FredisLearner", "AlimLearner"]
+
+
+class FredisLearner(DeepLearner):
+    """FREDIS (Qiao et al., ICML 2023): refinement and disambiguation for unreliable partial labels.
+
+    The classifier learns from the consistency ``lam KL(w || p)`` with confidences ``w`` on the
+    (refined) candidate set, and ``alpha`` x the loss ``-log(1 - p_j)`` of every non-candidate;
+    every ``update_interval`` epochs the candidate sets are refined: labels within ``theta`` of a
+    row's most probable join, candidates more than ``delta`` below it leave (at most
+    ``change_size`` joins and ``times`` x as many leaves per round), and ``theta`` grows by ``inc``,
+    ``delta`` shrinks by ``dec`` (:mod:`plcore_deep._noise_robust`). Defaults: PLENCH's.
+    ``candidates_``: the refined sets; ``n_purified_``: the entries the rounds changed.
+    """
+
+    _method = "noise_robust:Fredis"
+    _parameter_constraints = {**DeepLearner._parameter_constraints,
+                              "theta": [Interval(Real, 0, None, closed="left")],
+                              "inc": [Interval(Real, 0, None, closed="left")],
+                              "delta": [Interval(Real, 0, None, closed="left")],
+                              "dec": [Interval(Real, 0, None, closed="neither")],
+                              "times": [Interval(Integral, 1, None, closed="left")],
+                              "change_size": [Interval(Integral, 1, None, closed="left")],
+                              "update_interval": [Interval(Integral, 1, None, closed="left")],
+                              "lam": [Interval(Real, 0, None, closed="left")],
+                              "alpha": [Interval(Real, 0, None, closed="left")]}
+
+    def __init__(self, *, theta=1e-6, inc=1e-6, delta=1.0, dec=1e-6, times=2, change_size=500, update_interval=20,
+                 lam=10.0, alpha=1.0, network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200,
+                 batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9,
+                 lr_schedule="constant", early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
+                 scoring="partial_log_likelihood", device="auto", random_state=None):
+        super().__init__(**shared_parameters(locals()))
+        self.theta = theta
+        self.inc = inc
+        self.delta = delta
+        self.dec = dec
+        self.times = times
+        self.change_size = change_size
+        self.update_interval = update_interval
+        self.lam = lam
+        self.alpha = alpha
+
+    def _method_params(self):
+        return {"theta": self.theta, "inc": self.inc, "delta": self.delta, "dec": self.dec, "times": self.times,
+                "change_size": self.change_size, "update_interval": self.update_interval, "lam": self.lam,
+                "alpha": self.alpha}
+
+    def _fit(self, X, S):
+        result = super()._fit(X, S)
+        self.candidates_ = result.candidates
+        self.n_purified_ = result.n_purified
+        return result
+
+
+class AlimLearner(PicoLearner):
+    """ALIM (Xu et al., NeurIPS 2023): PiCO with an adjusted label importance for noisy candidates.
+
+    PiCO (:class:`~plcore_deep.contrastive.PicoLearner`, all its parameters) whose confidences move
+    towards ``argmax_j ((S + lambda (1 - S)) * score)_j``: a non-candidate whose prototype score is
+    ``1/lambda`` times the best candidate's wins. From epoch ``start_epoch`` on, ``lambda`` is the
+    ``noise_rate`` quantile of the previous epoch's margins ``max_{j in S} score / max_{j not in S}
+    score``. The loss adds a mixup term (``mixup_weight``; mixing weight ``Beta(mixup_alpha,
+    mixup_alpha)``) on the batch mixed with random training rows and their confidences
+    (:mod:`plcore_deep._noise_robust`). Defaults: PLENCH's for ALIM's own; PiCO's as plcore's PiCO.
+    """
+
+    _method = "noise_robust:Alim"
+    _parameter_constraints = {**PicoLearner._parameter_constraints,
+                              "start_epoch": [Interval(Integral, 0, None, closed="left")],
+                              "noise_rate": [Interval(Real, 0, 1, closed="left")],
+                              "mixup_weight": [Interval(Real, 0, None, closed="left")],
+                              "mixup_alpha": [Interval(Real, 0, None, closed="neither")]}
+
+    def __init__(self, *, start_epoch=40, noise_rate=0.2, mixup_weight=1.0, mixup_alpha=4.0, feat_dim=128,
+                 queue_size=8192, moco_m=0.999, proto_m=0.99, temperature=0.07, loss_weight=0.5, prot_start=1,
+                 conf_ema=(0.95, 0.8), noise_scale=0.1, augmentation="auto", network="mlp", hidden_layer_sizes=(500,),
+                 batch_norm=False, n_epochs=200, batch_size=128, learning_rate=1e-3, weight_decay=1e-5,
+                 optimizer="adam", momentum=0.9, lr_schedule="constant", early_stopping=False,
+                 validation_fraction=0.1, n_iter_no_change=20, tol=1e-4, scoring="partial_log_likelihood",
+                 device="auto", random_state=None):
+        super().__init__(feat_dim=feat_dim, queue_size=queue_size, moco_m=moco_m, proto_m=proto_m,
+                         temperature=temperature, loss_weight=loss_weight, prot_start=prot_start, conf_ema=conf_ema,
+                         noise_scale=noise_scale, augmentation=augmentation, **shared_parameters(locals()))
+        self.start_epoch = start_epoch
+        self.noise_rate = noise_rate
+        self.mixup_weight = mixup_weight
+        self.mixup_alpha = mixup_alpha
+
+    def _method_params(self):
+        return {**super()._method_params(), "start_epoch": self.start_epoch, "noise_rate": self.noise_rate,
+                "mixup_weight": self.mixup_weight, "mixup_alpha": self.mixup_alpha}
