@@ -46,6 +46,12 @@ _SCORES = {"covering_rate": _covering_rate, "partial_log_likelihood": _partial_l
            "approximated_accuracy": _approximated_accuracy}
 
 
+#: the constraints of the one view interface (:mod:`plcore_deep._views`, ``"auto"`` and its
+#: ``VIEWS``) that every learner with views declares: PiCO, ALIM, ABLE, DIRK, CRDPLL
+VIEW_CONSTRAINTS = {"noise_scale": [Interval(Real, 0, None, closed="left")],
+                    "augmentation": [StrOptions({"auto", "identity", "gaussian", "image"})]}
+
+
 class DeepLearner(BaseLearner):
     """What every deep learner shares; a subclass sets ``_method`` (``"<family>:<Class>"``, a
     :class:`~plcore_deep._methods.Method` in ``plcore_deep._<family>``) and adds its own

@@ -3,8 +3,8 @@ the model trains (methods: :mod:`plcore_deep._confidence`)."""
 
 from __future__ import annotations
 
-from plcore.validation import Integral, Interval, Real, StrOptions
-from plcore_deep._estimator import DeepLearner, shared_parameters
+from plcore.validation import Integral, Interval, Real
+from plcore_deep._estimator import VIEW_CONSTRAINTS, DeepLearner, shared_parameters
 
 __all__ = ["ProdenLearner", "RcLearner", "CavlLearner", "PopLearner", "CrdpllLearner"]
 
@@ -98,8 +98,7 @@ class CrdpllLearner(DeepLearner):
     _parameter_constraints = {**DeepLearner._parameter_constraints,
                               "lam": [Interval(Real, 0, None, closed="left")],
                               "n_views": [Interval(Integral, 1, None, closed="left")],
-                              "augmentation": [StrOptions({"auto", "identity", "gaussian", "image"})],
-                              "noise_scale": [Interval(Real, 0, None, closed="left")]}
+                              **VIEW_CONSTRAINTS}
 
     def __init__(self, *, lam=1.0, n_views=3, augmentation="auto", noise_scale=0.1, network="mlp",
                  hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128, learning_rate=1e-3,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from plcore.exceptions import InvalidParameterError
-from plcore.validation import Integral, Interval, Real, StrOptions
-from plcore_deep._estimator import DeepLearner, shared_parameters
+from plcore.validation import Integral, Interval, Real
+from plcore_deep._estimator import VIEW_CONSTRAINTS, DeepLearner, shared_parameters
 
 __all__ = ["PicoLearner", "AbleLearner", "DirkLearner"]
 
@@ -38,8 +38,7 @@ class PicoLearner(DeepLearner):
                               "loss_weight": [Interval(Real, 0, None, closed="left")],
                               "prot_start": [Interval(Integral, 0, None, closed="left")],
                               "conf_ema": ["array-like"],
-                              "noise_scale": [Interval(Real, 0, None, closed="left")],
-                              "augmentation": [StrOptions({"auto", "identity", "gaussian", "image"})]}
+                              **VIEW_CONSTRAINTS}
 
     def __init__(self, *, feat_dim=128, queue_size=8192, moco_m=0.999, proto_m=0.99, temperature=0.07,
                  loss_weight=0.5, prot_start=1, conf_ema=(0.95, 0.8), noise_scale=0.1, augmentation="auto",
@@ -72,11 +71,6 @@ class PicoLearner(DeepLearner):
                 "augmentation": self.augmentation}
 
 
-#: the augmentation interface PiCO, ABLE and DIRK share (:mod:`plcore_deep._views`)
-_VIEW_CONSTRAINTS = {"noise_scale": [Interval(Real, 0, None, closed="left")],
-                     "augmentation": [StrOptions({"auto", "identity", "gaussian", "image"})]}
-
-
 class AbleLearner(DeepLearner):
     """ABLE (Xia et al., IJCAI 2022): ambiguity-induced contrastive learning for
     instance-dependent partial-label learning.
@@ -98,7 +92,7 @@ class AbleLearner(DeepLearner):
                               "feat_dim": [Interval(Integral, 1, None, closed="left")],
                               "temperature": [Interval(Real, 0, None, closed="neither")],
                               "loss_weight": [Interval(Real, 0, None, closed="left")],
-                              **_VIEW_CONSTRAINTS}
+                              **VIEW_CONSTRAINTS}
 
     def __init__(self, *, feat_dim=128, loss_weight=1.0, temperature=0.07, noise_scale=0.1, augmentation="auto",
                  network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128,
@@ -142,7 +136,7 @@ class DirkLearner(DeepLearner):
                               "dist_temperature": [Interval(Real, 0, None, closed="neither")],
                               "loss_weight": [Interval(Real, 0, None, closed="left")],
                               "prot_start": [Interval(Integral, 0, None, closed="left")],
-                              **_VIEW_CONSTRAINTS}
+                              **VIEW_CONSTRAINTS}
 
     def __init__(self, *, feat_dim=128, queue_size=8192, moco_m=0.99, temperature=0.07, dist_temperature=0.4,
                  loss_weight=1.0, prot_start=1, noise_scale=0.1, augmentation="auto",
