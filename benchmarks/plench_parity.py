@@ -60,7 +60,7 @@ PLENCH_DATASETS = {"lost": "Lost", "msrc-v2": "MSRCv2"}
 
 def _plcore_params(algorithm: str, hp: dict, steps_per_epoch: int) -> dict:
     """PLENCH's hyperparameters ``hp`` in plcore's names. Schedules PLENCH counts in steps
-    (VALEN's warm-up, PiCO's, ALIM's and DIRK's ``prot_start``) become epochs; IDGP's
+    (VALEN's warm-up, PiCO's, ALIM's, PiCO+'s and DIRK's ``prot_start``, PiCO+'s ``knn_start``) become epochs; IDGP's
     ``warm_up_epoch``, FREDIS's ``update_interval`` and ALIM's ``start_epoch`` are epochs on both
     sides. Every view of PiCO, ALIM, ABLE, DIRK and CRDPLL is the row itself, as PLENCH's tabular
     data hand over, and CRDPLL contrasts PLENCH's two views."""
@@ -98,6 +98,11 @@ def _plcore_params(algorithm: str, hp: dict, steps_per_epoch: int) -> dict:
         out.update(_plcore_params("PiCO", hp, steps_per_epoch))
         out.update(start_epoch=int(hp["start_epoch"]), noise_rate=float(hp["noise_rate"]),
                    mixup_weight=float(hp["loss_weight_mixup"]), mixup_alpha=float(hp["mixup_alpha"]))
+    elif algorithm == "PiCO_plus":
+        out.update(_plcore_params("PiCO", hp, steps_per_epoch))
+        out.update(pure_ratio=float(hp["pure_ratio"]), knn_start=max(1, round(hp["knn_start"] / steps_per_epoch)),
+                   n_neighbors=int(hp["chosen_neighbors"]), temperature_guess=float(hp["temperature_guess"]),
+                   ur_weight=float(hp["ur_weight"]), cls_weight=float(hp["cls_weight"]))
     return out
 
 

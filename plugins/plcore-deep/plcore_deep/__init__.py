@@ -7,7 +7,8 @@ PRODEN (Lv et al., ICML 2020), RC and CC (Feng et al., NeurIPS 2020), LWS (Wen e
 2024), VALEN (Xu et al., NeurIPS 2021) and IDGP (Qiao et al., ICLR 2023) on an MLP, a LeNet or
 a linear model; the complementary-label losses PLENCH runs as partial-label baselines: PC,
 Forward, NN, GA, SCL-EXP, SCL-NL, L-W and OP-W; and the learners for noisy candidate sets (the
-true label may be left out): FREDIS (Qiao et al., ICML 2023) and ALIM (Xu et al., NeurIPS 2023).
+true label may be left out): FREDIS (Qiao et al., ICML 2023), ALIM (Xu et al., NeurIPS 2023)
+and PiCO+ (Wang et al., TPAMI 2024).
 
 One module per family holds the scikit-learn learners (``confidence``, ``candidate_losses``,
 ``contrastive``, ``instance_dependent``, ``complementary``, ``noise_robust``); its methods, the hooks the shared loop
@@ -29,7 +30,7 @@ if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are 
     from plcore_deep.instance_dependent import IdgpLearner, ValenLearner
     from plcore_deep.complementary import (ForwardLearner, GaLearner, LwLearner, NnLearner, OpwLearner, PcLearner,
                                            SclExpLearner, SclNlLearner)
-    from plcore_deep.noise_robust import AlimLearner, FredisLearner
+    from plcore_deep.noise_robust import AlimLearner, FredisLearner, PicoPlusLearner
 
 __version__ = _version("plcore-deep")   # from the package metadata: the version is pyproject.toml's
 
@@ -37,7 +38,7 @@ __all__ = ["ProdenLearner", "RcLearner", "CavlLearner", "PopLearner", "CcLearner
            "MclGceLearner", "MclMseLearner", "AbsMaeLearner", "AbsGceLearner", "PicoLearner",
            "AbleLearner", "DirkLearner", "ValenLearner",
            "PcLearner", "ForwardLearner", "NnLearner", "GaLearner", "SclExpLearner", "SclNlLearner", "LwLearner",
-           "OpwLearner", "IdgpLearner", "CrdpllLearner", "FredisLearner", "AlimLearner",
+           "OpwLearner", "IdgpLearner", "CrdpllLearner", "FredisLearner", "AlimLearner", "PicoPlusLearner",
            "__version__"]
 
 __getattr__, __dir__ = lazy_exports(globals(), {
@@ -54,4 +55,5 @@ __getattr__, __dir__ = lazy_exports(globals(), {
     "SclExpLearner": "plcore_deep.complementary", "SclNlLearner": "plcore_deep.complementary",
     "LwLearner": "plcore_deep.complementary", "OpwLearner": "plcore_deep.complementary",
     "IdgpLearner": "plcore_deep.instance_dependent", "CrdpllLearner": "plcore_deep.confidence",
-    "FredisLearner": "plcore_deep.noise_robust", "AlimLearner": "plcore_deep.noise_robust"})
+    "FredisLearner": "plcore_deep.noise_robust", "AlimLearner": "plcore_deep.noise_robust",
+    "PicoPlusLearner": "plcore_deep.noise_robust"})

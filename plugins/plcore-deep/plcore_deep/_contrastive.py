@@ -41,8 +41,9 @@ from plcore_deep._methods import ConfidenceMethod, Method, candidate_posterior, 
 from plcore_deep._views import make_view
 
 __all__ = ["Pico", "Able", "Dirk", "conf_ema_at", "confidence_update", "moco_loss", "prototype_update",
-           "supcon_loss", "weighted_contrastive_loss", "able_weights", "rectified_confidence", "dirk_weights",
-           "projection_head", "random_keys", "ring_slots", "momentum_update"]
+           "supcon_loss", "masked_supcon_loss", "contrast_log_prob", "supcon_from_log_prob",
+           "weighted_contrastive_loss", "able_weights", "rectified_confidence",
+           "dirk_weights", "projection_head", "random_keys", "ring_slots", "momentum_update"]
 
 
 def projection_head(width: int, feat_dim: int, device) -> nn.Sequential:
@@ -78,15 +79,37 @@ def supcon_loss(q: torch.Tensor, features: torch.Tensor, labels_q: torch.Tensor,
     against ``features`` (m, e) whose first b rows are the anchors themselves (left out of their
     own sums): ``mean_i -1/|P(i)| sum_{p in P(i)} log(exp(q_i.z_p/t) / sum_{a != i} exp(q_i.z_a/t))``,
     ``P(i)`` the other rows with ``labels == labels_q[i]``."""
+    return masked_supcon_loss(q, features, labels_q[:, None] == labels[None, :], temperature)
+
+
+def masked_supcon_loss(q: torch.Tensor, features: torch.Tensor, positive: torch.Tensor, temperature: float,
+                       weights: torch.Tensor | None = None) -> torch.Tensor:
+    """:func:`supcon_loss` with the positives given as a mask (b, m) (the diagonal is ignored; an
+    anchor without a positive adds 0) and, with ``weights`` (b,), the anchors' terms weighted:
+    ``mean_i w_i l_i`` (PiCO+'s reliable and kNN positives)."""
+    return supcon_from_log_prob(contrast_log_prob(q, features, temperature), positive, weights)
+
+
+def contrast_log_prob(q: torch.Tensor, features: torch.Tensor, temperature: float) -> torch.Tensor:
+    """``log(exp(q_i.z_a/t) / sum_{c != i} exp(q_i.z_c/t))`` (b, m), ``-inf`` at ``a = i``: what
+    every supervised contrastive loss over the same anchors and features shares."""
     b = q.shape[0]
     logits = q @ features.T / temperature
     self_mask = torch.zeros_like(logits, dtype=torch.bool)
     self_mask[torch.arange(b), torch.arange(b)] = True
     logits = logits.masked_fill(self_mask, float("-inf"))
-    log_prob = logits - torch.logsumexp(logits, dim=1, keepdim=True)
-    positive = (labels_q[:, None] == labels[None, :]) & ~self_mask
+    return logits - torch.logsumexp(logits, dim=1, keepdim=True)
+
+
+def supcon_from_log_prob(log_prob: torch.Tensor, positive: torch.Tensor,
+                         weights: torch.Tensor | None = None) -> torch.Tensor:
+    """``-mean_i w_i mean_{p in P(i)} log_prob_ip`` over the positives ``P(i)`` (the diagonal left
+    out; an anchor without a positive adds 0)."""
+    b = log_prob.shape[0]
+    positive = positive.clone()
+    positive[torch.arange(b), torch.arange(b)] = False
     mean_pos = (log_prob.masked_fill(~positive, 0.0)).sum(dim=1) / positive.sum(dim=1).clamp(min=1)
-    return -mean_pos.mean()
+    return -(mean_pos if weights is None else weights * mean_pos).mean()
 
 
 def moco_loss(q: torch.Tensor, k: torch.Tensor, queue: torch.Tensor, temperature: float) -> torch.Tensor:

@@ -27,6 +27,31 @@ previous epoch's margins ``max_{j in S} score_j / max_{j not in S} score_j`` (0 
 loss adds mixup (Zhang et al. 2018): ``l ~ Beta(mixup_alpha, mixup_alpha)``, ``l = max(l, 1 - l)``,
 the batch mixed with as many training rows drawn at random, their confidences mixed alike, and
 ``-sum_j w_mix,j log p_j(x_mix)`` weighted by ``mixup_weight``.
+
+**PiCO+** (Wang et al., TPAMI 2024, "PiCO+: Contrastive label disambiguation for robust partial
+label learning"), on PiCO, in the order of the authors' ``train_pico_plus.py``. Each row keeps its
+distance ``d_i = -q_i . mu_{c_i}`` to the prototype of its classifier's best candidate ``c_i``
+(prototypes before the batch's update). At the start of every epoch from ``prot_start`` on, the
+``pure_ratio`` of the training rows with the smallest ``d`` form the *reliable* set R (before,
+every row is reliable). Per mini-batch:
+
+1. pseudo-labels: the best candidate for a reliable row, the best label of all for another (the
+   queue stores them with the row's reliability); only reliable rows move the prototypes;
+2. from ``prot_start`` on, confidences move as PiCO's (Eq. 9, within the candidates);
+3. contrastive term: the supervised contrastive loss with positives of equal pseudo-label among
+   reliable anchors and reliable columns (every anchor's own key always a positive), plus
+   ``ur_weight`` x the same loss over all rows and columns; from ``knn_start`` on an unreliable
+   anchor's positives are its ``n_neighbors`` nearest embeddings (cosine) and the anchors' terms
+   are weighted ``loss_weight`` (reliable) or ``ur_weight`` (unreliable);
+4. classification term: ``cls_weight`` x PiCO's weighted cross-entropy on the reliable rows,
+   ``ur_weight`` x the cross-entropy on the unreliable rows against the guessed label
+   distribution ``softmax(q . mu / temperature_guess)`` (the prototype scores sharpened), and
+   mixup (``l ~ Beta(4, 4)``, ``l = max(l, 1 - l)``, the batch mixed with a permutation of itself)
+   on the confidences (reliable rows) and guesses (the others);
+5. before ``prot_start``: PiCO's warm-up, ``-sum_j s_ij log p_j + loss_weight`` x MoCo's loss.
+
+An empty reliable (or unreliable) part of a batch adds 0 to its mean (the authors' code would
+give ``nan``).
 """
 
 from __future__ import annotations
@@ -36,10 +61,12 @@ import math
 import torch
 import torch.nn.functional as F
 
-from plcore_deep._contrastive import Pico
+from plcore_deep._contrastive import (Pico, contrast_log_prob, moco_loss, prototype_update, ring_slots,
+                                     supcon_from_log_prob)
 from plcore_deep._methods import Method, candidate_posterior, log_one_minus_softmax, weighted_nll
 
-__all__ = ["Fredis", "fredis_loss", "fredis_refine", "Alim", "alim_confidence_update", "alim_margins"]
+__all__ = ["Fredis", "fredis_loss", "fredis_refine", "Alim", "alim_confidence_update", "alim_margins", "PicoPlus",
+           "reliable_rows", "pico_plus_positives", "mean_over"]
 
 
 # ----------------------------------------------------------------------------------- FREDIS
@@ -187,3 +214,119 @@ class Alim(Pico):
         x_mix = lam * xb + (1 - lam) * state.X[partner]
         w_mix = lam * state.W[idx] + (1 - lam) * state.W[partner]
         return loss + self.mixup_weight * weighted_nll(state.model(x_mix), w_mix), logits
+
+
+# ------------------------------------------------------------------------------------ PiCO+
+def reliable_rows(distance: torch.Tensor, pure_ratio: float) -> torch.Tensor:
+    """PiCO+'s reliable set: the ``int(n pure_ratio)`` rows of smallest ``distance`` (n,), as a
+    boolean mask (ties: the first in order)."""
+    reliable = torch.zeros_like(distance, dtype=torch.bool)
+    reliable[torch.argsort(distance, stable=True)[:int(len(distance) * pure_ratio)]] = True
+    return reliable
+
+
+def pico_plus_positives(pseudo: torch.Tensor, labels: torch.Tensor, reliable: torch.Tensor,
+                        reliable_columns: torch.Tensor, neighbours: torch.Tensor | None) -> torch.Tensor:
+    """PiCO+'s positives (b, m) of the b anchors among the m = 2b + queue columns (queries, keys,
+    queue): equal pseudo-label where anchor and column are both reliable; an unreliable anchor's
+    ``neighbours`` rows (b, m, its nearest embeddings) where given; each anchor's own key always."""
+    b = pseudo.shape[0]
+    positive = (pseudo[:, None] == labels[None, :]) & reliable[:, None] & reliable_columns[None, :]
+    if neighbours is not None:
+        positive = torch.where(reliable[:, None], positive, neighbours)
+    positive[torch.arange(b), b + torch.arange(b)] = True
+    return positive
+
+
+def mean_over(values: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """``values[rows].mean()``, 0 where no row is selected."""
+    return values[rows].mean() if bool(rows.any()) else values.sum() * 0.0
+
+
+def _cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """``-sum_j t_ij log softmax(logits_i)_j`` per row (b,)."""
+    return -(targets * F.log_softmax(logits, dim=1)).sum(dim=1)
+
+
+class PicoPlus(Pico):
+    """PiCO+ inside :func:`plcore_deep._loop.train` (see the module docstring). ``state.W`` holds
+    PiCO's confidences (on the candidates); ``self.reliable`` the reliable set of every row."""
+
+    def __init__(self, pure_ratio: float, knn_start: int, n_neighbors: int, temperature_guess: float,
+                 ur_weight: float, cls_weight: float, mixup_alpha: float, **pico):
+        super().__init__(**pico)
+        self.pure_ratio, self.knn_start, self.n_neighbors = float(pure_ratio), int(knn_start), int(n_neighbors)
+        self.temperature_guess, self.ur_weight, self.cls_weight = temperature_guess, ur_weight, cls_weight
+        self.mixup_alpha = float(mixup_alpha)
+
+    def setup(self, state) -> list:
+        extra = super().setup(state)
+        n, device = state.X.shape[0], state.X.device
+        self.distance = torch.zeros(n, device=device)
+        self.reliable = torch.ones(n, dtype=torch.bool, device=device)
+        self.queue_reliable = torch.zeros(self.queue_size, dtype=torch.bool, device=device)
+        self.beta = torch.distributions.Beta(torch.tensor(self.mixup_alpha), torch.tensor(self.mixup_alpha))
+        return extra
+
+    def start_epoch(self, state) -> None:
+        super().start_epoch(state)
+        if state.epoch >= self.prot_start:
+            self.reliable[state.train] = reliable_rows(self.distance[state.train], self.pure_ratio)
+
+    def batch_loss(self, state, idx, xb, sb):
+        b = xb.shape[0]
+        rel = self.reliable[idx]
+        body_out = state.model[:-1](xb)
+        logits = state.model[-1](body_out)
+        q = F.normalize(self.head(body_out), dim=1)
+        with torch.no_grad():
+            p = torch.softmax(logits, dim=1)
+            within = (p * sb).argmax(dim=1)
+            pseudo = torch.where(rel, within, p.argmax(dim=1))
+            prototype_logits = q @ self.prototypes.T
+            scores = torch.softmax(prototype_logits, dim=1)
+            self.distance[idx] = -(q * self.prototypes[within]).sum(dim=1)
+            if bool(rel.any()):
+                self.prototypes = prototype_update(self.prototypes, q[rel], pseudo[rel], self.proto_m)
+            self._momentum_update()
+            k = F.normalize(self.key(self.view(xb, state.generator)), dim=1)
+        features = torch.cat([q, k, self.queue.clone()])
+        if state.epoch < self.prot_start:
+            self._enqueue(k, pseudo, rel)
+            loss = weighted_nll(logits, state.W[idx]) + self.loss_weight * moco_loss(q, k, features[2 * b:],
+                                                                                      self.temperature)
+            return loss, logits
+        self.update_confidences(state, idx, scores, sb)
+        labels = torch.cat([pseudo, pseudo, self.queue_labels.clone()])
+        columns = torch.cat([rel, rel, self.queue_reliable.clone()])
+        knn = state.epoch >= self.knn_start
+        neighbours = None
+        if knn:
+            with torch.no_grad():
+                nearest = (q @ features.T).topk(min(self.n_neighbors, features.shape[0]), dim=1).indices
+                neighbours = torch.zeros((b, features.shape[0]), dtype=torch.bool, device=xb.device)
+                neighbours.scatter_(1, nearest, True)
+        positive = pico_plus_positives(pseudo, labels, rel, columns, neighbours)
+        weights = torch.where(rel, self.loss_weight, self.ur_weight).to(q.dtype) if knn else None
+        log_prob = contrast_log_prob(q, features, self.temperature)       # one product for both terms
+        contrast = (supcon_from_log_prob(log_prob, positive, weights)
+                    + self.ur_weight * supcon_from_log_prob(log_prob, pseudo[:, None] == labels[None, :]))
+        self._enqueue(k, pseudo, rel)
+        with torch.no_grad():
+            guess = torch.softmax(prototype_logits / self.temperature_guess, dim=1)
+            target = torch.where(rel[:, None], state.W[idx], guess)
+        ce = _cross_entropy(logits, target)
+        lam = float(self.beta.sample())           # the global generator (seeded by the loop), as ALIM's
+        lam = max(lam, 1 - lam)
+        perm = torch.randperm(b).to(xb.device)
+        mix = _cross_entropy(state.model(lam * xb + (1 - lam) * xb[perm]), lam * target + (1 - lam) * target[perm])
+        loss = (mix.mean() + self.cls_weight * mean_over(ce, rel) + self.ur_weight * mean_over(ce, ~rel)
+                + contrast)
+        return loss, logits
+
+    @torch.no_grad()
+    def _enqueue(self, k: torch.Tensor, labels: torch.Tensor, reliable: torch.Tensor):
+        slots, self.ptr = ring_slots(self.ptr, k.shape[0], self.queue_size, k.device)
+        self.queue[slots] = k
+        self.queue_labels[slots] = labels
+        self.queue_reliable[slots] = reliable

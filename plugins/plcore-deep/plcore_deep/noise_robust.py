@@ -1,5 +1,5 @@
 """Noise-robust learners: candidate sets that may miss the true label (methods:
-:mod:`plcore_deep._noise_robust`). Both accept any candidate matrix; nothing assumes the true
+:mod:`plcore_deep._noise_robust`). All three accept any candidate matrix; nothing assumes the true
 label is a candidate."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from plcore.validation import Integral, Interval, Real
 from plcore_deep._estimator import DeepLearner, shared_parameters
 from plcore_deep.contrastive import PicoLearner
 
-__all__ = ["FredisLearner", "AlimLearner"]
+__all__ = ["FredisLearner", "AlimLearner", "PicoPlusLearner"]
 
 
 class FredisLearner(DeepLearner):
@@ -100,3 +100,54 @@ class AlimLearner(PicoLearner):
     def _method_params(self):
         return {**super()._method_params(), "start_epoch": self.start_epoch, "noise_rate": self.noise_rate,
                 "mixup_weight": self.mixup_weight, "mixup_alpha": self.mixup_alpha}
+
+
+class PicoPlusLearner(PicoLearner):
+    """PiCO+ (Wang et al., TPAMI 2024): PiCO made robust to candidate sets that miss the true label.
+
+    PiCO (:class:`~plcore_deep.contrastive.PicoLearner`, all its parameters) with a reliable set:
+    from epoch ``prot_start`` on, the ``pure_ratio`` of the rows nearest (in the contrastive
+    embedding) to the prototype of their classifier's best candidate are reliable; they alone
+    move the prototypes and carry PiCO's classification and contrastive terms (``cls_weight`` x
+    the cross-entropy on the confidences); the others learn, with weight ``ur_weight``, from the
+    prototype scores sharpened by ``temperature_guess`` and, from epoch ``knn_start`` on, from
+    their ``n_neighbors`` nearest embeddings as contrastive positives; mixup
+    (``Beta(mixup_alpha, mixup_alpha)``) on the whole batch (:mod:`plcore_deep._noise_robust`).
+    Defaults: the authors' code (``pure_ratio=0.6``, ``knn_start=100`` epochs, ``n_neighbors=16``,
+    ``temperature_guess=0.07``, ``ur_weight=0.1``, ``cls_weight=2``, ``mixup_alpha=4``); PiCO's as
+    plcore's PiCO. PLENCH's defaults differ: ``pure_ratio=1`` (every row reliable) and
+    ``knn_start`` at 5,000 optimiser steps.
+    """
+
+    _method = "noise_robust:PicoPlus"
+    _parameter_constraints = {**PicoLearner._parameter_constraints,
+                              "pure_ratio": [Interval(Real, 0, 1, closed="right")],
+                              "knn_start": [Interval(Integral, 0, None, closed="left")],
+                              "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+                              "temperature_guess": [Interval(Real, 0, None, closed="neither")],
+                              "ur_weight": [Interval(Real, 0, None, closed="left")],
+                              "cls_weight": [Interval(Real, 0, None, closed="left")],
+                              "mixup_alpha": [Interval(Real, 0, None, closed="neither")]}
+
+    def __init__(self, *, pure_ratio=0.6, knn_start=100, n_neighbors=16, temperature_guess=0.07, ur_weight=0.1,
+                 cls_weight=2.0, mixup_alpha=4.0, feat_dim=128, queue_size=8192, moco_m=0.999, proto_m=0.99,
+                 temperature=0.07, loss_weight=0.5, prot_start=1, conf_ema=(0.95, 0.8), noise_scale=0.1,
+                 augmentation="auto", network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200,
+                 batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9,
+                 lr_schedule="constant", early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
+                 scoring="partial_log_likelihood", device="auto", random_state=None):
+        super().__init__(feat_dim=feat_dim, queue_size=queue_size, moco_m=moco_m, proto_m=proto_m,
+                         temperature=temperature, loss_weight=loss_weight, prot_start=prot_start, conf_ema=conf_ema,
+                         noise_scale=noise_scale, augmentation=augmentation, **shared_parameters(locals()))
+        self.pure_ratio = pure_ratio
+        self.knn_start = knn_start
+        self.n_neighbors = n_neighbors
+        self.temperature_guess = temperature_guess
+        self.ur_weight = ur_weight
+        self.cls_weight = cls_weight
+        self.mixup_alpha = mixup_alpha
+
+    def _method_params(self):
+        return {**super()._method_params(), "pure_ratio": self.pure_ratio, "knn_start": self.knn_start,
+                "n_neighbors": self.n_neighbors, "temperature_guess": self.temperature_guess,
+                "ur_weight": self.ur_weight, "cls_weight": self.cls_weight, "mixup_alpha": self.mixup_alpha}

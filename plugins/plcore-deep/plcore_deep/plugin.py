@@ -33,6 +33,7 @@ LEARNER_OPTIONS = {
     "op_w": "plcore_deep.complementary:OpwLearner",
     "fredis": "plcore_deep.noise_robust:FredisLearner",
     "alim": "plcore_deep.noise_robust:AlimLearner",
+    "pico_plus": "plcore_deep.noise_robust:PicoPlusLearner",
 }
 
 #: fast settings for the common conformance test
@@ -108,6 +109,12 @@ PLENCH_SPACES = {
 }
 PLENCH_SPACES["alim"] = {**PLENCH_SPACES["pico"], "start_epoch": [20, 40, 80, 100, 140],
                          "noise_rate": [0.1, 0.2, 0.3, 0.4, 0.5, 0.7]}
+#: PiCO+: PiCO's, plus pure_ratio, chosen_neighbors (-> n_neighbors), temperature_guess, ur_weight and
+#: cls_weight; prot_start (1 or 250 steps) and knn_start (2, 100 or 5000 steps) count steps in PLENCH
+#: (not drawn, as PiCO's prot_start; plcore's defaults: 1 and 100 epochs, the authors' code)
+PLENCH_SPACES["pico_plus"] = {**PLENCH_SPACES["pico"], "pure_ratio": [0.6, 0.8, 0.95, 0.99, 1.0],
+                              "n_neighbors": [8, 16], "temperature_guess": [0.1, 0.07], "ur_weight": [0.1, 0.5],
+                              "cls_weight": [2, 3, 5]}
 
 
 #: CAVL commits to one hard target per row from the first step on, so a small network can lock
@@ -118,7 +125,9 @@ PLENCH_SPACES["alim"] = {**PLENCH_SPACES["pico"], "start_epoch": [20, 40, 80, 10
 _TEST_OVERRIDES = {"cavl": {"hidden_layer_sizes": (64,)}, "dirk": {"moco_m": 0.9},
                    # ALIM's adjusted pseudo-labels start within the short test run; a short queue keeps
                    # its contrastive and mixup terms fast (8192 keys: 4 minutes for the suite)
-                   "alim": {"start_epoch": 10, "queue_size": 256}}
+                   "alim": {"start_epoch": 10, "queue_size": 256},
+                   # PiCO+'s kNN positives start within the short test run
+                   "pico_plus": {"knn_start": 20, "queue_size": 256}}
 
 
 #: the constructor parameters every learner shares (the training loop's), and each one's own
@@ -143,13 +152,15 @@ _OWN = {"lws": {"beta": 2.0},
         "fredis": {"alpha": 1.0, "change_size": 500, "dec": 1e-06, "delta": 1.0, "inc": 1e-06, "lam": 10.0,
                    "theta": 1e-06, "times": 2, "update_interval": 20}}
 _OWN["alim"] = {**_OWN["pico"], "mixup_alpha": 4.0, "mixup_weight": 1.0, "noise_rate": 0.2, "start_epoch": 40}
+_OWN["pico_plus"] = {**_OWN["pico"], "cls_weight": 2.0, "knn_start": 100, "mixup_alpha": 4.0, "n_neighbors": 16,
+                     "pure_ratio": 0.6, "temperature_guess": 0.07, "ur_weight": 0.1}
 #: option name -> the name the papers print
 _DISPLAY_NAMES = {"proden": "PRODEN", "rc": "RC", "cc": "CC", "lws": "LWS",
                   "exp": "EXP", "mcl_gce": "MCL-GCE", "mcl_mse": "MCL-MSE", "abs_mae": "ABS-MAE", "abs_gce": "ABS-GCE",
                   "cavl": "CAVL", "pop": "POP", "pico": "PiCO", "able": "ABLE", "dirk": "DIRK",
                   "valen": "VALEN", "idgp": "IDGP", "crdpll": "CRDPLL",
                   "pc": "PC", "forward": "Forward", "nn": "NN", "ga": "GA", "scl_exp": "SCL-EXP", "scl_nl": "SCL-NL",
-                  "l_w": "L-W", "op_w": "OP-W", "fredis": "FREDIS", "alim": "ALIM"}
+                  "l_w": "L-W", "op_w": "OP-W", "fredis": "FREDIS", "alim": "ALIM", "pico_plus": "PiCO+"}
 _DESCRIPTIONS = {
     "proden": "PRODEN (Lv et al., ICML 2020): confidence-weighted cross-entropy, confidences re-estimated per batch",
     "rc": "RC, the risk-consistent estimator of Feng et al. (NeurIPS 2020)",
@@ -179,6 +190,7 @@ _DESCRIPTIONS = {
     "op_w": "OP-W (Liu et al., AISTATS 2023): reweighted order-preserving complementary-label loss",
     "fredis": "FREDIS (Qiao et al., ICML 2023): candidate-set refinement and disambiguation for noisy partial labels",
     "alim": "ALIM (Xu et al., NeurIPS 2023): PiCO with adjusted label importance for noisy partial labels",
+    "pico_plus": "PiCO+ (Wang et al., TPAMI 2024): PiCO on a reliable set, with label guessing for the rest",
 }
 
 

@@ -246,6 +246,175 @@ def test_alim_without_its_additions_is_pico():
     assert not np.allclose(mixed.decision_function(X), pico.decision_function(X))
 
 
+# ------------------------------------------------------------------------------------ PiCO+
+def test_masked_supcon_loss_literal():
+    torch.manual_seed(3)
+    b, m = 3, 7
+    q = torch.nn.functional.normalize(torch.randn(b, 4, dtype=torch.float64), dim=1)
+    rest = torch.nn.functional.normalize(torch.randn(m - b, 4, dtype=torch.float64), dim=1)
+    features = torch.cat([q, rest])
+    positive = torch.tensor([[1, 1, 0, 1, 0, 0, 1], [0, 0, 0, 0, 0, 0, 0], [0, 1, 1, 0, 1, 1, 0]], dtype=torch.bool)
+    weights = torch.tensor([0.5, 0.1, 2.0], dtype=torch.float64)
+    t = 0.3
+    terms = []
+    for i in range(b):
+        dots = [float(q[i] @ features[a]) / t for a in range(m)]
+        log_norm = math.log(sum(math.exp(dots[a]) for a in range(m) if a != i))
+        pos = [a for a in range(m) if positive[i, a] and a != i]          # the diagonal is ignored
+        terms.append(-sum(dots[a] - log_norm for a in pos) / len(pos) if pos else 0.0)
+    got = _contrastive.masked_supcon_loss(q, features, positive, t)
+    assert float(got) == pytest.approx(sum(terms) / b, rel=1e-12)
+    got_w = _contrastive.masked_supcon_loss(q, features, positive, t, weights)
+    assert float(got_w) == pytest.approx(sum(w * v for w, v in zip(weights.tolist(), terms)) / b, rel=1e-12)
+    # supcon_loss is the mask of equal labels
+    labels = torch.tensor([0, 1, 0, 2, 1, 0, 2])
+    np.testing.assert_allclose(float(_contrastive.supcon_loss(q, features, labels[:b], labels, t)),
+                               float(_contrastive.masked_supcon_loss(q, features, labels[:b, None] == labels[None, :],
+                                                                     t)), rtol=1e-15)
+
+
+def test_reliable_rows_are_the_pure_ratio_nearest():
+    distance = torch.tensor([0.3, -0.9, 0.1, 0.7, -0.2, 0.0, 0.5, -0.5, 0.9, 0.2])
+    for ratio, expected in ((0.6, {1, 7, 4, 5, 2, 9}), (1.0, set(range(10))), (0.25, {1, 7})):
+        got = _nr.reliable_rows(distance, ratio)
+        assert set(torch.nonzero(got).flatten().tolist()) == expected
+
+
+def test_pico_plus_positives_literal():
+    pseudo = torch.tensor([0, 2, 0])
+    labels = torch.tensor([0, 2, 0, 0, 2, 0, 0, 2, 1])            # queries, keys, a queue of 3
+    reliable = torch.tensor([True, True, False])
+    columns = torch.tensor([True, True, False, True, True, False, True, False, True])
+    neighbours = torch.zeros(3, 9, dtype=torch.bool)
+    neighbours[2, [0, 4, 8]] = True
+    for nb in (None, neighbours):
+        got = _nr.pico_plus_positives(pseudo, labels, reliable, columns, nb)
+        for i in range(3):
+            for a in range(9):
+                if a == 3 + i:
+                    expected = True                                  # the anchor's own key
+                elif not reliable[i] and nb is not None:
+                    expected = bool(nb[i, a])
+                else:
+                    expected = bool(reliable[i] and columns[a] and pseudo[i] == labels[a])
+                assert bool(got[i, a]) == expected, (nb is None, i, a)
+
+
+def _pico_plus(**kw):
+    pico = dict(feat_dim=8, queue_size=16, moco_m=0.9, proto_m=0.9, temperature=0.07, loss_weight=0.5,
+                prot_start=1, conf_ema=(0.95, 0.8), noise_scale=0.1, augmentation="identity")
+    own = dict(pure_ratio=0.6, knn_start=2, n_neighbors=3, temperature_guess=0.1, ur_weight=0.1, cls_weight=2.0,
+               mixup_alpha=4.0)
+    return _nr.PicoPlus(**{**pico, **own, **kw})
+
+
+def _authors_supcon(features, mask, batch_size, weights=None):
+    """SupConLoss's mask mode as the authors' utils_plus/utils_loss.py computes it (t = base t)."""
+    mask = mask.float()
+    logits = features[:batch_size] @ features.T / 0.07
+    logits = logits - logits.max(dim=1, keepdim=True).values
+    logits_mask = torch.scatter(torch.ones_like(mask), 1, torch.arange(batch_size).view(-1, 1), 0)
+    mask = mask * logits_mask
+    exp_logits = torch.exp(logits) * logits_mask
+    log_prob = logits - torch.log(exp_logits.sum(1, keepdim=True) + 1e-12)
+    loss = -(mask * log_prob).sum(1) / mask.sum(1)
+    return loss.mean() if weights is None else (loss * weights).mean()
+
+
+@pytest.mark.parametrize("epoch", [2, 1, 0])
+def test_one_pico_plus_step_is_the_authors_step(epoch):
+    """One batch restated line by line from train_pico_plus.py and PiCO_PLUS.forward: kNN
+    positives (epoch 2), reliable positives only (epoch 1), PiCO's warm-up (epoch 0)."""
+    state = _state(n=12, epoch=epoch)
+    method = _pico_plus()
+    method.setup(state)
+    method.prototypes = torch.nn.functional.normalize(torch.randn(Q, 8), dim=1)
+    method.queue_labels = torch.randint(0, Q, (16,))
+    method.queue_reliable = torch.rand(16) < 0.5
+    method.reliable = torch.tensor([True, False, True, True, False, True, True, False, True, True, False, True])
+    idx = torch.tensor([3, 7, 0, 9, 1, 10])
+    xb, sb = state.X[idx], state.S[idx]
+    ref_state, ref = copy.deepcopy(state), copy.deepcopy(method)
+    torch.manual_seed(5)
+    loss, logits = method.batch_loss(state, idx, xb, sb)
+
+    torch.manual_seed(5)
+    b = len(idx)
+    is_rel = ref.reliable[idx]
+    batch_weight = is_rel.float()
+    body = ref_state.model[:-1](xb)
+    output = ref_state.model[-1](body)
+    q = torch.nn.functional.normalize(ref.head(body), dim=1)
+    with torch.no_grad():
+        scores = torch.softmax(output, dim=1)
+        within = (scores * sb).max(dim=1).indices
+        pseudo_b = (batch_weight * within + (1 - batch_weight) * scores.max(dim=1).indices).long()
+        prototypes = ref.prototypes.clone()
+        score_prot = torch.softmax(q @ prototypes.T, dim=1)
+        distance = -(q * prototypes[within]).sum(dim=1)
+        for feat, label in zip(q[is_rel], pseudo_b[is_rel]):
+            ref.prototypes[label] = ref.prototypes[label] * 0.9 + 0.1 * feat
+        ref.prototypes = torch.nn.functional.normalize(ref.prototypes, dim=1)
+        ref._momentum_update()
+        k = torch.nn.functional.normalize(ref.key(xb), dim=1)
+    features = torch.cat([q, k, ref.queue.clone()])
+    pseudo = torch.cat([pseudo_b, pseudo_b, ref.queue_labels.clone()]).view(-1, 1)
+    is_rel_queue = torch.cat([is_rel, is_rel, ref.queue_reliable.clone()])
+    W = ref_state.W.clone()
+    if epoch >= 1:
+        with torch.no_grad():
+            best = (score_prot * sb).max(dim=1).indices
+            W[idx] = ref.m * W[idx] + (1 - ref.m) * torch.nn.functional.one_hot(best, Q).float()
+        mask_all = torch.eq(pseudo[:b], pseudo.T).float()
+        cont_all = _authors_supcon(features, mask_all, b)
+        mask = batch_weight.unsqueeze(1).repeat(1, mask_all.shape[1]) * mask_all
+        mask = is_rel_queue.view(1, -1).repeat(b, 1) * mask
+        if epoch >= 2:
+            _, knn = torch.topk(features[:b] @ features.T, k=3, dim=-1, largest=True)
+            mask_knn = torch.scatter(torch.zeros(mask.shape), 1, knn, 1)
+            mask[~is_rel] = mask_knn[~is_rel]
+        mask[:, b:2 * b] = ((mask[:, b:2 * b] + torch.eye(b)) > 0).float()
+        mask[:, :b] = ((mask[:, :b] + torch.eye(b)) > 0).float()
+        weights = 0.5 * batch_weight + 0.1 * (1 - batch_weight) if epoch >= 2 else None
+        loss_cont = _authors_supcon(features, mask, b, weights) + 0.1 * cont_all
+        ce = -(torch.log_softmax(output, dim=1) * W[idx]).sum(dim=1)
+        loss_cls = ce[is_rel].mean()
+        guess = score_prot ** (1 / 0.1)
+        guess = guess / guess.sum(dim=1, keepdim=True)
+        loss_ur = (-(torch.log_softmax(output, dim=1) * guess).sum(dim=1))[~is_rel].mean()
+        lam = float(torch.distributions.Beta(torch.tensor(4.0), torch.tensor(4.0)).sample())
+        lam = max(lam, 1 - lam)
+        target = W[idx].clone()
+        target[~is_rel] = guess[~is_rel]
+        perm = torch.randperm(b)
+        mixed = ref_state.model(lam * xb + (1 - lam) * xb[perm])
+        loss_mix = (-(torch.log_softmax(mixed, dim=1) * (lam * target + (1 - lam) * target[perm])).sum(dim=1)).mean()
+        expected = loss_mix + 2.0 * loss_cls + 0.1 * loss_ur + loss_cont
+    else:
+        logits_moco = torch.cat([(q * k).sum(dim=1, keepdim=True), q @ ref.queue.T], dim=1) / 0.07
+        moco = torch.nn.functional.cross_entropy(logits_moco, torch.zeros(b, dtype=torch.long))
+        expected = -(torch.log_softmax(output, dim=1) * W[idx]).sum(dim=1).mean() + 0.5 * moco
+    assert float(loss.detach()) == pytest.approx(float(expected.detach()), rel=1e-5)
+    np.testing.assert_allclose(state.W.numpy(), W.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(method.prototypes.numpy(), ref.prototypes.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(method.distance[idx].numpy(), distance.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(method.queue_reliable[:b].numpy(), is_rel.numpy())
+    np.testing.assert_array_equal(method.queue_labels[:b].numpy(), pseudo_b.numpy())
+
+
+def test_pico_plus_picks_the_reliable_rows_at_each_epoch_from_prot_start():
+    state = _state(n=10)
+    method = _pico_plus(prot_start=2, pure_ratio=0.3)
+    method.setup(state)
+    method.distance = torch.tensor([0.3, -0.9, 0.1, 0.7, -0.2, 0.0, 0.5, -0.5, 0.9, 0.2])
+    state.epoch = 1
+    method.start_epoch(state)
+    assert bool(method.reliable.all())                          # every row, before prot_start
+    state.epoch = 2
+    method.start_epoch(state)
+    assert set(torch.nonzero(method.reliable).flatten().tolist()) == {1, 7, 4}
+
+
 # ------------------------------------------------------------------------------- in the loop
 def _noisy_blobs(n=600, eta=0.3, seed=0):
     """Five blobs; NoisyBags (false labels join with probability 0.3, the true label left out with
@@ -267,16 +436,18 @@ def noisy_blobs():
 def test_the_learners_are_registered_in_their_family():
     assert LEARNER_OPTIONS["fredis"] == "plcore_deep.noise_robust:FredisLearner"
     assert LEARNER_OPTIONS["alim"] == "plcore_deep.noise_robust:AlimLearner"
+    assert LEARNER_OPTIONS["pico_plus"] == "plcore_deep.noise_robust:PicoPlusLearner"
 
 
-@pytest.mark.parametrize("name", ["fredis", "alim"])
+@pytest.mark.parametrize("name", ["fredis", "alim", "pico_plus"])
 def test_learns_five_blobs_whose_candidate_sets_miss_the_true_label(name, noisy_blobs):
     X_tr, S_tr, y_tr, X_te, y_te = noisy_blobs
     outside = ~S_tr[np.arange(len(y_tr)), y_tr]
     assert 0.2 < outside.mean() < 0.4                            # the data really are noisy
     cls = getattr(plcore_deep, LEARNER_OPTIONS[name].split(":")[1])
     extra = {"alim": dict(queue_size=256, start_epoch=10, noise_rate=0.3, augmentation="identity"),
-             "fredis": dict(update_interval=5)}[name]
+             "fredis": dict(update_interval=5),
+             "pico_plus": dict(queue_size=256, knn_start=10, augmentation="identity")}[name]
     est = cls(hidden_layer_sizes=(32,), n_epochs=30, batch_size=32, learning_rate=1e-2, device="cpu",
               random_state=0, **extra).fit(X_tr, S_tr)
     acc = float(np.mean(est.predict(X_te) == y_te))
@@ -299,7 +470,7 @@ def test_fredis_refined_sets_recover_left_out_true_labels(noisy_blobs):
     assert est.n_purified_ > 0 and np.all(est.candidates_.sum(axis=1) > 0)
 
 
-@pytest.mark.parametrize("name", ["fredis", "alim"])
+@pytest.mark.parametrize("name", ["fredis", "alim", "pico_plus"])
 def test_an_empty_candidate_set_is_a_clear_error(name):
     X, S_, _, _ = _noisy_blobs(n=60)
     S_ = S_.copy()

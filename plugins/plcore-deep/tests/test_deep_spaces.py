@@ -46,6 +46,12 @@ PLENCH = {
              "moco_m": ("choice", (0.9, 0.999)), "proto_m": ("choice", (0.99, 0.9)),
              "loss_weight": ("choice", (0.5, 1.0)), "start_epoch": ("choice", (20, 40, 80, 100, 140)),
              "noise_rate": ("choice", (0.1, 0.2, 0.3, 0.4, 0.5, 0.7))},
+    # PiCO+: PiCO's, then its own (chosen_neighbors); prot_start and knn_start (steps) fixed
+    "pico_plus": {**_COMMON, "feat_dim": ("choice", (64, 128, 256)), "queue_size": ("choice", (4096, 8192)),
+                  "moco_m": ("choice", (0.9, 0.999)), "proto_m": ("choice", (0.99, 0.9)),
+                  "loss_weight": ("choice", (0.5, 1.0)), "pure_ratio": ("choice", (0.6, 0.8, 0.95, 0.99, 1.0)),
+                  "n_neighbors": ("choice", (8, 16)), "temperature_guess": ("choice", (0.1, 0.07)),
+                  "ur_weight": ("choice", (0.1, 0.5)), "cls_weight": ("choice", (2, 3, 5))},
     **{name: _COMMON for name in ("exp", "mcl_gce", "mcl_mse", "abs_mae", "abs_gce")},
     # the complementary-label losses; NN's beta fixed
     **{name: _COMMON for name in ("pc", "forward", "nn", "ga", "scl_exp", "scl_nl", "l_w", "op_w")},  # ABS_GCE's q fixed
