@@ -52,7 +52,7 @@ import numpy as np
 DATASETS = ["lost", "msrc-v2", "ecoli", "satimage"]
 LEARNERS = ["proden", "rc", "cc", "lws", "cavl", "pop"]
 CRITERIA = ("CR", "AA", "oracle", "oracle, last", "CR, latest tie")
-_COLUMNS = {"CR": 0, "AA": 1, "oracle": 2}          # columns of the per-epoch record; 3 is the test accuracy
+_COLUMNS = ("CR", "AA", "oracle")  # the label-free criteria and the oracle (per-epoch record columns 0-2; 3: test)
 
 
 def _require_on_epoch():
@@ -116,25 +116,19 @@ def _record(learner: str, data: tuple, params: dict, n_epochs: int, seed: int) -
 def select(curves: np.ndarray) -> dict:
     """``curves`` (n_configs, n_epochs, 4) -> criterion -> (config index, epoch index, validation value, test acc).
 
-    Within a configuration the earliest epoch with the best value; across configurations the
-    first (grid order) with the best value. ``oracle, last``: the last epoch of the configuration
-    with the best validation accuracy there. ``CR, latest tie``: CR with ties within a run
-    broken towards the latest epoch (CR, a share of a few hundred rows, ties often)."""
-    out = {}
-    for name, col in _COLUMNS.items():
-        best_epoch = np.argmax(curves[:, :, col], axis=1)
-        values = curves[np.arange(len(curves)), best_epoch, col]
-        c = int(np.argmax(values))
-        out[name] = (c, int(best_epoch[c]), float(values[c]), float(curves[c, best_epoch[c], 3]))
-    last = curves[:, -1, :]
-    n_epochs = curves.shape[1]
-    c = int(np.argmax(last[:, 2]))
-    out["oracle, last"] = (c, n_epochs - 1, float(last[c, 2]), float(last[c, 3]))
-    best_epoch = n_epochs - 1 - np.argmax(curves[:, ::-1, 0], axis=1)
-    values = curves[np.arange(len(curves)), best_epoch, 0]
-    c = int(np.argmax(values))
-    out["CR, latest tie"] = (c, int(best_epoch[c]), float(values[c]), float(curves[c, best_epoch[c], 3]))
-    return out
+    PLENCH's rule, :func:`plcore.run.checkpoints.select_checkpoints`: within a configuration the
+    earliest epoch with the best value; across configurations the first (grid order) with the
+    best value. ``oracle`` is its ``oracle_es``; ``oracle, last``: the last epoch of the
+    configuration with the best validation accuracy there (its ``oracle``). ``CR, latest tie``:
+    CR with ties within a run broken towards the latest epoch (CR, a share of a few hundred
+    rows, ties often)."""
+    from plcore.run.checkpoints import select_checkpoints
+
+    chosen = select_checkpoints(curves)
+    latest = select_checkpoints(curves, ties="latest")
+    picks = {"CR": chosen["cr"], "AA": chosen["aa"], "oracle": chosen["oracle_es"], "oracle, last": chosen["oracle"],
+             "CR, latest tie": latest["cr"]}
+    return {name: (c.draw, c.checkpoint, c.value, c.test_accuracy) for name, c in picks.items()}
 
 
 def run_one(dataset: str, learner: str, args) -> list[dict]:
@@ -159,8 +153,9 @@ def run_one(dataset: str, learner: str, args) -> list[dict]:
 
 def _cell(values) -> str:
     """PLENCH's ``format_mean``: percent, mean +- np.std(values / sqrt(n)) (population std / sqrt(n))."""
-    v = 100 * np.asarray(values, dtype=np.float64)
-    return f"{v.mean():.2f} ± {np.std(v / np.sqrt(len(v))):.2f}"
+    from plcore.run.checkpoints import cell
+
+    return cell(values)
 
 
 def report(rows: list[dict], wall: float | None = None) -> None:
