@@ -52,6 +52,12 @@ class PLLTags:
         Bag generators: may leave a row's true label out of its candidate set on purpose (noisy
         partial labels: ``drop_true``, ``cluster_noisy``, ``noisy``). A generated set that
         misses its true label is refused unless the generator declares this.
+    epoch_checkpoints : bool, default=False
+        Learners: ``fit(X, y, on_epoch=callback)`` calls ``callback(epoch, learner)`` after every
+        epoch (``epoch`` from 0), with ``learner.predict`` and ``predict_proba`` answering with
+        that epoch's model; with a callback every epoch runs (no early stopping) and the fitted
+        model is the last epoch's. ``protocol=plench`` then selects among the epochs (a
+        checkpoint each); a learner without the tag is one checkpoint, its fitted model.
     """
 
     accepts_sparse_candidates: bool = False
@@ -61,6 +67,7 @@ class PLLTags:
     corrupts_existing_labels: bool = False
     learns_from_labels: bool = False
     noisy_candidates: bool = False
+    epoch_checkpoints: bool = False
 
 
 @dataclass

@@ -215,6 +215,24 @@ def check_partial_fit_stream(name, estimator):
                       f"{name}: the model left by the prequential kernel differs from the per-example loop's")
 
 
+def check_epoch_checkpoints(name, estimator):
+    """Learners tagged ``epoch_checkpoints``: ``fit(X, S, on_epoch=f)`` calls ``f(epoch, learner)``
+    after every epoch, ``epoch`` 0, 1, ... in order, ``predict`` answering with that epoch's model;
+    the fitted model is the last epoch's (what ``protocol=plench`` relies on)."""
+    if not get_pll_tags(estimator).epoch_checkpoints:
+        return
+    X, S, _ = make_pl_data(n_samples=40)
+    seen = []
+    est = _set_seed(estimator)
+    if "n_epochs" in est.get_params(deep=False):   # a few epochs show the contract
+        est.set_params(n_epochs=min(int(est.get_params(deep=False)["n_epochs"]), 3))
+    est.fit(X, S, on_epoch=lambda epoch, learner: seen.append((epoch, learner.predict(X))))
+    assert seen, f"{name}: tagged epoch_checkpoints but fit(X, S, on_epoch=...) never called on_epoch"
+    assert [e for e, _ in seen] == list(range(len(seen))), (
+        f"{name}: on_epoch must see the epochs 0, 1, ... in order, got {[e for e, _ in seen]}")
+    _assert_close(seen[-1][1], est.predict(X), f"{name}: the fitted model is not the last epoch's checkpoint")
+
+
 def check_parameter_constraints(name, estimator):
     """Every constructor parameter is declared in ``_parameter_constraints`` and the
     estimator's own parameters satisfy them (one validation mechanism)."""
@@ -353,7 +371,8 @@ def check_pll_tags(name, estimator):
         assert not (pll.needs_features or pll.corrupts_existing_labels or pll.noisy_candidates), (
             f"{name}: needs_features / corrupts_existing_labels / noisy_candidates are bag-generator tags")
     if not isinstance(estimator, BaseLearner):
-        assert not (pll.online or pll.exact_label_baseline), f"{name}: online / exact_label_baseline are learner tags"
+        assert not (pll.online or pll.exact_label_baseline or pll.epoch_checkpoints), (
+            f"{name}: online / exact_label_baseline / epoch_checkpoints are learner tags")
 
 
 def check_reducer_keeps_rows(name, estimator):
@@ -516,7 +535,8 @@ _COMMON_CHECKS = (check_parameter_constraints, check_param_validation, check_pll
 _PREPROCESSOR_CHECKS = (check_parameter_constraints, check_param_validation)
 _LEARNER_CHECKS = _COMMON_CHECKS + (check_candidate_matrix_dense_and_sparse, check_predictions_in_classes,
                    check_scores_shape, check_confidences, check_learns_on_separable_data,
-                   check_partial_fit_stream, check_deterministic_under_seed, check_clone_and_pickle,
+                   check_partial_fit_stream, check_epoch_checkpoints, check_deterministic_under_seed,
+                   check_clone_and_pickle,
                    check_bad_input_raises, check_extreme_features_refused, check_data_limits_refused)
 _REDUCER_CHECKS = _COMMON_CHECKS + (check_candidate_matrix_dense_and_sparse, check_reducer_keeps_rows,
                    check_confidences, check_reducer_in_pipeline, check_deterministic_under_seed,

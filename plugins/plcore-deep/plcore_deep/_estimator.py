@@ -180,14 +180,35 @@ class DeepLearner(BaseLearner):
 
     def _train(self, X, S, *, early_stopping=None, on_epoch=None):
         """One run of the shared loop with this learner's method and settings (``on_epoch``:
-        :func:`plcore_deep._loop.train`'s per-epoch hook, for benchmarks)."""
+        :func:`plcore_deep._loop.train`'s per-epoch hook ``on_epoch(epoch, network)``)."""
         from plcore_deep import _loop
 
         return _loop.train(X, S, self._make_method(), self._loop_config(X, early_stopping=early_stopping),
                           iterations=iterations, desc=type(self).__name__.removesuffix("Learner"), on_epoch=on_epoch)
 
-    def _fit(self, X, S):
-        result = self._train(X, S)
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.pll_tags.epoch_checkpoints = True
+        return tags
+
+    def fit(self, X, y, *, on_epoch=None):
+        """Fit on features ``X`` and labels / candidate matrix ``y``; return self.
+
+        ``on_epoch(epoch, self)``, when given, is called after every epoch (``epoch`` from 0)
+        with ``predict`` and ``predict_proba`` answering with that epoch's network (the tag
+        ``epoch_checkpoints``, :mod:`plcore.tags`); every epoch then runs (``early_stopping`` is
+        not used) and the fitted network is the last epoch's."""
+        X, S = self._validate_fit(X, y)
+        self._fit(X, S, on_epoch=on_epoch)
+        return self
+
+    def _fit(self, X, S, on_epoch=None):
+        hook = None
+        if on_epoch is not None:
+            def hook(epoch, network):
+                self.network_ = network       # the network in training, in eval mode (see _loop.train)
+                on_epoch(epoch, self)
+        result = self._train(X, S, early_stopping=False if on_epoch is not None else None, on_epoch=hook)
         self.network_ = result.model
         self._architecture = {"network": self.network, "n_features": int(X.shape[1]), "n_classes": int(S.shape[1]),
                               "hidden_layer_sizes": list(self._hidden()), "batch_norm": bool(self.batch_norm)}

@@ -82,10 +82,14 @@ def network_from_state(state: dict) -> nn.Module:
 
 @torch.no_grad()
 def predict_logits(model: nn.Module, X: np.ndarray, device: torch.device, batch_size: int = 8192) -> np.ndarray:
-    """The float64 outputs of ``model`` for ``X``, in batches on ``device``."""
+    """The float64 outputs of ``model`` for ``X``, in batches on ``device``, in the model's float
+    type (a fitted network is float64 on the CPU; one in training, float32 on its device, is
+    left there)."""
+    weight = next(model.parameters())
+    home = weight.device
     model = model.to(device)
     X = np.asarray(X, dtype=np.float64)
-    Xt = torch.as_tensor(X if X.flags.writeable else X.copy())  # PyTorch warns on a read-only array
+    Xt = torch.as_tensor(X if X.flags.writeable else X.copy()).to(weight.dtype)  # PyTorch warns on read-only
     out = [model(Xt[i:i + batch_size].to(device)).cpu() for i in range(0, X.shape[0], batch_size)]
-    model.to("cpu")
-    return torch.cat(out).numpy() if out else np.empty((0, model[-1].out_features))
+    model.to(home)
+    return torch.cat(out).double().numpy() if out else np.empty((0, model[-1].out_features))

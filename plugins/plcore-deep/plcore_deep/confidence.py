@@ -71,8 +71,8 @@ class PopLearner(DeepLearner):
         self.theta_max = theta_max
 
 
-    def _fit(self, X, S):
-        result = super()._fit(X, S)
+    def _fit(self, X, S, **kwargs):
+        result = super()._fit(X, S, **kwargs)
         self.candidates_ = result.candidates
         self.n_purified_ = result.n_purified
         return result

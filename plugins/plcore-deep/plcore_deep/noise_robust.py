@@ -56,8 +56,8 @@ class FredisLearner(DeepLearner):
                 "change_size": self.change_size, "update_interval": self.update_interval, "lam": self.lam,
                 "alpha": self.alpha}
 
-    def _fit(self, X, S):
-        result = super()._fit(X, S)
+    def _fit(self, X, S, **kwargs):
+        result = super()._fit(X, S, **kwargs)
         self.candidates_ = result.candidates
         self.n_purified_ = result.n_purified
         return result
