@@ -207,6 +207,9 @@ class ProtocolSpec:
         by :meth:`validate` before a run starts.
     check_data : callable, optional
         ``check_data(params, dataset)``: checks that depend on the data (``n_splits <= n``).
+    check_setup : callable, optional
+        ``check_setup(params, setup)``: checks that depend on the run's components (a learner
+        that declares no search space for ``n_draws > 1``), made before the run starts.
     """
 
     name: str
@@ -219,6 +222,7 @@ class ProtocolSpec:
     count_param: str | None = None
     constraints: dict = field(default_factory=dict)
     check_data: Callable | None = None
+    check_setup: Callable | None = None
 
     def config(self) -> dict:
         """The Hydra config node: ``{"name": name, **defaults}``."""

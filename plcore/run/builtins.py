@@ -33,7 +33,8 @@ _TABLE = {"label_column": None, "candidate_column": None, "separator": ";", "ind
 
 @hookimpl
 def plcore_report_writers():
-    return {"reproduction": "plcore.run.report:reproduction_page", "summary": "plcore.run.report:summary_page"}
+    return {"reproduction": "plcore.run.report:reproduction_page", "summary": "plcore.run.report:summary_page",
+            "plench_table": "plcore.run.plench_report:plench_table"}
 
 
 @hookimpl

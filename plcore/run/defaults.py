@@ -24,6 +24,7 @@ PROTOCOL_DEFAULTS = {
     "clustering": {"rho": 0.1, "n_partitions": 10, "splits": "auto", "draw": "stratified", "classes": "present",
                    "preprocessing": "standardize",
                    "preprocessing_by_part": False, "select": dict(SELECT_DEFAULTS)},
+    "plench": {"n_trials": 3, "n_draws": 20, "test_size": 0.1, "validation_size": 0.1, "zscore": "all_rows"},
 }
 
 #: one line per protocol for listings (the first line of the protocol function's docstring)
@@ -32,6 +33,7 @@ PROTOCOL_DESCRIPTIONS = {
     "holdout": "Repeated random train/test splits (``n_repeats`` seeds from ``random_state``).",
     "online": "Online protocol: predict each example before learning from it (test-then-train).",
     "clustering": "Partial-label clustering: a fraction ``rho`` keeps its candidate sets, the rest get all labels.",
+    "plench": "PLENCH's tabular protocol: random hyperparameter draws, checkpoints chosen by CR, AA and the oracle.",
 }
 
 

@@ -164,7 +164,7 @@ def summary_page(runs: Sequence[RunRecord]) -> str:
 
 
 def sweep_table(runs: Sequence[RunRecord], jobs: Sequence = (),
-                metric_keys=("accuracy_mean", "mistake_rate_final_mean", "acc_mean")) -> str:
+                metric_keys=("accuracy_mean", "mistake_rate_final_mean", "acc_mean", "cr_accuracy_mean")) -> str:
     """A plain-text table of a sweep, in job order: one row per job (:class:`~plcore.run.runs.JobRecord`)
     with its run's name, overrides, status and headline metric -- REUSED for a run that
     ``resume=true`` reused, ``(no run)`` for a job that failed before its run existed -- then any
@@ -197,7 +197,8 @@ def main(argv=None) -> int:
     ap.add_argument("--sweep-dir", default=None, help="only runs of this Hydra sweep directory")
     ap.add_argument("--kind", "--writer", dest="kind", default="summary",
                     help="comparison (methods x data sets: tables, tests, critical-difference diagram), summary "
-                         "(any sweep's runs), reproduction, cenda_table, ... (a registered writer) or a dotted path "
+                         "(any sweep's runs), reproduction, plench_table (protocol=plench runs), cenda_table, ... "
+                         "(a registered writer) or a dotted path "
                          "to f(runs) -> markdown")
     ap.add_argument("--out", default=None,
                     help="output markdown file (default: plcore-report.md here; comparison.md for --kind comparison)")

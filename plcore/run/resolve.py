@@ -162,6 +162,8 @@ def resolve_run(cfg, registry: Registry | None = None) -> ResolvedRun:
     if getattr(setup, spec.needs) is None:
         raise ConfigError(f"protocol {pname!r} needs a {spec.needs} (e.g. +{spec.needs}="
                           f"{'plc' if spec.needs == 'clusterer' else 'plknn'})")
+    if spec.check_setup is not None:
+        spec.check_setup(params, setup)
     dataset = _instantiate_plain(cfg.dataset, what="data set")
     if dataset.meta.get("classes_left_out"):
         print(f"note: dataset.class_coverage={cfg.dataset.class_coverage} keeps {dataset.n_classes} classes "

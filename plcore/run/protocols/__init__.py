@@ -1,29 +1,33 @@
-"""Evaluation protocols: k-fold, holdout, online (test-then-train) and partial-label clustering.
+"""Evaluation protocols: k-fold, holdout, online (test-then-train), partial-label clustering and
+PLENCH's tabular protocol (random draws, checkpoints selected by CR, AA and the oracle).
 
-One module per protocol (``_kfold``, ``_holdout``, ``_online``, ``_clustering``), each with its
-function and its :class:`~plcore.registry.ProtocolSpec`; k-fold and holdout share one fold loop
+One module per protocol (``_kfold``, ``_holdout``, ``_online``, ``_clustering``, ``_plench``),
+each with its function and its :class:`~plcore.registry.ProtocolSpec`; k-fold and holdout share one fold loop
 (``_splits``); what every protocol shares -- :class:`Setup`, :class:`ProtocolResult`, candidate
 sets from exact labels -- is in ``_shared``.
 
 Preprocessing (``standardize`` | ``minmax`` | ``none``) is always fitted on the training
-part only, as the first step of the evaluated pipeline.
+part only, as the first step of the evaluated pipeline; ``plench`` z-scores over all rows by
+default, as PLENCH does (``zscore=train_rows``: on the rows the learner fits on).
 """
 
 from __future__ import annotations
 
-from plcore.run.protocols import _clustering, _holdout, _kfold, _online
+from plcore.run.protocols import _clustering, _holdout, _kfold, _online, _plench
 from plcore.run.protocols._clustering import clustering, clustering_partitions, stratified_mask
 from plcore.run.protocols._holdout import holdout
 from plcore.run.protocols._kfold import kfold
 from plcore.run.protocols._online import online, prequential
+from plcore.run.protocols._plench import plench, plench_split, zscored
 from plcore.run.protocols._shared import ProtocolResult, Setup, apply_bags, bags_apply
 
 __all__ = ["Setup", "ProtocolResult",
-           "bags_apply", "apply_bags", "prequential", "kfold", "holdout", "online", "clustering", "PROTOCOLS",
+           "bags_apply", "apply_bags", "prequential", "kfold", "holdout", "online", "clustering", "plench",
+           "plench_split", "zscored", "PROTOCOLS",
            "default_config", "clustering_partitions", "stratified_mask"]
 
 #: the built-in protocols by name, as the registry knows them (``protocol=<name>``)
-PROTOCOLS = {module.SPEC.name: module.SPEC for module in (_kfold, _holdout, _online, _clustering)}
+PROTOCOLS = {module.SPEC.name: module.SPEC for module in (_kfold, _holdout, _online, _clustering, _plench)}
 
 
 def default_config(name: str) -> dict:
