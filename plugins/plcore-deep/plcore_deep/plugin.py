@@ -122,7 +122,10 @@ PLENCH_SPACES["pico_plus"] = {**PLENCH_SPACES["pico"], "pure_ratio": [0.6, 0.8, 
 #: DIRK's targets are its teacher's, which starts from its own random draw and follows the
 #: student at moco_m = 0.99 per step: after the conformance fit's 160 steps the initial draw still
 #: weighs 0.99^160 = 0.2, enough to anchor the 100 rows on its preferences; at 0.9 it is gone
-_TEST_OVERRIDES = {"cavl": {"hidden_layer_sizes": (64,)}, "dirk": {"moco_m": 0.9},
+#: The queue learners (PiCO, DIRK, ALIM, PiCO+) run the suite with a queue of 256 keys: the
+#: default 8192 makes every step a (batch x 8192) contrastive product, minutes per learner.
+_TEST_OVERRIDES = {"cavl": {"hidden_layer_sizes": (64,)}, "dirk": {"moco_m": 0.9, "queue_size": 256},
+                   "pico": {"queue_size": 256},
                    # ALIM's adjusted pseudo-labels start within the short test run; a short queue keeps
                    # its contrastive and mixup terms fast (8192 keys: 4 minutes for the suite)
                    "alim": {"start_epoch": 10, "queue_size": 256},
