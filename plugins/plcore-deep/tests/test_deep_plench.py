@@ -51,9 +51,9 @@ def test_the_preset_composes(tmp_path):
 
 def test_a_tiny_plench_run_through_the_app(tmp_path):
     out = _plcore(["+learner=proden", "learner.n_epochs=2", "learner.hidden_layer_sizes=[32]", "learner.device=cpu",
-                   "protocol=plench", "protocol.n_draws=2", "protocol.n_trials=2", "dataset=ecoli", "tracking=none"],
+                   "protocol=plench", "protocol.n_draws=2", "protocol.n_trials=2", "dataset=digits", "tracking=none"],
                   tmp_path)
     assert out.returncode == 0, out.stderr
-    assert "[plench ecoli] trial 1 (2 of 2 done) cr_accuracy=" in out.stderr
+    assert "[plench digits] trial 1 (2 of 2 done) cr_accuracy=" in out.stderr
     last = out.stdout.strip().splitlines()[-1].split()
     assert [kv.split("=")[0] for kv in last] == list(PROTOCOLS["plench"].summary_keys)
