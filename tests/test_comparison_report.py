@@ -15,7 +15,8 @@ _T = iter(range(10**6))
 def _run(method, dataset, steps, *, protocol="kfold", seed="0", fingerprint=None, params=None, overrides=None,
          extra_steps=None):
     """A finished run as load_runs returns it, its per-split metric(s) already read."""
-    metric = {"kfold": "accuracy", "holdout": "accuracy", "online": "mistake_rate_final", "clustering": "acc"}[protocol]
+    metric = {"kfold": "accuracy", "holdout": "accuracy", "online": "mistake_rate_final", "clustering": "acc",
+              "plench": "cr_accuracy"}[protocol]
     tags = {"protocol": protocol, "dataset": dataset, "seed": seed,
             "dataset.fingerprint": fingerprint or f"fp-{dataset}",
             "overrides": overrides or f"+learner={method} dataset={dataset}"}
@@ -133,6 +134,14 @@ def test_clustering_compares_acc_and_nmi(tmp_path):
     assert set(report.comparisons) == {"acc", "nmi"}
     assert report.comparisons["nmi"].mean[("a", "d1")] == pytest.approx(SCORES[("a", "d1")].mean() / 2)
     assert (tmp_path / "clu_cd_nmi.svg").exists()
+
+
+def test_plench_compares_the_label_free_selections_per_trial(tmp_path):
+    runs = [_run(m, d, v, protocol="plench", extra_steps={"aa_accuracy": v + 0.01}) for (m, d), v in SCORES.items()]
+    report = comparison_report(runs, tmp_path / "plench.md")
+    assert set(report.comparisons) == {"cr_accuracy", "aa_accuracy"}
+    assert report.comparisons["aa_accuracy"].mean[("a", "d1")] == pytest.approx(SCORES[("a", "d1")].mean() + 0.01)
+    assert "5 trials" in (tmp_path / "plench.md").read_text()
 
 
 def test_two_methods_get_no_diagram_but_a_table(tmp_path):

@@ -39,7 +39,9 @@ __all__ = ["METRICS", "ComparisonReport", "compared_runs", "comparison_report", 
 #: per protocol: the per-split metrics compared, and whether greater is better
 METRICS = {"kfold": (("accuracy", True),), "holdout": (("accuracy", True),),
            "online": (("mistake_rate_final", False),),  # the mistake rate at the last trial of each run
-           "clustering": (("acc", True), ("nmi", True))}
+           "clustering": (("acc", True), ("nmi", True)),
+           # the test accuracy of the checkpoint each label-free criterion selects, per trial
+           "plench": (("cr_accuracy", True), ("aa_accuracy", True))}
 
 #: protocol settings that do not change the splits (a method may set them as it likes)
 _NOT_SPLITS = ("protocol.preprocessing", "protocol.reduced_preprocessing", "protocol.fit_reducer_on",
@@ -329,8 +331,8 @@ def _rebuild_command(sweep_dir, experiment, reference, error, alpha) -> str:
 
 
 def _step_word(protocol: str) -> str:
-    return {"kfold": "folds", "holdout": "repeats", "online": "runs", "clustering": "partitions"}.get(protocol,
-                                                                                                       "splits")
+    return {"kfold": "folds", "holdout": "repeats", "online": "runs", "clustering": "partitions",
+            "plench": "trials"}.get(protocol, "splits")
 
 
 def _section(c: Comparison, name: str, what: str, error: str, diagram: list, *, chosen: bool = False) -> str:
