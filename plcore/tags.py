@@ -58,6 +58,13 @@ class PLLTags:
         that epoch's model; with a callback every epoch runs (no early stopping) and the fitted
         model is the last epoch's. ``protocol=plench`` then selects among the epochs (a
         checkpoint each); a learner without the tag is one checkpoint, its fitted model.
+    path_params : tuple of str, default=()
+        Learners: parameters whose values one fit serves together (scikit-learn's ``RidgeCV``
+        idea): ``fit_path(X, S, points)`` takes a list of ``{param: value}`` dicts over these
+        parameters and returns one fitted learner per dict, each predicting as
+        ``clone(self).set_params(**point).fit(X, S)`` does (PL-KNN: one neighbour search at the
+        largest ``k`` serves every ``k``). Nested selection (``protocol.select``) then fits the
+        learner once per other grid point and inner fold (:mod:`plcore.run.shared_search`).
     """
 
     accepts_sparse_candidates: bool = False
@@ -68,6 +75,7 @@ class PLLTags:
     learns_from_labels: bool = False
     noisy_candidates: bool = False
     epoch_checkpoints: bool = False
+    path_params: tuple = ()
 
 
 @dataclass

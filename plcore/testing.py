@@ -233,6 +233,37 @@ def check_epoch_checkpoints(name, estimator):
     _assert_close(seen[-1][1], est.predict(X), f"{name}: the fitted model is not the last epoch's checkpoint")
 
 
+def check_fit_path(name, estimator):
+    """Learners tagged ``path_params``: ``fit_path(X, S, points)`` returns one fitted learner per
+    point, each with the point's parameters and predicting as its own fit does (what the shared
+    search, :mod:`plcore.run.shared_search`, relies on to select as scikit-learn's search does)."""
+    params = get_pll_tags(estimator).path_params
+    if not params:
+        return
+    assert hasattr(estimator, "fit_path"), f"{name}: tagged path_params {params} but has no fit_path"
+    from sklearn.model_selection import ParameterGrid
+
+    space = {}
+    for param in params:
+        declared = estimator.get_params(deep=False)[param]
+        values = [v for v in _PATH_VALUES.get(param, []) if v != declared]
+        space[param] = [declared] + values[:2]
+    points = list(ParameterGrid(space))
+    X, S, _ = make_pl_data(n_samples=60, random_state=3)
+    fitted = _set_seed(estimator).fit_path(X[:40], S[:40], points)
+    assert len(fitted) == len(points), f"{name}: fit_path returned {len(fitted)} learners for {len(points)} points"
+    for point, learner in zip(points, fitted):
+        own = _set_seed(estimator).set_params(**point).fit(X[:40], S[:40])
+        assert learner.get_params() == own.get_params(), f"{name}: fit_path's learner for {point} has other parameters"
+        _assert_close(learner.predict(X[40:]), own.predict(X[40:]), f"{name}: fit_path's learner for {point} "
+                      "predicts otherwise than its own fit")
+
+
+#: values the fit_path check tries, beside the declared one
+_PATH_VALUES = {"k": [1, 3, 7], "weights": ["linear", "uniform"], "k_max": [5, 12], "c": [0.25, 1.0],
+                "delta": [0.1, 0.5]}
+
+
 def check_parameter_constraints(name, estimator):
     """Every constructor parameter is declared in ``_parameter_constraints`` and the
     estimator's own parameters satisfy them (one validation mechanism)."""
@@ -371,8 +402,8 @@ def check_pll_tags(name, estimator):
         assert not (pll.needs_features or pll.corrupts_existing_labels or pll.noisy_candidates), (
             f"{name}: needs_features / corrupts_existing_labels / noisy_candidates are bag-generator tags")
     if not isinstance(estimator, BaseLearner):
-        assert not (pll.online or pll.exact_label_baseline or pll.epoch_checkpoints), (
-            f"{name}: online / exact_label_baseline / epoch_checkpoints are learner tags")
+        assert not (pll.online or pll.exact_label_baseline or pll.epoch_checkpoints or pll.path_params), (
+            f"{name}: online / exact_label_baseline / epoch_checkpoints / path_params are learner tags")
 
 
 def check_reducer_keeps_rows(name, estimator):
@@ -535,7 +566,8 @@ _COMMON_CHECKS = (check_parameter_constraints, check_param_validation, check_pll
 _PREPROCESSOR_CHECKS = (check_parameter_constraints, check_param_validation)
 _LEARNER_CHECKS = _COMMON_CHECKS + (check_candidate_matrix_dense_and_sparse, check_predictions_in_classes,
                    check_scores_shape, check_confidences, check_learns_on_separable_data,
-                   check_partial_fit_stream, check_epoch_checkpoints, check_deterministic_under_seed,
+                   check_partial_fit_stream, check_epoch_checkpoints, check_fit_path,
+                   check_deterministic_under_seed,
                    check_clone_and_pickle,
                    check_bad_input_raises, check_extreme_features_refused, check_data_limits_refused)
 _REDUCER_CHECKS = _COMMON_CHECKS + (check_candidate_matrix_dense_and_sparse, check_reducer_keeps_rows,

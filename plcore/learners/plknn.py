@@ -12,14 +12,16 @@ Votes are one sparse (n_query x n_train, k entries a row) by candidate-matrix pr
 
 from __future__ import annotations
 
+import copy
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from plcore.base import BaseLearner
-from plcore.neighbors import METRIC_CONSTRAINT, NeighborIndex
+from plcore.neighbors import METRIC_CONSTRAINT, NeighborIndex, SharedQueries
 from plcore.utils import dense_candidates, vote_confidences
 from plcore.validation import Integral, Interval, StrOptions
 
@@ -93,6 +95,7 @@ class PlKnnLearner(BaseLearner):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.pll_tags.accepts_sparse_candidates = True
+        tags.pll_tags.path_params = ("k", "weights")
         return tags
 
     def _fit(self, X, S):
@@ -103,6 +106,33 @@ class PlKnnLearner(BaseLearner):
         self._S = S.tocsr() if sp.issparse(S) else S
         self._nn = NeighborIndex(X, metric=self.metric, n_jobs=self.n_jobs)
         self.confidences_ = self._loo_confidences()
+
+    def fit_path(self, X, y, points):
+        """One fitted learner per ``{k, weights}`` dict of ``points`` (tag ``path_params``), each
+        predicting as ``clone(self).set_params(**point).fit(X, y)``: one index and one
+        leave-one-out search at the largest ``k`` serve them all, and they share their query
+        searches (:class:`plcore.neighbors.SharedQueries`)."""
+        unknown = sorted({p for point in points for p in point} - {"k", "weights"})
+        if unknown:
+            raise ValueError(f"PlKnnLearner.fit_path searches k and weights only, got {', '.join(unknown)}")
+        k_max = max(int(point.get("k", self.k)) for point in points)
+        base = clone(self).set_params(k=k_max)
+        with warnings.catch_warnings():  # the cap is said by each learner below, as its own fit would
+            warnings.simplefilter("ignore", UserWarning)
+            base.fit(X, y)
+        shared = SharedQueries(base._nn, base.n_neighbors_)
+        fitted = []
+        for point in points:
+            learner = copy.copy(base).set_params(**{"k": self.k, "weights": self.weights, **point})
+            learner.n_neighbors_ = min(int(learner.k), base._S.shape[0])
+            if learner.n_neighbors_ < learner.k:
+                warnings.warn(f"PlKnnLearner: k={learner.k} is larger than the training set "
+                              f"(n={base._S.shape[0]}); using k={learner.n_neighbors_} neighbours",
+                              UserWarning, stacklevel=2)
+            learner._nn = shared
+            learner.confidences_ = learner._loo_confidences()
+            fitted.append(learner)
+        return fitted
 
     def _loo_confidences(self):
         S = self._S

@@ -126,8 +126,8 @@ import numpy as np
 
 from plcore.validation import StrOptions
 
-__all__ = ["NeighborIndex", "kneighbors", "choose_algorithm", "staged_search", "ALGORITHMS", "METRICS",
-           "METRIC_CONSTRAINT"]
+__all__ = ["NeighborIndex", "SharedQueries", "kneighbors", "choose_algorithm", "staged_search", "ALGORITHMS",
+           "METRICS", "METRIC_CONSTRAINT"]
 
 ALGORITHMS = ("auto", "brute", "brute32", "kd_tree", "ball_tree", "faiss_brute", "hnsw")
 #: the exact algorithms (every one but the approximate ``"hnsw"``)
@@ -298,6 +298,48 @@ class NeighborIndex:
             dist, ind = _sort_rows(*self._nn.kneighbors(None if self_query else Xq, n_neighbors=k))
         ind = ind.astype(np.intp, copy=False)
         return (dist, ind) if return_distance else ind
+
+
+class SharedQueries:
+    """A :class:`NeighborIndex` whose searches several fitted learners share (one per ``k`` of a
+    grid, :func:`plcore.learners.plknn.PlKnnLearner.fit_path`).
+
+    Each new query set (``None``: the training points against themselves) is searched once, at
+    ``max(k_max, n_neighbors)``; a search of the same queries for fewer neighbours is its prefix.
+    Rows come ordered by (distance, index), so the prefix is what a search for ``k`` returns
+    (up to exact distance ties at the ``k``-th neighbour, which any two searches may break
+    differently). The last query set is kept (compared by value: a learner's input validation
+    may copy it), so memory is one ``(m, k_max)`` result.
+    """
+
+    def __init__(self, index: NeighborIndex, k_max: int):
+        self.index = index
+        self.k_max = int(k_max)
+        self._key = self._dist = self._ind = None
+
+    def __getattr__(self, name):  # n_samples_, algorithm_, metric: the wrapped index's
+        if name == "index":
+            raise AttributeError(name)
+        return getattr(self.index, name)
+
+    def kneighbors(self, X=None, n_neighbors=None, return_distance=True):
+        """As :meth:`NeighborIndex.kneighbors`, from the shared search where it covers the query."""
+        if n_neighbors is None:
+            raise TypeError("kneighbors() needs n_neighbors")
+        k = int(n_neighbors)
+        query = None if X is None else np.asarray(X, dtype=np.float64)
+        if not (self._ind is not None and k <= self._ind.shape[1] and self._same(query)):
+            n_avail = self.index.n_samples_ - (1 if X is None else 0)
+            k_search = min(max(self.k_max, k), n_avail) if k <= n_avail else k   # too many: index's error
+            self._dist, self._ind = self.index.kneighbors(query, n_neighbors=k_search)
+            self._key = None if query is None else query.copy()
+        dist, ind = self._dist[:, :k], self._ind[:, :k]
+        return (dist, ind) if return_distance else ind
+
+    def _same(self, query) -> bool:
+        if query is None or self._key is None:
+            return query is None and self._key is None
+        return query.shape == self._key.shape and np.array_equal(query, self._key)
 
 
 def kneighbors(X_train, X=None, n_neighbors=None, *, return_distance=True, metric="euclidean",

@@ -11,7 +11,7 @@ __all__ = ["SELECT_DEFAULTS", "PROTOCOL_DEFAULTS", "PROTOCOL_DESCRIPTIONS", "pro
 
 #: ``protocol.select``: nested, label-free hyperparameter selection (:mod:`plcore.run.selection`)
 SELECT_DEFAULTS = {"method": "none", "space": None, "scoring": "covering_rate", "cv": 3, "n_iter": 10,
-                   "missing": "error"}
+                   "missing": "error", "shared": True}
 
 PROTOCOL_DEFAULTS = {
     "kfold": {"n_splits": 10, "shuffle": True, "preprocessing": "standardize", "fit_reducer_on": "train",

@@ -18,6 +18,10 @@ outer step as ``selected.<component>.<parameter>``.
     n_iter: 10                       # random: candidates drawn from the space
     missing: error                   # skip: drop space keys this run's components lack (sweeps
                                      # over several learners); nothing left = no selection
+    shared: true                     # fit together what the candidates share where the learner
+                                     # offers it (its path_params, e.g. PL-KNN's k: one neighbour
+                                     # search for every k; plcore.run.shared_search); the same
+                                     # selections as false (scikit-learn's search, every point alone)
 """
 
 from __future__ import annotations
@@ -79,6 +83,8 @@ def check_select(select, setup, registry=None) -> dict:
         raise ConfigError(f"protocol.select.method must be none, grid, random or oracle, got {select['method']!r}")
     if select["missing"] not in ("error", "skip"):
         raise ConfigError(f"protocol.select.missing must be error or skip, got {select['missing']!r}")
+    if not isinstance(select["shared"], bool):
+        raise ConfigError(f"protocol.select.shared must be true or false, got {select['shared']!r}")
     if select["method"] == "none":
         return select
     if not isinstance(select["cv"], int) or isinstance(select["cv"], bool) or select["cv"] < 2:
@@ -141,6 +147,16 @@ def make_search(pipe, select: dict, random_state, n_jobs=None):
 
     space = {_pipeline_key(pipe, k): sampler(v) for k, v in select["space"].items()}
     inner = KFold(n_splits=select["cv"], shuffle=True, random_state=random_state)
+    if select["shared"]:
+        from plcore.run.shared_search import SharedSearchCV, path_keys
+
+        path = path_keys(pipe, space)
+        if path:   # the learner fits these together: once per other point and inner fold
+            from sklearn.model_selection import ParameterGrid, ParameterSampler
+
+            points = (ParameterGrid(space) if select["method"] == "grid" else
+                      ParameterSampler(space, n_iter=select["n_iter"], random_state=random_state))
+            return SharedSearchCV(pipe, list(points), path, get_scorer(select["scoring"]), inner)
     common = dict(scoring=get_scorer(select["scoring"]), cv=inner, refit=True, error_score="raise", n_jobs=n_jobs)
     if select["method"] == "grid":
         return GridSearchCV(pipe, space, **common)
