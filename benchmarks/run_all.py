@@ -62,6 +62,7 @@ EXPECTED: tuple[tuple[str, ...], ...] = (
     ("saute",),
     ("plc",),
     ("deep",),
+    ("selection_speed",),
 )
 
 #: never run as a contributing module (this command itself)

@@ -130,9 +130,16 @@ class PlKnnLearner(BaseLearner):
                               f"(n={base._S.shape[0]}); using k={learner.n_neighbors_} neighbours",
                               UserWarning, stacklevel=2)
             learner._nn = shared
-            learner.confidences_ = learner._loo_confidences()
+            del learner.confidences_   # computed when first read (__getattr__): a search reads predictions only
             fitted.append(learner)
         return fitted
+
+    def __getattr__(self, name):
+        """A :meth:`fit_path` learner's ``confidences_``, computed when first read."""
+        if name == "confidences_" and "_nn" in self.__dict__:
+            self.confidences_ = self._loo_confidences()
+            return self.confidences_
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _loo_confidences(self):
         S = self._S

@@ -1,0 +1,136 @@
+"""Nested selection through the shared path against scikit-learn's search, side by side.
+
+Run from the repository root::
+
+    OMP_NUM_THREADS=1 PLCORE_DATA_HOME=../shared/datasets .venv/bin/python benchmarks/selection_speed.py [--quick]
+
+Each row runs the same nested, label-free selection twice on the same folds: k-fold over the
+data set (``--quick``: 3 outer folds, else 10), in every training part a grid scored by the
+covering rate over 3 inner folds, no refit; once with ``protocol.select.shared=true`` (the
+default: the steps before the learner fitted once per other grid point and inner fold, the
+learner once for all the values it fits together, ``plcore.run.shared_search``) and once with
+``shared=false`` (scikit-learn's ``GridSearchCV``, every point fitted alone). It checks that both
+chose the same values and gave the same accuracies, and prints a markdown table::
+
+    | learner | configurations | shared (s) | one at a time (s) | ratio | same selections |
+
+Data: lost (1122 rows, 108 features, 16 classes) from ``PLCORE_DATA_HOME``; without it, the
+embedded digits with uniform candidate sets (r = 3). ``table_rows`` gives ``benchmarks/run_all.py``
+its rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import numpy as np
+
+#: (name, learner, reducer or None, grid over the protocol's keys, goal). With a reducer, its fits
+#: dominate and the shared path fits it once per reducer point instead of once per point of the
+#: whole grid: the ratio is bounded by the learner's values per reducer point (4 here)
+CASES = (
+    ("PL-KNN", "plknn", None,
+     {"learner.k": [1, 3, 5, 10, 15, 20, 30, 50], "learner.weights": ["linear", "uniform"]}, 5.0),
+    ("CENDA + PL-KNN", "plknn", "cenda",
+     {"reducer.thr": [0.99, 0.999], "reducer.mu": [0.2, 0.5], "learner.k": [3, 5, 10, 20]}, 3.0),
+)
+
+
+def _dataset(data_home):
+    from plcore.datasets import load_dataset
+
+    if data_home and os.path.isdir(data_home):
+        try:
+            return "lost", load_dataset("lost", data_home=data_home)
+        except Exception:  # noqa: BLE001 -- fall back to the embedded data below
+            pass
+    from sklearn.datasets import load_digits
+
+    from plcore.data import PLDataset
+    from plcore.datasets.bags import UniformBags
+
+    X, y = load_digits(return_X_y=True)
+    return "digits (r = 3)", PLDataset(X, UniformBags(r=3).generate(y, random_state=0), y)
+
+
+def _setup(learner, reducer):
+    from plcore.registry import get_registry
+    from plcore.run.protocols import Setup
+
+    registry = get_registry()
+    return Setup(learner=registry.create("learner", learner),
+                 reducer=registry.create("reducer", reducer) if reducer else None)
+
+
+def _run(setup, ds, space, shared, n_splits):
+    from plcore.run.protocols import kfold
+
+    select = {"method": "grid", "space": space, "cv": 3, "shared": shared}
+    t0 = time.perf_counter()
+    res = kfold(setup, ds, n_splits=n_splits, select=select, refit=False, progress=False)
+    seconds = time.perf_counter() - t0
+    chosen = [tuple(sorted((k, v) for k, v in s.items() if k.startswith("selected."))) for s in res.steps]
+    return seconds, chosen, [s["accuracy"] for s in res.steps]
+
+
+def measure(quick: bool = True, data_home=None, cases=CASES):
+    """One dict per case: seconds shared and one at a time, their ratio, whether they agree."""
+    name, ds = _dataset(data_home)
+    n_splits = 3 if quick else 10
+    rows = []
+    for label, learner, reducer, space, goal in cases:
+        try:
+            setup = _setup(learner, reducer)
+        except Exception as err:  # noqa: BLE001 -- a plugin not installed: say so in the row
+            rows.append({"label": label, "error": f"{type(err).__name__}: {err}", "goal": goal})
+            continue
+        configurations = int(np.prod([len(v) for v in space.values()]))
+        t_shared, chose_shared, acc_shared = _run(setup, ds, space, True, n_splits)
+        t_alone, chose_alone, acc_alone = _run(setup, ds, space, False, n_splits)
+        rows.append({"label": label, "data": name, "configurations": configurations, "shared": t_shared,
+                     "alone": t_alone, "ratio": t_alone / t_shared, "goal": goal, "outer": n_splits,
+                     "same": chose_shared == chose_alone and acc_shared == acc_alone})
+    return rows
+
+
+def table_rows(quick: bool = True) -> list[dict]:
+    """Rows for ``benchmarks/run_all.py``."""
+    out = []
+    for r in measure(quick, os.environ.get("PLCORE_DATA_HOME")):
+        if "error" in r:
+            out.append({"method": f"{r['label']} nested selection", "measure": "not measured", "ratio": float("nan"),
+                        "goal": f">= {r['goal']:g}x", "met": False, "note": r["error"]})
+            continue
+        out.append({
+            "method": f"{r['label']} nested selection, shared vs GridSearchCV",
+            "measure": f"{r['data']}, {r['outer']} outer x 3 inner folds, {r['configurations']} configurations: "
+                       f"shared {r['shared']:.1f} s vs one at a time {r['alone']:.1f} s",
+            "ratio": float(r["ratio"]), "goal": f">= {r['goal']:g}x", "met": bool(r["ratio"] >= r["goal"] and r["same"]),
+            "note": "same selections and accuracies" if r["same"] else "SELECTIONS DIFFER",
+        })
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="3 outer folds (else 10)")
+    ap.add_argument("--data-home", default=os.environ.get("PLCORE_DATA_HOME"))
+    args = ap.parse_args(argv)
+    rows = measure(args.quick, args.data_home)
+    print(f"Nested selection (covering rate, 3 inner folds), OMP_NUM_THREADS="
+          f"{os.environ.get('OMP_NUM_THREADS', 'unset')}, {os.cpu_count()} CPU(s)\n")
+    print("| learner | configurations | shared (s) | one at a time (s) | ratio | same selections |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        if "error" in r:
+            print(f"| {r['label']} | – | – | – | – | not measured: {r['error']} |")
+            continue
+        print(f"| {r['label']} ({r['data']}, {r['outer']} outer folds) | {r['configurations']} | {r['shared']:.2f} | "
+              f"{r['alone']:.2f} | {r['ratio']:.1f}x | {'yes' if r['same'] else 'NO'} |")
+    return 0 if all(r.get("same", False) for r in rows) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
