@@ -33,8 +33,13 @@ import numpy as np
 CASES = (
     ("PL-KNN", "plknn", None,
      {"learner.k": [1, 3, 5, 10, 15, 20, 30, 50], "learner.weights": ["linear", "uniform"]}, 5.0),
+    # its declared grid (c x delta x k_max): one fit and one search per query set serve all 12
+    ("A-kNN", "aknn", None, {"learner.c": [0.25, 0.5, 1.0], "learner.delta": [0.1, 0.5], "learner.k_max": [20, 50]},
+     5.0),
     ("CENDA + PL-KNN", "plknn", "cenda",
-     {"reducer.thr": [0.99, 0.999], "reducer.mu": [0.2, 0.5], "learner.k": [3, 5, 10, 20]}, 3.0),
+     {"reducer.thr": [0.99, 0.999], "reducer.mu": [0.2, 0.5], "learner.k": [3, 5, 10, 20]}, 5.0),
+    # its declared grid; alpha shares the graph of each k (bound: 4 alphas per k)
+    ("IPAL", "ipal", None, {"learner.k": [5, 10, 15], "learner.alpha": [0.5, 0.8, 0.95, 0.99]}, 1.0),
 )
 
 
@@ -107,7 +112,8 @@ def table_rows(quick: bool = True) -> list[dict]:
             "method": f"{r['label']} nested selection, shared vs GridSearchCV",
             "measure": f"{r['data']}, {r['outer']} outer x 3 inner folds, {r['configurations']} configurations: "
                        f"shared {r['shared']:.1f} s vs one at a time {r['alone']:.1f} s",
-            "ratio": float(r["ratio"]), "goal": f">= {r['goal']:g}x", "met": bool(r["ratio"] >= r["goal"] and r["same"]),
+            "ratio": float(r["ratio"]), "goal": f">= {r['goal']:g}x, same selections",
+            "met": bool(r["ratio"] >= r["goal"] and r["same"]),
             "note": "same selections and accuracies" if r["same"] else "SELECTIONS DIFFER",
         })
     return out

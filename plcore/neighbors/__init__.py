@@ -126,7 +126,7 @@ import numpy as np
 
 from plcore.validation import StrOptions
 
-__all__ = ["NeighborIndex", "SharedQueries", "kneighbors", "choose_algorithm", "staged_search", "ALGORITHMS",
+__all__ = ["NeighborIndex", "SharedQueries", "LastQueryCache", "kneighbors", "choose_algorithm", "staged_search", "ALGORITHMS",
            "METRICS", "METRIC_CONSTRAINT"]
 
 ALGORITHMS = ("auto", "brute", "brute32", "kd_tree", "ball_tree", "faiss_brute", "hnsw")
@@ -340,6 +340,22 @@ class SharedQueries:
         if query is None or self._key is None:
             return query is None and self._key is None
         return query.shape == self._key.shape and np.array_equal(query, self._key)
+
+
+class LastQueryCache:
+    """What several fitted learners compute alike from one query set (IPAL's neighbours and
+    reconstruction weights of the queries, shared by its ``fit_path`` learners): the result for
+    the last query set, kept and compared by value."""
+
+    def __init__(self):
+        self._key = self._value = None
+
+    def get(self, X, compute):
+        """``compute(X)``, or its kept result when ``X`` equals the last query set."""
+        X = np.asarray(X)
+        if not (self._key is not None and X.shape == self._key.shape and np.array_equal(X, self._key)):
+            self._value, self._key = compute(X), X.copy()
+        return self._value
 
 
 def kneighbors(X_train, X=None, n_neighbors=None, *, return_distance=True, metric="euclidean",

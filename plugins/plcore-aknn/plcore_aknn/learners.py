@@ -15,12 +15,15 @@ every ``k`` from cumulative candidate counts (:mod:`plcore_aknn._rules`).
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
+from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from plcore.base import BaseLearner
 from plcore.learners.plknn import weighted_votes
-from plcore.neighbors import METRIC_CONSTRAINT, NeighborIndex, staged_search
+from plcore.neighbors import METRIC_CONSTRAINT, NeighborIndex, SharedQueries, staged_search
 from plcore.utils import uniform_confidences, vote_confidences
 from plcore.validation import Integral, Interval, Real, StrOptions
 
@@ -51,12 +54,44 @@ class _AdaptiveKnnBase(BaseLearner):
         **_SEARCH,
     }
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.pll_tags.path_params = ("c", "delta", "k_max")
+        return tags
+
     def _fit(self, X, S):
         n = X.shape[0]
         self.n_train_ = n
         self.n_neighbors_ = min(int(self.k_max), n)
         self._S = S
         self._nn = NeighborIndex(X, metric=self.metric, n_jobs=self.n_jobs)
+        self._loo_confidences()
+
+    def fit_path(self, X, y, points):
+        """One fitted learner per ``{c, delta, k_max}`` dict of ``points`` (tag ``path_params``),
+        each predicting as ``clone(self).set_params(**point).fit(X, y)``: one index serves them
+        all, and each query set is searched once, to the largest ``k_max``
+        (:class:`plcore.neighbors.SharedQueries`; the rules at ``k`` read the ``k`` nearest)."""
+        unknown = sorted({p for point in points for p in point} - {"c", "delta", "k_max"})
+        if unknown:
+            raise ValueError(f"{type(self).__name__}.fit_path searches c, delta and k_max only, "
+                             f"got {', '.join(unknown)}")
+        base = clone(self).set_params(k_max=max(int(point.get("k_max", self.k_max)) for point in points))
+        base.fit(X, y)
+        shared = SharedQueries(base._nn, base.n_neighbors_)
+        fitted = []
+        for point in points:
+            learner = copy.copy(base).set_params(**{"c": self.c, "delta": self.delta, "k_max": self.k_max, **point})
+            learner.n_neighbors_ = min(int(learner.k_max), base.n_train_)
+            learner._nn = shared
+            learner.STAGE_K = learner.n_neighbors_   # one search per query set, the shared one
+            learner._loo_confidences()
+            fitted.append(learner)
+        return fitted
+
+    def _loo_confidences(self):
+        """``confidences_``: the candidate counts of each training row's nearest other rows."""
+        n = self.n_train_
         k_loo = min(self.n_neighbors_, n - 1)
         if k_loo >= 1:
             ind = self._nn.kneighbors(None, n_neighbors=k_loo, return_distance=False)

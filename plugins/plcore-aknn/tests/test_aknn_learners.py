@@ -137,3 +137,46 @@ def test_predict_with_k_supports_a_subclass_that_predicts_through_it(cls):
     np.testing.assert_array_equal(est.predict(X[:5]), labels)
     np.testing.assert_array_equal(labels, cls().fit(X, S).predict(X[:5]))
     assert used.shape == (5,) and np.all(used >= 1)
+
+
+# ----------------------------------------------------------------------------- shared selection
+@pytest.mark.parametrize("cls", [AknnLearner, AknnMulticlassLearner])
+def test_fit_path_learners_predict_as_their_own_fits(cls):
+    """One index and one search per query set, to the largest k_max, for every (c, delta,
+    k_max): each learner's predictions, decision k and confidences are its own fit's."""
+    from plcore.testing import make_pl_data
+
+    X, S, _ = make_pl_data(n_samples=150, r=2, n_classes=4, random_state=7, cluster_std=3.5)
+    X_test = make_pl_data(n_samples=60, r=2, n_classes=4, random_state=8, cluster_std=3.5)[0]
+    points = [{"c": c, "delta": d, "k_max": k} for c in (0.25, 1.0) for d in (0.1, 0.5) for k in (5, 20, 500)]
+    fitted = cls().fit_path(X, S, points)
+    for point, learner in zip(points, fitted):
+        own = cls().set_params(**point).fit(X, S)
+        assert learner.get_params() == own.get_params() and learner.n_neighbors_ == own.n_neighbors_
+        for a, b in zip(learner.predict_with_k(X_test), own.predict_with_k(X_test)):
+            np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(learner.confidences_, own.confidences_)
+    assert len({tuple(m.predict(X_test)) for m in fitted}) > 1   # the points differ here
+    with pytest.raises(ValueError, match="c, delta and k_max only"):
+        cls().fit_path(X, S, [{"metric": "manhattan"}])
+
+
+def test_shared_search_over_the_declared_grid_selects_as_grid_search_cv():
+    from sklearn.model_selection import GridSearchCV, KFold, ParameterGrid
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from plcore.metrics import get_scorer
+    from plcore.run.shared_search import SharedSearchCV, path_keys
+    from plcore.testing import make_pl_data
+    from plcore_aknn.plugin import AKNN_SEARCH_SPACE
+
+    X, S, _ = make_pl_data(n_samples=150, r=2, n_classes=4, random_state=9, cluster_std=4.0)
+    pipe = make_pipeline(StandardScaler(), AknnLearner())
+    space = {f"aknnlearner__{p}": v for p, v in AKNN_SEARCH_SPACE.items()}
+    cv, scorer = KFold(3, shuffle=True, random_state=0), get_scorer("covering_rate")
+    ref = GridSearchCV(pipe, space, scoring=scorer, cv=cv).fit(X, S)
+    assert sorted(path_keys(pipe, space)) == sorted(space)   # the whole grid shares one fit
+    ours = SharedSearchCV(pipe, list(ParameterGrid(space)), path_keys(pipe, space), scorer, cv).fit(X, S)
+    assert ours.best_params_ == ref.best_params_
+    np.testing.assert_array_equal(ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"])

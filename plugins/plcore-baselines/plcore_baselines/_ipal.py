@@ -99,6 +99,29 @@ def propagate(HT, F0, S, alpha, n_iter):
     return F
 
 
+def propagate_path(HT, F0, S, alphas, n_iters):
+    """:func:`propagate` for several ``(alpha, n_iter)`` at once: the confidences of every alpha
+    stacked side by side, one sparse product per iteration for all of them, each ``F`` kept at
+    its ``n_iter``. Each result equals ``propagate(HT, F0, S, alpha, n_iter)`` to the bit (the
+    sparse product and the row sums treat every column block alike); returns them in order."""
+    alphas = np.asarray(alphas, dtype=np.float64)
+    n, q = F0.shape
+    groups = sorted(set(alphas.tolist()))
+    a = np.array(groups)[None, :, None]
+    F = np.repeat(F0[:, None, :], len(groups), axis=1)                       # (n, A, q)
+    mask = np.asarray(S, dtype=bool)[:, None, :]
+    wanted = {(alpha, int(t)) for alpha, t in zip(alphas.tolist(), n_iters)}
+    out = {(alpha, 0): F0 for alpha, t in wanted if t == 0}
+    for it in range(1, max(int(t) for t in n_iters) + 1):
+        HF = np.asarray(HT @ F.reshape(n, -1)).reshape(n, len(groups), q)
+        Ft = np.where(mask, a * HF + (1.0 - a) * F0[:, None, :], 0.0)
+        F = Ft / Ft.sum(axis=2, keepdims=True)
+        for j, alpha in enumerate(groups):
+            if (alpha, it) in wanted:
+                out[(alpha, it)] = F[:, j, :].copy()
+    return [out[(alpha, int(t))] for alpha, t in zip(alphas.tolist(), n_iters)]
+
+
 def class_mass_normalise(F, F0):
     """Eqs. (6)-(7): scale class ``c`` by ``sum_i F0[i, c] / sum_i F[i, c]``; rows renormalised.
 

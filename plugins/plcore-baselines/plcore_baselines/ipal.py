@@ -31,18 +31,21 @@ paper (Bao, Hang & Zhang, KDD 2021, Section 4.1).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from plcore.base import BaseLearner
-from plcore.neighbors import NeighborIndex
+from plcore.neighbors import LastQueryCache, NeighborIndex
 from plcore.utils import normalise_rows, uniform_confidences
 from plcore.validation import Integral, Interval, Real, StrOptions
 
-from plcore_baselines._ipal import batched_nnls, class_mass_normalise, propagate, reconstruction_errors
+from plcore_baselines._ipal import (batched_nnls, class_mass_normalise, propagate, propagate_path,
+                                    reconstruction_errors)
 from plcore_baselines._nnls import neighbour_nnls
 
 __all__ = ["IpalLearner"]
@@ -130,41 +133,83 @@ class IpalLearner(BaseLearner):
             return batched_nnls(X, R, neighbours, self._osqp())
         return neighbour_nnls(X, R, neighbours)
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.pll_tags.path_params = ("alpha", "max_iter")
+        return tags
+
     def _fit(self, X, S):
+        self._fit_graph(X, S)
+        self._disambiguate(_transition(self.weights_), S)
+        return self
+
+    def _fit_graph(self, X, S):
+        """What does not depend on alpha: the rows (row-normalised), the graph, the index."""
         if self.row_normalize:
             X = normalise_rows(X)                                           # authors' normr
-        n, q = S.shape
-        F0 = uniform_confidences(S)                                         # Eq. (3)
+        self.weights_ = self._graph(X)
+        self._X = X
+        self._q = S.shape[1]
+        self._nn = NeighborIndex(X, n_jobs=self.n_jobs)
+        self._n_neighbors = min(int(self.k), X.shape[0])
+
+    def _graph(self, X):
+        """Eq. (1): row ``i`` holds the NNLS weights of ``x_i`` on its ``k`` nearest rows (``W^T``)."""
+        n = X.shape[0]
         k_graph = min(int(self.k), n - 1)
-        if k_graph >= 1:
-            nbr = NeighborIndex(X, n_jobs=self.n_jobs).kneighbors(None, k_graph, return_distance=False)
-            w, _, _ = self._nnls(X, X, nbr)                                   # Eq. (1)
-            self.weights_ = sp.csr_matrix(
-                (w.ravel(), nbr.ravel(), np.arange(0, n * k_graph + 1, k_graph)), shape=(n, n))
-        else:
-            self.weights_ = sp.csr_matrix((n, n))
-        # H = W D^-1 (D = column sums of W = row sums of weights_), so H^T = D^-1 weights_
-        d = np.asarray(self.weights_.sum(axis=1)).ravel()
-        inv = np.divide(1.0, d, out=np.zeros_like(d), where=d > 0)
-        HT = sp.diags(inv) @ self.weights_
-        F = propagate(HT.tocsr(), F0, S, float(self.alpha), self.max_iter)  # Eqs. (4)-(5)
+        if k_graph < 1:
+            return sp.csr_matrix((n, n))
+        nbr = NeighborIndex(X, n_jobs=self.n_jobs).kneighbors(None, k_graph, return_distance=False)
+        w, _, _ = self._nnls(X, X, nbr)
+        return sp.csr_matrix((w.ravel(), nbr.ravel(), np.arange(0, n * k_graph + 1, k_graph)), shape=(n, n))
+
+    def _disambiguate(self, HT, S, F=None):
+        """Eqs. (3)-(7): propagation from the uniform ``F0`` (or its result ``F``, given) and
+        class-mass normalisation."""
+        F0 = uniform_confidences(S)                                         # Eq. (3)
+        if F is None:
+            F = propagate(HT, F0, S, float(self.alpha), self.max_iter)      # Eqs. (4)-(5)
         self.propagated_confidences_ = F
         self.n_iter_ = int(self.max_iter)
         self.confidences_ = class_mass_normalise(F, F0)                      # Eqs. (6)-(7)
         self.disambiguated_ = np.argmax(self.confidences_, axis=1)
-        self._X = X
-        self._q = q
-        self._nn = NeighborIndex(X, n_jobs=self.n_jobs)
-        self._n_neighbors = min(int(self.k), n)
-        return self
+
+    def fit_path(self, X, y, points):
+        """One fitted learner per ``{alpha, max_iter}`` dict of ``points`` (tag ``path_params``),
+        each predicting as ``clone(self).set_params(**point).fit(X, y)``: the graph of Eq. (1)
+        is solved once and every point propagates on it together (``propagate_path``: one sparse
+        product per iteration for all alphas); the queries' neighbours and Eq. (8)
+        weights, which do not depend on alpha, are computed once per query set."""
+        unknown = sorted({p for point in points for p in point} - {"alpha", "max_iter"})
+        if unknown:
+            raise ValueError(f"IpalLearner.fit_path searches alpha and max_iter only, got {', '.join(unknown)}")
+        base = clone(self).set_params(**points[0])
+        X, S = base._validate_fit(X, y)
+        base._fit_graph(X, S)
+        learners = [copy.copy(base).set_params(**{"alpha": self.alpha, "max_iter": self.max_iter, **point})
+                    for point in points]
+        Fs = propagate_path(_transition(base.weights_), uniform_confidences(S), S,
+                            [float(m.alpha) for m in learners], [int(m.max_iter) for m in learners])
+        queries = LastQueryCache()
+        fitted = []
+        for learner, F in zip(learners, Fs):
+            learner._disambiguate(None, S, F)
+            learner._queries = queries
+            fitted.append(learner)
+        return fitted
 
     def _scores(self, X):
         """Negative reconstruction errors of Eq. (8), shape (n, q); argmax = prediction."""
         if self.row_normalize:
             X = normalise_rows(X)
-        nbr = self._nn.kneighbors(X, self._n_neighbors, return_distance=False)
-        w, G, b = self._nnls(X, self._X, nbr)
+        queries = self.__dict__.get("_queries")
+        nbr, w, G, b = self._query_weights(X) if queries is None else queries.get(X, self._query_weights)
         return -reconstruction_errors(X, w, G, b, self.disambiguated_[nbr], self._q)
+
+    def _query_weights(self, X):
+        """The queries' ``k`` nearest training rows and their Eq. (8) NNLS weights, Gram blocks, ``N x``."""
+        nbr = self._nn.kneighbors(X, self._n_neighbors, return_distance=False)
+        return (nbr, *self._nnls(X, self._X, nbr))
 
     def reconstruction_errors(self, X):
         """Per-class reconstruction errors of Eq. (8) for the rows of ``X``, shape (n, q).
@@ -173,3 +218,11 @@ class IpalLearner(BaseLearner):
         """
         check_is_fitted(self)
         return -self._scores(self._validate_predict(X))
+
+
+def _transition(weights):
+    """``H^T = D^-1 weights`` (Eq. 2: ``H = W D^-1``, ``D`` the column sums of ``W``, which are the
+    row sums of ``weights = W^T``): ``(H^T F)_i`` is the weighted mean of the neighbours' ``F``."""
+    d = np.asarray(weights.sum(axis=1)).ravel()
+    inv = np.divide(1.0, d, out=np.zeros_like(d), where=d > 0)
+    return (sp.diags(inv) @ weights).tocsr()

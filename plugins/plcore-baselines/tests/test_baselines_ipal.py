@@ -166,3 +166,49 @@ def test_learns_on_digits_well_above_candidate_frequency():
     assert baseline < 0.2
     assert acc >= 0.9 and acc >= baseline + 0.6
 
+
+
+# ----------------------------------------------------------------------------- shared selection
+def test_fit_path_learners_equal_their_own_fits_and_share_the_graph(monkeypatch):
+    """One Eq. (1) graph for every alpha and max_iter: each learner's confidences, weights and
+    predictions are its own fit's, to the bit; the queries' NNLS runs once per query set."""
+    X, S, _ = make_pl_data(n_samples=120, r=2, n_classes=4, random_state=4, cluster_std=3.0)
+    X_test = make_pl_data(n_samples=40, r=2, n_classes=4, random_state=5, cluster_std=3.0)[0]
+    points = [{"alpha": a, "max_iter": t} for a in (0.5, 0.8, 0.95) for t in (10, 100)]
+    import plcore_baselines.ipal as ipal
+
+    calls = []
+    real = ipal.neighbour_nnls
+    monkeypatch.setattr(ipal, "neighbour_nnls", lambda *a: calls.append(a[0].shape[0]) or real(*a))
+    fitted = IpalLearner(k=8).fit_path(X, S, points)
+    preds = [learner.reconstruction_errors(X_test) for learner in fitted]
+    assert calls == [120, 40]     # the graph once, the test rows once
+    monkeypatch.setattr(ipal, "neighbour_nnls", real)
+    for point, learner, errors in zip(points, fitted, preds):
+        own = IpalLearner(k=8).set_params(**point).fit(X, S)
+        assert learner.get_params() == own.get_params()
+        np.testing.assert_array_equal(learner.confidences_, own.confidences_)
+        np.testing.assert_array_equal(learner.disambiguated_, own.disambiguated_)
+        assert (learner.weights_ != own.weights_).nnz == 0
+        np.testing.assert_array_equal(errors, own.reconstruction_errors(X_test))
+    assert len({tuple(learner.disambiguated_) for learner in fitted}) > 1   # alpha matters here
+    with pytest.raises(ValueError, match="alpha and max_iter only"):
+        IpalLearner().fit_path(X, S, [{"k": 3}])
+
+
+def test_shared_search_over_k_and_alpha_selects_as_grid_search_cv():
+    from sklearn.model_selection import GridSearchCV, KFold, ParameterGrid
+    from sklearn.pipeline import make_pipeline
+
+    from plcore.metrics import get_scorer
+    from plcore.run.shared_search import SharedSearchCV, path_keys
+
+    X, S, _ = make_pl_data(n_samples=150, r=2, n_classes=4, random_state=6, cluster_std=3.5)
+    pipe = make_pipeline(StandardScaler(), IpalLearner())
+    space = {"ipallearner__k": [5, 10], "ipallearner__alpha": [0.5, 0.8, 0.95, 0.99]}
+    cv, scorer = KFold(3, shuffle=True, random_state=0), get_scorer("covering_rate")
+    ref = GridSearchCV(pipe, space, scoring=scorer, cv=cv).fit(X, S)
+    ours = SharedSearchCV(pipe, list(ParameterGrid(space)), path_keys(pipe, space), scorer, cv).fit(X, S)
+    assert path_keys(pipe, space) == ["ipallearner__alpha"]
+    assert ours.best_params_ == ref.best_params_
+    np.testing.assert_array_equal(ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"])
