@@ -1,0 +1,114 @@
+"""Where the seconds of MLflow tracking go in one run, phase by phase (issue 44, item 4).
+
+Run from the repository root (nothing else running)::
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/tracking_cost.py [--rounds 5]
+
+Each round is a fresh interpreter (a run's own process pays every phase once) that does what a
+tracked ``python -m plcore`` run does beyond an untracked one, timing each phase in order, on an
+existing SQLite store in a temporary folder (created by one untimed round first):
+
+1. ``import mlflow`` (the package: its ``__init__`` imports much of MLflow);
+2. the SQLAlchemy store's module (``mlflow.store.tracking.sqlalchemy_store``: SQLAlchemy, the ORM
+   models, alembic);
+3. the store opened and checked (``MlflowClient(...).get_experiment_by_name``: engine, schema check);
+4. a run created, its ~60 parameters, tags and metrics logged in batches, and ended;
+5. the fitted pipeline (PL-KNN on digits) saved as an MLflow model (skops, signature, pinned
+   requirements: ``plcore.tracking.models.save_model``) and uploaded (``log_saved_model``).
+
+Prints the median and best of each phase over the rounds and their total.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+_CHILD = r"""
+import json, sys, time
+t = {}
+t0 = time.perf_counter()
+from sklearn.datasets import load_digits
+from plcore import PlKnnLearner
+from plcore.datasets.bags import UniformBags
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+X, y = load_digits(return_X_y=True)
+S = UniformBags(r=3).generate(y, random_state=0)
+pipe = make_pipeline(StandardScaler(), PlKnnLearner()).fit(X, S)
+uri = sys.argv[1]
+t1 = time.perf_counter()
+import mlflow
+t["import mlflow"] = time.perf_counter() - t1
+t1 = time.perf_counter()
+import mlflow.store.tracking.sqlalchemy_store  # noqa: F401
+t["import the SQLAlchemy store"] = time.perf_counter() - t1
+t1 = time.perf_counter()
+from mlflow.tracking import MlflowClient
+client = MlflowClient(tracking_uri=uri)
+exp = client.get_experiment_by_name("cost") or client.get_experiment(client.create_experiment("cost"))
+t["open and check the store"] = time.perf_counter() - t1
+t1 = time.perf_counter()
+from mlflow.entities import Metric, Param, RunTag
+run = client.create_run(exp.experiment_id, tags={"mlflow.runName": "cost"})
+now = int(time.time() * 1000)
+params = [Param(f"group.param_{i}", str(i)) for i in range(60)]
+client.log_batch(run.info.run_id, params=params, tags=[RunTag(f"tag_{i}", "x") for i in range(10)])
+client.log_batch(run.info.run_id, metrics=[Metric(f"fold/m_{i}", 0.5, now, s) for i in range(4) for s in range(10)])
+client.set_terminated(run.info.run_id, "FINISHED")
+t["create, log and end the run"] = time.perf_counter() - t1
+t1 = time.perf_counter()
+import tempfile, pathlib
+from plcore.registry import model_packages, pip_requirements
+from plcore.tracking.models import log_saved_model, save_model
+with tempfile.TemporaryDirectory() as d:
+    model = {"pipeline": pipe, "X_example": X[:5], "classes": list(range(10)), "requirements": pip_requirements(),
+             "packages": model_packages()}
+    save_model(model, pathlib.Path(d) / "model")
+    t["save the model (skops, signature)"] = time.perf_counter() - t1
+    t1 = time.perf_counter()
+    log_saved_model(client, run.info.run_id, pathlib.Path(d) / "model")
+    t["upload the model"] = time.perf_counter() - t1
+print(json.dumps(t))
+"""
+
+
+def rounds(n: int) -> dict[str, list[float]]:
+    """Phase -> seconds of each timed round (after one untimed round that creates the store)."""
+    env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
+    out: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory(prefix="plcore-tracking-cost-") as tmp:
+        uri = f"sqlite:///{Path(tmp) / 'mlflow.db'}"
+        for i in range(n + 1):
+            proc = subprocess.run([sys.executable, "-c", _CHILD, uri], capture_output=True, text=True, env=env,
+                                  cwd=tmp, check=True)
+            if i:
+                for phase, seconds in json.loads(proc.stdout.strip().splitlines()[-1]).items():
+                    out.setdefault(phase, []).append(seconds)
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args(argv)
+    times = rounds(args.rounds)
+    print(f"MLflow {__import__('mlflow').__version__}, {args.rounds} fresh interpreters, existing SQLite store, "
+          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}\n")
+    print("| phase | median (s) | best (s) |")
+    print("|---|---|---|")
+    for phase, ts in times.items():
+        print(f"| {phase} | {statistics.median(ts):.2f} | {min(ts):.2f} |")
+    totals = [sum(ts[i] for ts in times.values()) for i in range(args.rounds)]
+    print(f"| **total** | {statistics.median(totals):.2f} | {min(totals):.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
