@@ -141,6 +141,8 @@ def _evaluate_split(setup, X, S, y, train, test, preprocessing, step, prediction
     predictions.extend(_prediction_rows(step, test, y, pred, scores, classes))
     out = {"step": step, "accuracy": accuracy(y[test], pred), "transductive_accuracy": trans,
            "fit_time": t1 - t0, "predict_time": t2 - t1, **selected}
+    if getattr(final, "n_threads_", None) is not None:   # the CPU threads a learner chose (plcore-deep)
+        out["n_threads"] = int(final.n_threads_)
     if setup.reducer is not None:  # the reducer is the step before the learner
         reducer = fitted_reducer(pipe.steps[-2][1])
         out["n_components"] = getattr(reducer, "n_components_", None)
@@ -168,6 +170,9 @@ def _evaluate_splits(name, setup, tasks, *, desc, feed_truth, preprocessing, red
     for key in ("accuracy", "transductive_accuracy", "fit_time", "predict_time", "n_components",
                 "reducer_transductive_accuracy"):
         _mean_std(result.steps, key, result.summary)
+    threads = sorted({s["n_threads"] for s in result.steps if s.get("n_threads") is not None})
+    if threads:
+        result.params["learner.n_threads_used"] = ", ".join(map(str, threads))
     if refit_data is not None:
         ds = refit_data()
         S_learner = _singletons(ds.y_true, ds.n_classes) if feed_truth else None

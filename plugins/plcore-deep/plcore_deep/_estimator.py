@@ -12,6 +12,7 @@ no PyTorch object is stored, and reading a learner runs no code from the file.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 
@@ -92,6 +93,12 @@ class DeepLearner(BaseLearner):
         PLENCH's CR and AA.
     device : str, default="auto"
         ``"cpu"``, ``"cuda"``, ``"cuda:<i>"`` or ``"auto"`` (CUDA if available).
+    n_threads : int or "auto", default="auto"
+        PyTorch's CPU threads during the fit. ``"auto"``: one thread when a training step is
+        small (below ``plcore_deep._threads.SMALL_STEP_FLOPS``, as the tabular networks' steps
+        are: more threads do not shorten them, and two fits side by side would fight over the
+        cores), else the cores this process may use (its affinity, capped by
+        ``OMP_NUM_THREADS``). The count used is ``n_threads_``.
     random_state : int, RandomState or None, default=None
     """
 
@@ -114,13 +121,14 @@ class DeepLearner(BaseLearner):
         "tol": [Interval(Real, 0, None, closed="left")],
         "scoring": [StrOptions(set(_SCORES))],
         "device": [str],
+        "n_threads": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "random_state": ["random_state"],
     }
 
     def __init__(self, *, network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200,
                  batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9,
                  lr_schedule="constant", early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
-                 scoring="partial_log_likelihood", device="auto", random_state=None):
+                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
         self.network = network
         self.hidden_layer_sizes = hidden_layer_sizes
         self.batch_norm = batch_norm
@@ -137,6 +145,7 @@ class DeepLearner(BaseLearner):
         self.tol = tol
         self.scoring = scoring
         self.device = device
+        self.n_threads = n_threads
         self.random_state = random_state
 
     def _method_params(self) -> dict:
@@ -181,10 +190,21 @@ class DeepLearner(BaseLearner):
     def _train(self, X, S, *, early_stopping=None, on_epoch=None):
         """One run of the shared loop with this learner's method and settings (``on_epoch``:
         :func:`plcore_deep._loop.train`'s per-epoch hook ``on_epoch(epoch, network)``)."""
-        from plcore_deep import _loop
+        from plcore_deep import _loop, _threads
 
-        return _loop.train(X, S, self._make_method(), self._loop_config(X, early_stopping=early_stopping),
-                          iterations=iterations, desc=type(self).__name__.removesuffix("Learner"), on_epoch=on_epoch)
+        config = self._loop_config(X, early_stopping=early_stopping)
+        self.n_threads_ = None
+        if config.device.type != "cpu":    # on CUDA the CPU threads are left as they are
+            threads = contextlib.nullcontext()
+        else:
+            batch = _loop.batch_size_for(config.batch_size, X.shape[0])
+            flops = _threads.step_flops(config.network, X.shape[1], S.shape[1], config.hidden_layer_sizes,
+                                        min(batch, X.shape[0]))
+            self.n_threads_ = _threads.choose_threads(self.n_threads, flops)
+            threads = _threads.torch_threads(self.n_threads_)
+        with threads:
+            return _loop.train(X, S, self._make_method(), config, iterations=iterations,
+                               desc=type(self).__name__.removesuffix("Learner"), on_epoch=on_epoch)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -45,7 +45,7 @@ class PicoLearner(DeepLearner):
                  network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128,
                  learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant",
                  early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
-                 scoring="partial_log_likelihood", device="auto", random_state=None):
+                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
         super().__init__(**shared_parameters(locals()))
         self.feat_dim = feat_dim
         self.queue_size = queue_size
@@ -98,7 +98,7 @@ class AbleLearner(DeepLearner):
                  network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128,
                  learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant",
                  early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
-                 scoring="partial_log_likelihood", device="auto", random_state=None):
+                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
         super().__init__(**shared_parameters(locals()))
         self.feat_dim = feat_dim
         self.loss_weight = loss_weight
@@ -143,7 +143,7 @@ class DirkLearner(DeepLearner):
                  network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128,
                  learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant",
                  early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
-                 scoring="partial_log_likelihood", device="auto", random_state=None):
+                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
         super().__init__(**shared_parameters(locals()))
         self.feat_dim = feat_dim
         self.queue_size = queue_size

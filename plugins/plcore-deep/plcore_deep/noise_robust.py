@@ -39,7 +39,7 @@ class FredisLearner(DeepLearner):
                  lam=10.0, alpha=1.0, network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200,
                  batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9,
                  lr_schedule="constant", early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
-                 scoring="partial_log_likelihood", device="auto", random_state=None):
+                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
         super().__init__(**shared_parameters(locals()))
         self.theta = theta
         self.inc = inc
@@ -88,7 +88,7 @@ class AlimLearner(PicoLearner):
                  batch_norm=False, n_epochs=200, batch_size=128, learning_rate=1e-3, weight_decay=1e-5,
                  optimizer="adam", momentum=0.9, lr_schedule="constant", early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=20, tol=1e-4, scoring="partial_log_likelihood",
-                 device="auto", random_state=None):
+                 device="auto", n_threads="auto", random_state=None):
         super().__init__(feat_dim=feat_dim, queue_size=queue_size, moco_m=moco_m, proto_m=proto_m,
                          temperature=temperature, loss_weight=loss_weight, prot_start=prot_start, conf_ema=conf_ema,
                          noise_scale=noise_scale, augmentation=augmentation, **shared_parameters(locals()))
@@ -135,7 +135,7 @@ class PicoPlusLearner(PicoLearner):
                  augmentation="auto", network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200,
                  batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9,
                  lr_schedule="constant", early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
-                 scoring="partial_log_likelihood", device="auto", random_state=None):
+                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
         super().__init__(feat_dim=feat_dim, queue_size=queue_size, moco_m=moco_m, proto_m=proto_m,
                          temperature=temperature, loss_weight=loss_weight, prot_start=prot_start, conf_ema=conf_ema,
                          noise_scale=noise_scale, augmentation=augmentation, **shared_parameters(locals()))

@@ -136,7 +136,7 @@ _TEST_OVERRIDES = {"cavl": {"hidden_layer_sizes": (64,)}, "dirk": {"moco_m": 0.9
 #: the constructor parameters every learner shares (the training loop's), and each one's own
 _COMMON = {"batch_norm": False, "batch_size": 128, "device": "auto", "early_stopping": False,
            "hidden_layer_sizes": (500,), "learning_rate": 0.001, "lr_schedule": "constant", "momentum": 0.9,
-           "network": "mlp", "n_epochs": 200, "n_iter_no_change": 20,
+           "network": "mlp", "n_epochs": 200, "n_iter_no_change": 20, "n_threads": "auto",
            "optimizer": "adam", "random_state": None, "scoring": "partial_log_likelihood", "tol": 0.0001,
            "validation_fraction": 0.1, "weight_decay": 1e-05}
 _OWN = {"lws": {"beta": 2.0},
