@@ -63,6 +63,7 @@ EXPECTED: tuple[tuple[str, ...], ...] = (
     ("plc",),
     ("deep",),
     ("selection_speed",),
+    ("deep_threads",),
 )
 
 #: never run as a contributing module (this command itself)
