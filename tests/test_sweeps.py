@@ -162,3 +162,22 @@ def test_the_comparison_names_every_failed_run_and_job(tmp_path):
         assert sum("FAILED (run " in i and "deliberate failure inside fit" in i for i in items) == 2
         assert sum("before its run existed: data set 'lost' not found" in i for i in items) == 2
     assert "## Not compared" in proc.stdout  # the console text too
+
+
+def test_the_run_key_leaves_out_how_a_run_is_carried_out():
+    """A run's key (what ``resume=true`` matches) ignores the worker and thread counts, at any
+    depth, and follows every setting that changes what is computed."""
+    from omegaconf import OmegaConf
+
+    from plcore.run.resolve import ResolvedRun
+
+    class Data:
+        def fingerprint(self):
+            return "digits"
+
+    def key(seed=0, **learner):
+        cfg = OmegaConf.create({"learner": {"k": 3, **learner}, "seed": seed, "protocol": {"n_jobs": 1}})
+        return ResolvedRun(cfg, None, None, Data(), {}).key()
+
+    assert key() == key(n_threads=2) == key(n_threads="auto") == key(n_jobs=-1)
+    assert len({key(), key(k=5), key(seed=1)}) == 3

@@ -16,7 +16,7 @@ from plcore.registry import ProtocolSpec, Registry, get_registry
 __all__ = ["OPTIONAL_KINDS", "ResolvedRun", "build_setup", "describe_setup", "resolve_run", "run_name"]
 
 #: settings that do not change what a run computes: left out of its key (:meth:`ResolvedRun.key`)
-_NOT_IN_KEY = frozenset({"tracking", "progress", "resume", "report", "hydra", "n_jobs"})
+_NOT_IN_KEY = frozenset({"tracking", "progress", "resume", "report", "hydra", "n_jobs", "n_threads"})
 
 #: the kinds a run may leave out (``+learner=``, ...; each has a ``none`` option)
 OPTIONAL_KINDS = ("learner", "reducer", "clusterer", "bags")
@@ -112,7 +112,8 @@ class ResolvedRun:
     def key(self) -> str:
         """A digest of the resolved settings and the data's fingerprint (candidate sets included):
         two runs with the same key compute the same thing. Settings that change only how a run
-        is carried out (tracking, progress, ``n_jobs``, reports) are left out."""
+        is carried out (tracking, progress, ``n_jobs``, a deep learner's ``n_threads``, reports)
+        are left out."""
         from omegaconf import OmegaConf
 
         def keep(node):
