@@ -8,7 +8,8 @@ learner once for all the group's values (its ``fit_path``: one neighbour search 
 ``k`` serves every ``k``). It scores, ranks and refits as ``GridSearchCV`` (and
 ``RandomizedSearchCV``, whose draws it takes from the same ``ParameterSampler``) does, so it
 selects the same values; :func:`plcore.run.selection.make_search` uses it where it applies and
-``GridSearchCV`` otherwise.
+``GridSearchCV`` otherwise. It runs in the calling process (the shared fits are its speed-up; a
+search's ``n_jobs`` applies to scikit-learn's path only).
 """
 
 from __future__ import annotations
