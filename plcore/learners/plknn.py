@@ -53,6 +53,12 @@ def weighted_votes(distances, indices, S, weights="linear") -> np.ndarray:
     return votes.toarray() if sp.issparse(votes) else np.asarray(votes)
 
 
+def _warn_capped(k, n, stacklevel):
+    """The one warning of a ``k`` above the training set's ``n`` rows (``k = n`` is used)."""
+    warnings.warn(f"PlKnnLearner: k={k} is larger than the training set (n={n}); using k={n} neighbours",
+                  UserWarning, stacklevel=stacklevel)
+
+
 class PlKnnLearner(BaseLearner):
     """Partial-label k-nearest neighbours (PL-KNN).
 
@@ -101,8 +107,7 @@ class PlKnnLearner(BaseLearner):
     def _fit(self, X, S):
         self.n_neighbors_ = min(int(self.k), X.shape[0])
         if self.n_neighbors_ < self.k:  # capped (scikit-learn's checks fit tiny data), but said once per fit
-            warnings.warn(f"PlKnnLearner: k={self.k} is larger than the training set (n={X.shape[0]}); "
-                          f"using k={self.n_neighbors_} neighbours", UserWarning, stacklevel=3)
+            _warn_capped(self.k, X.shape[0], stacklevel=4)
         self._S = S.tocsr() if sp.issparse(S) else S
         self._nn = NeighborIndex(X, metric=self.metric, n_jobs=self.n_jobs)
         self.confidences_ = self._loo_confidences()
@@ -126,9 +131,7 @@ class PlKnnLearner(BaseLearner):
             learner = copy.copy(base).set_params(**{"k": self.k, "weights": self.weights, **point})
             learner.n_neighbors_ = min(int(learner.k), base._S.shape[0])
             if learner.n_neighbors_ < learner.k:
-                warnings.warn(f"PlKnnLearner: k={learner.k} is larger than the training set "
-                              f"(n={base._S.shape[0]}); using k={learner.n_neighbors_} neighbours",
-                              UserWarning, stacklevel=2)
+                _warn_capped(learner.k, base._S.shape[0], stacklevel=3)
             learner._nn = shared
             del learner.confidences_   # computed when first read (__getattr__): a search reads predictions only
             fitted.append(learner)
