@@ -21,7 +21,7 @@ from torch import nn
 from plcore_deep._methods import candidate_posterior
 from plcore_deep._networks import build_lenet, build_network
 
-__all__ = ["LoopConfig", "State", "Result", "train", "batch_size_for"]
+__all__ = ["LoopConfig", "State", "Result", "train", "prepare", "final_confidences", "batch_size_for"]
 
 
 @dataclass(frozen=True)
@@ -134,7 +134,11 @@ def train(X: np.ndarray, S: np.ndarray, method, config: LoopConfig, *, iteration
         return _train(X, S, method, config, iterations, desc, on_epoch)
 
 
-def _train(X, S, method, config: LoopConfig, iterations, desc, on_epoch) -> Result:
+def prepare(X: np.ndarray, S: np.ndarray, method, config: LoopConfig):
+    """What a fit starts from, drawn from ``config.seed`` in a fixed order (the batch-order
+    generator, the initial network, the early-stopping split): ``(state, given, val_rows)``,
+    ``given`` the candidate sets as given (a method may refine ``state.S``: POP, FREDIS). Called
+    inside :func:`train`'s forked generator; :mod:`plcore_deep._stacked` starts from it too."""
     n, q = S.shape
     device = config.device
     rng = np.random.RandomState(config.seed)
@@ -146,7 +150,7 @@ def _train(X, S, method, config: LoopConfig, iterations, desc, on_epoch) -> Resu
     model.to(device)
     Xt = torch.from_numpy(X.astype(np.float32)).to(device)
     St = torch.from_numpy(S.astype(np.float32)).to(device)
-    given = St.clone()                  # the sets as given: a method may refine state.S (POP, FREDIS)
+    given = St.clone()
     rows = np.arange(n)
     val = np.empty(0, dtype=np.int64)
     if config.early_stopping:
@@ -154,12 +158,38 @@ def _train(X, S, method, config: LoopConfig, iterations, desc, on_epoch) -> Resu
         perm = rng.permutation(n)
         val, rows = np.sort(perm[:n_val]), np.sort(perm[n_val:])
     train_rows = torch.as_tensor(rows, device=device)
-    val_rows = torch.as_tensor(val, device=device)
     W = method.initial_confidences(St)
-    n_train = len(rows)
-    batch_size = batch_size_for(config.batch_size, n_train)
+    batch_size = batch_size_for(config.batch_size, len(rows))
+    state = State(model, Xt, St, W, train_rows, batch_size, n_epochs=config.n_epochs, generator=gen, config=config)
+    return state, given, torch.as_tensor(val, device=device)
+
+
+@torch.no_grad()
+def final_confidences(logits: torch.Tensor, given: torch.Tensor, W: torch.Tensor, train_rows: torch.Tensor,
+                      has_confidences: bool) -> np.ndarray:
+    """Every row's confidences on its given candidate set (float64, rows summing to 1): a method's
+    weights ``W`` restricted to the set on the training rows (POP's purified sets are subsets,
+    FREDIS's refined ones need not be); held-out rows, methods without confidences (CC) and rows
+    whose weights left the given set (FREDIS, ALIM) take the posterior of the final ``logits``
+    on the candidates."""
+    conf = candidate_posterior(logits, given)
+    if has_confidences:
+        trained = W[train_rows] * given[train_rows]
+        total = trained.sum(dim=1, keepdim=True)
+        conf[train_rows] = torch.where(total > 0, trained / total, conf[train_rows])
+    conf = conf.double().cpu().numpy()                 # rows sum to 1 in float64, not only float32
+    return conf / conf.sum(axis=1, keepdims=True)
+
+
+def _train(X, S, method, config: LoopConfig, iterations, desc, on_epoch) -> Result:
+    n = S.shape[0]
+    device = config.device
+    state, given, val_rows = prepare(X, S, method, config)
+    model, Xt, St, train_rows, batch_size, gen = (state.model, state.X, state.S, state.train, state.batch_size,
+                                                   state.generator)
+    val = val_rows.cpu().numpy()
+    n_train = len(train_rows)
     n_epochs = config.n_epochs
-    state = State(model, Xt, St, W, train_rows, batch_size, n_epochs=n_epochs, generator=gen, config=config)
     extra = method.setup(state)
     params = list(model.parameters()) + [p for module in extra for p in module.parameters()]
     opt = _optimizer(config.optimizer, params, config.learning_rate, config.weight_decay, config.momentum)
@@ -210,18 +240,8 @@ def _train(X, S, method, config: LoopConfig, iterations, desc, on_epoch) -> Resu
     if best_state is not None:
         model.load_state_dict(best_state)
     model.eval()
-    # the rows' confidences on their given candidate sets (a method's weights restricted to them:
-    # POP's purified sets are subsets, FREDIS's refined ones need not be); held-out rows, methods
-    # without confidences (CC) and rows whose weights left the given set (FREDIS, ALIM) take the
-    # final model's posterior on the candidates
-    with torch.no_grad():
-        conf = candidate_posterior(state.logits_of(torch.arange(n, device=device)), given)
-        if method.has_confidences:
-            trained = state.W[train_rows] * given[train_rows]
-            total = trained.sum(dim=1, keepdim=True)
-            conf[train_rows] = torch.where(total > 0, trained / total, conf[train_rows])
-    conf = conf.double().cpu().numpy()                 # rows sum to 1 in float64, not only float32
-    result.confidences = conf / conf.sum(axis=1, keepdims=True)
+    result.confidences = final_confidences(state.logits_of(torch.arange(n, device=device)), given, state.W,
+                                           train_rows, method.has_confidences)
     result.candidates = St.cpu().numpy() > 0
     result.n_purified = state.n_purified
     result.model = model.to("cpu").double()
