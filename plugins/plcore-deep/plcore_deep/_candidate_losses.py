@@ -72,6 +72,7 @@ class Cc(Method):
     """CC (Feng et al., NeurIPS 2020): :func:`cc_loss`; no confidences."""
 
     has_confidences = False
+    stacks = True
 
     def loss(self, logits, S, W):
         return cc_loss(logits, S)
@@ -176,6 +177,7 @@ class Exp(Method):
     """EXP (Feng et al., ICML 2020): :func:`exp_loss`; no confidences."""
 
     has_confidences = False
+    stacks = True
 
     def loss(self, logits, S, W):
         return exp_loss(logits, S)
@@ -185,6 +187,7 @@ class MclGce(Method):
     """MCL-GCE (Feng et al., ICML 2020): :func:`mcl_gce_loss`; no confidences."""
 
     has_confidences = False
+    stacks = True
 
     def __init__(self, gce_q: float):
         self.gce_q = float(gce_q)
@@ -197,6 +200,7 @@ class MclMse(Method):
     """MCL-MSE (Feng et al., ICML 2020): :func:`mcl_mse_loss`; no confidences."""
 
     has_confidences = False
+    stacks = True
 
     def loss(self, logits, S, W):
         return mcl_mse_loss(logits, S)
@@ -207,6 +211,7 @@ class AbsMae(Method):
     not confidences: the final model's posterior stands in, as for CC."""
 
     has_confidences = False
+    stacks = True
 
     def loss(self, logits, S, W):
         return abs_mae_loss(logits, S)
@@ -216,6 +221,7 @@ class AbsGce(Method):
     """ABS-GCE (Lv et al., TPAMI 2024): :func:`abs_gce_loss`; fixed weights, no confidences."""
 
     has_confidences = False
+    stacks = True
 
     def __init__(self, gce_q: float):
         self.gce_q = float(gce_q)

@@ -140,6 +140,7 @@ class _Complementary(Method):
     """A loss of the complementary pairs alone (``_loss(logits, S)``); no confidences."""
 
     has_confidences = False
+    stacks = True
     _loss = None
 
     def loss(self, logits, S, W):
@@ -197,6 +198,8 @@ class _PriorMethod(Method):
 class Nn(_PriorMethod):
     """NN (Ishida et al., ICML 2019): :func:`nn_loss`."""
 
+    stacks = True
+
     def __init__(self, beta: float = 0.0):
         self.beta = float(beta)
 
@@ -205,7 +208,9 @@ class Nn(_PriorMethod):
 
 
 class Ga(_PriorMethod):
-    """GA (Ishida et al., ICML 2019): :func:`ga_objective`."""
+    """GA (Ishida et al., ICML 2019): :func:`ga_objective`. It does not stack: the objective
+    branches on the batch's values (gradient ascent where a partial risk is negative), which
+    ``vmap`` cannot batch."""
 
     def loss(self, logits, S, W):
         return ga_objective(logits, S, self.prior)

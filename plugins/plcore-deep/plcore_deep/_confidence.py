@@ -82,6 +82,8 @@ class Pop(Proden):
     restart from the averages on what is left. While ``theta < theta_max``, a round that changes
     fewer than 0.01% of the entries raises it by the factor ``1 + inc``."""
 
+    stacks = False                   # its purification is an epoch hook on each model's own history
+
     def __init__(self, warm_up: int, window: int, theta: float, inc: float, theta_max: float):
         self.warm_up, self.window, self.theta, self.inc, self.theta_max = (int(warm_up), int(window), float(theta),
                                                                           float(inc), float(theta_max))

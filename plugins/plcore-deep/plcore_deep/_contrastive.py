@@ -292,6 +292,7 @@ class Able(ConfidenceMethod):
     """
 
     fresh = False
+    stacks = False                   # a projection head of its own
 
     def __init__(self, feat_dim: int, temperature: float, loss_weight: float, noise_scale: float,
                  augmentation: str = "auto"):

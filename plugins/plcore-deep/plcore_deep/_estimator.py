@@ -18,6 +18,7 @@ import inspect
 
 import numpy as np
 from scipy.special import softmax
+from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
@@ -25,7 +26,7 @@ from plcore.base import BaseLearner
 from plcore.exceptions import InvalidParameterError
 from plcore.metrics import approximated_accuracy, covering_rate, partial_log_likelihood
 from plcore.progress import iterations
-from plcore.validation import Integral, Interval, Real, StrOptions
+from plcore.validation import Integral, Interval, Real, StrOptions, validate_params
 
 __all__ = ["DeepLearner", "shared_parameters"]
 
@@ -103,6 +104,9 @@ class DeepLearner(BaseLearner):
     """
 
     _method = ""
+    #: whether the method trains many configurations together (``Method.stacks``; the tag
+    #: ``path_params`` and :meth:`fit_path`); checked against the method by the plugin's tests
+    _stacks = False
 
     _parameter_constraints = {
         "network": [StrOptions({"mlp", "lenet"})],
@@ -187,29 +191,64 @@ class DeepLearner(BaseLearner):
                                         f"(() for the linear model), got {self.hidden_layer_sizes!r}")
         return tuple(int(h) for h in sizes)
 
+    def _threads(self, config, X, S, n_models: int = 1):
+        """The context that sets PyTorch's CPU threads for a fit of ``n_models`` networks
+        together (``n_threads_``; on CUDA the CPU threads are left as they are)."""
+        from plcore_deep import _loop, _threads
+
+        self.n_threads_ = None
+        if config.device.type != "cpu":
+            return contextlib.nullcontext()
+        batch = _loop.batch_size_for(config.batch_size, X.shape[0])
+        flops = _threads.step_flops(config.network, X.shape[1], S.shape[1], config.hidden_layer_sizes,
+                                    min(batch, X.shape[0])) * n_models
+        self.n_threads_ = _threads.choose_threads(self.n_threads, flops)
+        return _threads.torch_threads(self.n_threads_)
+
     def _train(self, X, S, *, early_stopping=None, on_epoch=None):
         """One run of the shared loop with this learner's method and settings (``on_epoch``:
         :func:`plcore_deep._loop.train`'s per-epoch hook ``on_epoch(epoch, network)``)."""
-        from plcore_deep import _loop, _threads
+        from plcore_deep import _loop
 
         config = self._loop_config(X, early_stopping=early_stopping)
-        self.n_threads_ = None
-        if config.device.type != "cpu":    # on CUDA the CPU threads are left as they are
-            threads = contextlib.nullcontext()
-        else:
-            batch = _loop.batch_size_for(config.batch_size, X.shape[0])
-            flops = _threads.step_flops(config.network, X.shape[1], S.shape[1], config.hidden_layer_sizes,
-                                        min(batch, X.shape[0]))
-            self.n_threads_ = _threads.choose_threads(self.n_threads, flops)
-            threads = _threads.torch_threads(self.n_threads_)
-        with threads:
+        with self._threads(config, X, S):
             return _loop.train(X, S, self._make_method(), config, iterations=iterations,
                                desc=type(self).__name__.removesuffix("Learner"), on_epoch=on_epoch)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.pll_tags.epoch_checkpoints = True
+        if self._stacks:
+            tags.pll_tags.path_params = ("learning_rate", "weight_decay")
         return tags
+
+    def fit_path(self, X, y, points):
+        """One fitted learner per ``{learning_rate, weight_decay}`` dict of ``points`` (tag
+        ``path_params``), trained together as one batched network
+        (:func:`plcore_deep._stacked.train_stacked`): each predicts as
+        ``clone(self).set_params(**point).fit(X, y)`` does, to float tolerance, when
+        ``random_state`` fixes the seed (every point starts from the same weights and sees the
+        same batches)."""
+        from plcore_deep import _stacked
+
+        unknown = sorted({p for point in points for p in point} - set(_stacked.STACKED_PARAMS))
+        if unknown:
+            raise ValueError(f"{type(self).__name__}.fit_path searches {' and '.join(_stacked.STACKED_PARAMS)} "
+                             f"only, got {', '.join(unknown)}")
+        fitted = [clone(self).set_params(**point) for point in points]
+        for learner in fitted:
+            validate_params(learner)
+        base = clone(self)
+        X_valid, S = base._validate_fit(X, y)
+        config = base._loop_config(X_valid)
+        with base._threads(config, X_valid, S, n_models=len(points)):
+            results = _stacked.train_stacked(X_valid, S, base._make_method(), config, points, iterations=iterations,
+                                             desc=f"{type(self).__name__.removesuffix('Learner')} x {len(points)}")
+        for learner, result in zip(fitted, results):
+            learner._validate_fit(X, y)
+            learner._set_result(result, X_valid, S)
+            learner.n_threads_ = base.n_threads_
+        return fitted
 
     def fit(self, X, y, *, on_epoch=None):
         """Fit on features ``X`` and labels / candidate matrix ``y``; return self.
@@ -229,6 +268,11 @@ class DeepLearner(BaseLearner):
                 self.network_ = network       # the network in training, in eval mode (see _loop.train)
                 on_epoch(epoch, self)
         result = self._train(X, S, early_stopping=False if on_epoch is not None else None, on_epoch=hook)
+        self._set_result(result, X, S)
+        return result
+
+    def _set_result(self, result, X, S) -> None:
+        """The fitted attributes from a :class:`plcore_deep._loop.Result`."""
         self.network_ = result.model
         self._architecture = {"network": self.network, "n_features": int(X.shape[1]), "n_classes": int(S.shape[1]),
                               "hidden_layer_sizes": list(self._hidden()), "batch_norm": bool(self.batch_norm)}
@@ -237,7 +281,6 @@ class DeepLearner(BaseLearner):
         self.validation_scores_ = result.validation_scores
         self.best_epoch_ = result.best_epoch
         self.n_epochs_ = result.n_epochs
-        return result
 
     def __getstate__(self):
         state = dict(super().__getstate__())  # a copy: the fitted network stays a module

@@ -62,6 +62,11 @@ class Method:
     """
 
     has_confidences = True
+    #: whether many configurations of the method train together (:mod:`plcore_deep._stacked`):
+    #: its step is ``loss(logits, S, W)`` on the batch and, for a :class:`ConfidenceMethod`,
+    #: ``targets(logits, S)``, pure functions vmapped over the models; no module of its own, no
+    #: sampling, no hook overridden but :meth:`setup` (returning no module)
+    stacks = False
 
     def initial_confidences(self, S: torch.Tensor) -> torch.Tensor:
         """The confidences ``W`` before the first step (uniform on the candidates)."""
@@ -99,6 +104,7 @@ class ConfidenceMethod(Method):
     True``, RC, CAVL, LWS)."""
 
     fresh = False
+    stacks = True
 
     def loss(self, logits, S, W):
         return weighted_nll(logits, W)

@@ -17,6 +17,7 @@ class CcLearner(DeepLearner):
     """
 
     _method = "candidate_losses:Cc"
+    _stacks = True
 
 
 class LwsLearner(DeepLearner):
@@ -28,6 +29,7 @@ class LwsLearner(DeepLearner):
     """
 
     _method = "candidate_losses:Lws"
+    _stacks = True
     _parameter_constraints = {**DeepLearner._parameter_constraints,
                               "beta": [Interval(Real, 0, None, closed="left")]}
 
@@ -62,6 +64,7 @@ class ExpLearner(DeepLearner):
     """
 
     _method = "candidate_losses:Exp"
+    _stacks = True
 
 
 class MclGceLearner(DeepLearner):
@@ -88,6 +91,7 @@ class MclGceLearner(DeepLearner):
     """
 
     _method = "candidate_losses:MclGce"
+    _stacks = True
     _parameter_constraints = {**DeepLearner._parameter_constraints, **_GCE_Q}
 
     def __init__(self, *, gce_q=0.7, network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200,
@@ -108,6 +112,7 @@ class MclMseLearner(DeepLearner):
     """
 
     _method = "candidate_losses:MclMse"
+    _stacks = True
 
 
 class AbsMaeLearner(DeepLearner):
@@ -122,6 +127,7 @@ class AbsMaeLearner(DeepLearner):
     """
 
     _method = "candidate_losses:AbsMae"
+    _stacks = True
 
 
 class AbsGceLearner(DeepLearner):
@@ -139,6 +145,7 @@ class AbsGceLearner(DeepLearner):
     """
 
     _method = "candidate_losses:AbsGce"
+    _stacks = True
     _parameter_constraints = {**DeepLearner._parameter_constraints, **_GCE_Q}
 
     def __init__(self, *, gce_q=0.7, network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200,

@@ -24,6 +24,7 @@ class PcLearner(DeepLearner):
     """
 
     _method = "complementary:Pc"
+    _stacks = True
 
 
 class ForwardLearner(DeepLearner):
@@ -36,6 +37,7 @@ class ForwardLearner(DeepLearner):
     """
 
     _method = "complementary:Forward"
+    _stacks = True
 
 
 class NnLearner(DeepLearner):
@@ -50,6 +52,7 @@ class NnLearner(DeepLearner):
     """
 
     _method = "complementary:Nn"
+    _stacks = True
     _parameter_constraints = {**DeepLearner._parameter_constraints,
                               "beta": [Interval(Real, 0, None, closed="left")]}
 
@@ -79,6 +82,7 @@ class SclExpLearner(DeepLearner):
     """SCL-EXP, the surrogate complementary loss ``exp(p_k)`` (Chou et al., ICML 2020)."""
 
     _method = "complementary:SclExp"
+    _stacks = True
 
 
 class SclNlLearner(DeepLearner):
@@ -89,6 +93,7 @@ class SclNlLearner(DeepLearner):
     """
 
     _method = "complementary:SclNl"
+    _stacks = True
 
 
 class LwLearner(DeepLearner):
@@ -97,6 +102,7 @@ class LwLearner(DeepLearner):
     ``(x, k)``, the weight not detached."""
 
     _method = "complementary:Lw"
+    _stacks = True
 
 
 class OpwLearner(DeepLearner):
@@ -105,3 +111,4 @@ class OpwLearner(DeepLearner):
     ``w = p * softmax(1/(c + 1e-18)) + 1e-6`` (not detached)."""
 
     _method = "complementary:Opw"
+    _stacks = True

@@ -18,6 +18,7 @@ class ProdenLearner(DeepLearner):
     """
 
     _method = "confidence:Proden"
+    _stacks = True
 
 
 class RcLearner(DeepLearner):
@@ -29,6 +30,7 @@ class RcLearner(DeepLearner):
     """
 
     _method = "confidence:Rc"
+    _stacks = True
 
 
 class CavlLearner(DeepLearner):
@@ -39,6 +41,7 @@ class CavlLearner(DeepLearner):
     """
 
     _method = "confidence:Cavl"
+    _stacks = True
 
 
 class PopLearner(DeepLearner):
