@@ -76,6 +76,11 @@ def test_varying_settings_name_the_methods_and_data_sets():
     mixed = [_run("proden", "lost", [0.5, 0.6], params={"learner.n_epochs": "50"}),
              _run("plknn", "lost", [0.5, 0.6], params={"learner.k": "10"})]
     assert sorted(method_and_dataset(mixed).values()) == [("plknn", "lost"), ("proden", "lost")]
+    # how a run was carried out names nothing: runs made before a deep learner logged its threads
+    threads = [_run("proden", "lost", [0.5, 0.6], params={"learner.n_epochs": "50"}),
+               _run("proden", "msrc-v2", [0.5, 0.6], params={"learner.n_epochs": "50", "learner.n_threads": "auto",
+                                                            "learner.n_threads_used": "1"})]
+    assert sorted(method_and_dataset(threads).values()) == [("proden", "lost"), ("proden", "msrc-v2")]
     # another bag generator is another data set; a method tuned on the test labels says so
     bags = [_run("plknn", "iris", [0.5, 0.6], params={"bags._target_": "plcore.datasets.bags.UniformBags",
                                                        "bags.r": "1"}),

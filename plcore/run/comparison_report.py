@@ -47,8 +47,9 @@ METRICS = {"kfold": (("accuracy", True),), "holdout": (("accuracy", True),),
 _NOT_SPLITS = ("protocol.preprocessing", "protocol.reduced_preprocessing", "protocol.fit_reducer_on",
                "protocol.refit", "protocol.exact_labels", "protocol.n_jobs", "protocol.preprocessing_by_part",
                "protocol.select.")
-#: settings that change neither a method's results nor its splits
-_NEUTRAL = ("n_jobs", "refit", "data_home")
+#: settings that change neither a method's results nor its splits (how a run is carried out: its
+#: workers, a deep learner's threads and the count it used, as the run key leaves them out)
+_NEUTRAL = ("n_jobs", "n_threads", "n_threads_used", "refit", "data_home")
 
 
 def _names_method(key: str) -> bool:
