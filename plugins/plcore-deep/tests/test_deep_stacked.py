@@ -137,3 +137,17 @@ def test_the_stacked_search_selects_and_scores_as_grid_search_cv(scoring):
     assert ours.best_params_ == ref.best_params_
     np.testing.assert_allclose(ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], atol=1e-6)
     assert len(set(np.round(ref.cv_results_["mean_test_score"], 6))) > 1   # the grid's points score differently
+
+
+def test_a_lenet_stacks_through_vmap():
+    rng = np.random.RandomState(0)
+    y = rng.randint(0, 3, 90)
+    X = rng.rand(90, 144) * 0.3                  # 12 x 12 images, a bright band per class
+    for c in range(3):
+        X[y == c, c * 40:c * 40 + 30] += 1.0
+    S = np.zeros((90, 3), dtype=bool)
+    S[np.arange(90), y] = True
+    S[rng.rand(90, 3) < 0.3] = True
+    learner = CcLearner(network="lenet", n_epochs=3, batch_size=16, device="cpu", random_state=0)
+    _compare(learner, X[:60], S[:60], X[60:], points=[{"learning_rate": 1e-3}, {"learning_rate": 1e-2,
+                                                                                   "weight_decay": 1e-3}])
