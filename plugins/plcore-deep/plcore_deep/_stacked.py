@@ -139,6 +139,7 @@ def _train_stacked(X, S, method, config, settings, iterations, desc) -> list:
     best_weights, final_W = [None] * K, [None] * K
     stall = [0] * K
     running = list(range(K))
+    S_val = S[val_rows.cpu().numpy()]
     for epoch in iterations(range(config.n_epochs), desc):
         template.train()
         order = train_rows[torch.randperm(n_train, generator=gen).to(device)]
@@ -165,7 +166,7 @@ def _train_stacked(X, S, method, config, settings, iterations, desc) -> list:
         if config.early_stopping:
             val_logits = _logits(forward, Xt, val_rows, batch_size, K, St.shape[1])
             for k in list(running):
-                value = float(config.score(S[val_rows.cpu().numpy()], val_logits[k].double().cpu().numpy()))
+                value = float(config.score(S_val, val_logits[k].double().cpu().numpy()))
                 results[k].validation_scores.append(value)
                 if value > best[k] + config.tol:
                     best[k], stall[k], results[k].best_epoch = value, 0, epoch
