@@ -94,12 +94,15 @@ def _run(setup, ds, space, shared, n_splits):
     return seconds, chosen, [s["accuracy"] for s in res.steps]
 
 
-def measure(quick: bool = True, data_home=None, cases=CASES):
-    """One dict per case: seconds shared and one at a time, their ratio, whether they agree."""
+def measure(quick: bool = True, data_home=None, cases=CASES, device=None):
+    """One dict per case: seconds shared and one at a time, their ratio, whether they agree
+    (``device``: the deep learners' ``device``, default theirs, ``"auto"``)."""
     name, ds = _dataset(data_home)
     n_splits = 3 if quick else 10
     rows = []
     for label, learner, reducer, space, goal, *params in cases:
+        if params and device is not None:
+            params = [{**params[0], "device": device}]
         try:
             setup = _setup(learner, reducer, *params)
         except Exception as err:  # noqa: BLE001 -- a plugin not installed: say so in the row
@@ -115,7 +118,8 @@ def measure(quick: bool = True, data_home=None, cases=CASES):
             else:
                 chose_alone, acc_alone = chose, acc
         t_shared, t_alone = min(times[True]), min(times[False])
-        rows.append({"label": label, "data": name, "configurations": configurations, "shared": t_shared,
+        rows.append({"label": label + (f" on {device}" if params and device else ""), "data": name,
+                     "configurations": configurations, "shared": t_shared,
                      "alone": t_alone, "ratio": t_alone / t_shared, "goal": goal, "outer": n_splits,
                      "same": chose_shared == chose_alone,
                      "accuracy_difference": float(np.max(np.abs(np.subtract(acc_shared, acc_alone))))})
@@ -151,8 +155,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="3 outer folds (else 10)")
     ap.add_argument("--data-home", default=os.environ.get("PLCORE_DATA_HOME"))
+    ap.add_argument("--only", nargs="+", metavar="LEARNER", choices=[c[0] for c in CASES],
+                    help="the rows to time (default: all)")
+    ap.add_argument("--device", default=None, help='the deep learners\' device ("cpu", "cuda"; default theirs, "auto")')
     args = ap.parse_args(argv)
-    rows = measure(args.quick, args.data_home)
+    cases = [c for c in CASES if args.only is None or c[0] in args.only]
+    rows = measure(args.quick, args.data_home, cases, args.device)
     print(f"Nested selection (covering rate, 3 inner folds), OMP_NUM_THREADS="
           f"{os.environ.get('OMP_NUM_THREADS', 'unset')}, {os.cpu_count()} CPU(s)\n")
     print("| learner | configurations | shared (s) | one at a time (s) | ratio | same selections | "
