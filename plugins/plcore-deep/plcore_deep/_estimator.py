@@ -228,7 +228,8 @@ class DeepLearner(BaseLearner):
         (:func:`plcore_deep._stacked.train_stacked`): each predicts as
         ``clone(self).set_params(**point).fit(X, y)`` does, to float tolerance, when
         ``random_state`` fixes the seed (every point starts from the same weights and sees the
-        same batches)."""
+        same batches). Where stacking would be slower (a CPU and a step of arithmetic,
+        :func:`plcore_deep._stacked.stacking_pays`), each point is that fit, one at a time."""
         from plcore_deep import _stacked
 
         unknown = sorted({p for point in points for p in point} - set(_stacked.STACKED_PARAMS))
@@ -241,6 +242,8 @@ class DeepLearner(BaseLearner):
         base = clone(self)
         X_valid, S = base._validate_fit(X, y)
         config = base._loop_config(X_valid)
+        if not _stacked.stacking_pays(config, S.shape[0], X_valid.shape[1], S.shape[1]):
+            return [learner.fit(X, y) for learner in fitted]
         with base._threads(config, X_valid, S, n_models=len(points)):
             results = _stacked.train_stacked(X_valid, S, base._make_method(), config, points, iterations=iterations,
                                              desc=f"{type(self).__name__.removesuffix('Learner')} x {len(points)}")

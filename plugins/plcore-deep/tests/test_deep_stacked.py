@@ -151,3 +151,33 @@ def test_a_lenet_stacks_through_vmap():
     learner = CcLearner(network="lenet", n_epochs=3, batch_size=16, device="cpu", random_state=0)
     _compare(learner, X[:60], S[:60], X[60:], points=[{"learning_rate": 1e-3}, {"learning_rate": 1e-2,
                                                                                    "weight_decay": 1e-3}])
+
+
+def test_stacking_pays_on_a_gpu_and_on_a_cpu_only_below_the_overhead_bound_step():
+    from plcore_deep._loop import LoopConfig
+    from plcore_deep._stacked import stacking_pays
+    from plcore_deep._threads import SMALL_STEP_FLOPS
+
+    lost = LoopConfig(hidden_layer_sizes=(500,), batch_size=128, device=torch.device("cpu"))
+    assert stacking_pays(lost, 748, 108, 16)                         # 48 MFLOP a step: overhead
+    assert not stacking_pays(lost, 42_000, 784, 10)                  # Fashion-MNIST, 305 MFLOP: arithmetic
+    assert stacking_pays(lost, 60, 784, 10)                          # a batch of the 60 rows there are
+    on_gpu = LoopConfig(hidden_layer_sizes=(500,), batch_size=128, device=torch.device("meta"))
+    assert stacking_pays(on_gpu, 42_000, 784, 10)
+    assert 6 * (784 * 500 + 500 * 10) * 128 > SMALL_STEP_FLOPS > 6 * (108 * 500 + 500 * 16) * 128
+
+
+def test_where_stacking_does_not_pay_fit_path_fits_each_point_alone(monkeypatch):
+    from plcore_deep import _stacked
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("stacked although a step is arithmetic")
+
+    monkeypatch.setattr(_stacked, "train_stacked", refuse)
+    X, S, _ = make_pl_data(n_samples=120, n_features=900, random_state=3)
+    learner = ProdenLearner(**{**_FAST, "hidden_layer_sizes": (600,), "n_epochs": 2, "batch_size": 128})
+    fitted = learner.fit_path(X[:100], S[:100], _POINTS)
+    for point, got in zip(_POINTS, fitted):
+        own = ProdenLearner(**{**learner.get_params(), **point}).fit(X[:100], S[:100])
+        assert got.get_params() == own.get_params()
+        np.testing.assert_array_equal(got.predict_proba(X[100:]), own.predict_proba(X[100:]))
