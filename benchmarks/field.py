@@ -209,9 +209,10 @@ refit instead of 2 points times 2 plus 1; 200 instead of 50 epochs; 10 partition
 for clustering), gives {full_s / quick_s:.0f} times this tier's work: about **{wall * full_s / quick_s / 3600:.0f} h**
 on this machine, without Fashion-MNIST. It is a lower bound: the full tier's training folds are larger
 (0.9 n instead of 0.67 n), which costs more than linearly for IPAL's graph, PL-SVM and the kNN methods.
-Fashion-MNIST (70,000 rows) adds, for each deep learner, 130 fits of 200 epochs at about 2 s per epoch
-on 2 cores ([deep learners' results](deep.md)): about 14 h per learner, PiCO about four times more;
-the classic methods on it were not timed."""
+Fashion-MNIST (70,000 rows) adds, for each deep learner, 130 fits of 200 epochs:
+`benchmarks/fashion_mnist_column.py` measures PRODEN's column at about 10 h on one CPU thread and
+1.8 h on one H100 with its configurations stacked ([Performance](../performance.md)); the other
+learners' columns and the classic methods on it were not timed."""
     report = comparison_report(runs, args.out, title=f"The field table ({tier} tier)", command=command,
                                intro=intro, rebuild=command + " --report-only", experiment=experiment)
     if report is None:

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from childenv import child_env
 
 HERE = Path(__file__).resolve().parent
 SLOW = ["+learner=plknn", "learner._target_=faulty.SlowKnn", "dataset=iris", "bags.r=1", "progress=false"]
@@ -21,17 +22,8 @@ CHEAP = ["dataset=iris", "bags.r=1", "protocol.n_splits=2", "protocol.refit=fals
 WAIT = 180
 
 
-def _env(**extra):
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    env.pop("MLFLOW_TRACKING_URI", None)
-    env["PYTHONPATH"] = os.pathsep.join([str(HERE / "faultlib")] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH")
-                                                                     else []))
-    env.update(extra)
-    return env
-
-
 def _start(args, cwd, **env):
-    return subprocess.Popen([sys.executable, "-m", "plcore", *args], cwd=cwd, env=_env(**env),
+    return subprocess.Popen([sys.executable, "-m", "plcore", *args], cwd=cwd, env=child_env(**env),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -235,7 +227,7 @@ def test_tracking_server_vanishing_mid_run_leaves_a_local_fallback(tmp_path, mlf
     # the documented command logs the file into a store once one is back
     (tmp_path / "later").mkdir()
     done = subprocess.run([sys.executable, "-m", "plcore", "import", str(path)], cwd=tmp_path / "later",
-                          env=_env(), capture_output=True, text=True, timeout=WAIT)
+                          env=child_env(), capture_output=True, text=True, timeout=WAIT)
     assert done.returncode == 0 and "logged as run" in done.stdout, done.stderr
     client, (run,) = _runs(tmp_path / "later" / "mlflow.db")
     assert run.info.status == "FINISHED" and run.data.tags["plcore.imported_from"] == path.name
@@ -279,7 +271,7 @@ def test_a_store_failing_mid_run_is_one_line_keeps_the_model_and_import_ends_the
     assert (path.parent / record["model"] / "MLmodel").is_file()
     original_id = record["run_id"]
     db.write_bytes((tmp_path / "backup.db").read_bytes())  # the store is back
-    done = subprocess.run([sys.executable, "-m", "plcore", "import", str(path)], cwd=tmp_path, env=_env(),
+    done = subprocess.run([sys.executable, "-m", "plcore", "import", str(path)], cwd=tmp_path, env=child_env(),
                           capture_output=True, text=True, timeout=WAIT)
     assert done.returncode == 0 and done.stdout.strip().endswith("the original run is now FAILED"), done
     client, runs = _runs(db)

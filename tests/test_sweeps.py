@@ -6,33 +6,22 @@ settings and data."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from childenv import child_env
 
 from plcore.run.report import sweep_table
 from plcore.run.runs import JOB_RECORD, JobRecord, RunRecord, read_job_records, write_job_record
 
-HERE = Path(__file__).parent
 CHEAP = ["dataset=iris", "bags.r=1", "protocol.n_splits=2", "protocol.refit=false", "progress=false"]
 FAULTY = ["+learner=plknn", "learner._target_=faulty.SlowKnn"]
 
 
-def _env(**extra):
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    env.pop("MLFLOW_TRACKING_URI", None)
-    env["PYTHONPATH"] = os.pathsep.join([str(HERE / "faultlib")] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH")
-                                                                     else []))
-    env.update(extra)
-    return env
-
-
 def _plcore(args, cwd, **env):
-    return subprocess.run([sys.executable, "-m", "plcore", *args], cwd=cwd, env=_env(**env), capture_output=True,
+    return subprocess.run([sys.executable, "-m", "plcore", *args], cwd=cwd, env=child_env(**env), capture_output=True,
                           text=True, timeout=300)
 
 
@@ -72,7 +61,7 @@ def test_every_sweep_gets_its_own_folder_also_when_two_start_in_the_same_second(
     """The folder (and the ``hydra.sweep.dir`` tag) ends with the launching process's id, so two
     sweeps started together never share job folders or each other's runs in their tables."""
     args = ["-m", "learner.k=3,5", *CHEAP]
-    procs = [subprocess.Popen([sys.executable, "-m", "plcore", *args], cwd=tmp_path, env=_env(),
+    procs = [subprocess.Popen([sys.executable, "-m", "plcore", *args], cwd=tmp_path, env=child_env(),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outs = [(p, *p.communicate(timeout=300)) for p in procs]
     dirs = []
