@@ -23,6 +23,7 @@ under a second. Prints a markdown table.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import time
 
@@ -59,9 +60,12 @@ def _timed(fit) -> float:
     return time.perf_counter() - start
 
 
-def measure(learner_name="proden", device=None, epochs=3, data_home=None) -> dict:
+FITS = ("single", "refit", "stacked")
+
+
+def measure(learner_name="proden", device=None, epochs=3, data_home=None, fits=FITS) -> dict:
     """Seconds of one fit (a one-off part and a part per epoch) for each kind of fit the column
-    makes, and the column's time scaled from them."""
+    makes (``fits``: a subset of :data:`FITS`), and the column's time scaled from them."""
     from sklearn.model_selection import ParameterGrid
 
     from plcore.registry import get_registry
@@ -73,20 +77,23 @@ def measure(learner_name="proden", device=None, epochs=3, data_home=None) -> dic
     base = registry.create("learner", learner_name).set_params(random_state=0, **({"device": device} if device else {}))
     base.set_params(n_epochs=1).fit(X[:512], S[:512])   # one-off start-up (CUDA context, kernels), not timed
     stacks = bool(getattr(base, "_stacks", False))
-    fits = {"single, inner fold": lambda e: base.set_params(n_epochs=e).fit(X[:INNER_ROWS], S[:INNER_ROWS]),
-            "refit, outer fold": lambda e: base.set_params(n_epochs=e).fit(X, S)}
-    if stacks:
-        fits[f"{len(points)} stacked, inner fold"] = \
-            lambda e: _stacked_fit(base.set_params(n_epochs=e), X[:INNER_ROWS], S[:INNER_ROWS], points)
+    runs = {"single": ("single, inner fold", lambda e: base.set_params(n_epochs=e).fit(X[:INNER_ROWS], S[:INNER_ROWS])),
+            "refit": ("refit, outer fold", lambda e: base.set_params(n_epochs=e).fit(X, S)),
+            "stacked": (f"{len(points)} stacked, inner fold",
+                        lambda e: _stacked_fit(base.set_params(n_epochs=e), X[:INNER_ROWS], S[:INNER_ROWS], points))}
     cost = {}
-    for label, fit in fits.items():
+    for key in fits:
+        if key == "stacked" and not stacks:
+            continue
+        label, fit = runs[key]
         one, many = _timed(lambda: fit(1)), _timed(lambda: fit(epochs))
         per_epoch = (many - one) / (epochs - 1)
-        cost[label] = {"once": max(one - per_epoch, 0.0), "epoch": per_epoch}
+        cost[label] = {"once": max(one - per_epoch, 0.0), "epoch": per_epoch, "seconds": many}
     full = {label: c["once"] + EPOCHS * c["epoch"] for label, c in cost.items()}
-    alone = OUTER * (INNER * len(points) * full["single, inner fold"] + full["refit, outer fold"])
-    stacked = (OUTER * (INNER * full[f"{len(points)} stacked, inner fold"] + full["refit, outer fold"])
-               if stacks else alone)
+    nan = float("nan")
+    refit = full.get("refit, outer fold", nan)
+    alone = OUTER * (INNER * len(points) * full.get("single, inner fold", nan) + refit)
+    stacked = OUTER * (INNER * full.get(f"{len(points)} stacked, inner fold", nan) + refit) if stacks else alone
     from plcore_deep._stacked import stacking_pays
 
     config = base._loop_config(X[:INNER_ROWS])
@@ -100,22 +107,31 @@ def main(argv=None) -> int:
     ap.add_argument("--learner", default="proden")
     ap.add_argument("--device", default=None, help='"cpu" or "cuda" (default: the learner\'s, "auto")')
     ap.add_argument("--epochs", type=int, default=3, help="the longer of the two timed fits (default 3)")
+    ap.add_argument("--fits", nargs="+", choices=FITS, default=list(FITS),
+                    help="the fits to time (default: all; --epochs 200 --fits stacked refit times whole fits)")
     ap.add_argument("--data-home", default=os.environ.get("PLCORE_DATA_HOME"))
     args = ap.parse_args(argv)
     if args.epochs < 2:
         ap.error("--epochs must be at least 2")
-    r = measure(args.learner, args.device, args.epochs, args.data_home)
+    r = measure(args.learner, args.device, args.epochs, args.data_home, args.fits)
     print(f"{r['learner']} on Fashion-MNIST (r = 3), MLP 784-500-10, batch 128, {r['device']}, "
           f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, {os.cpu_count()} CPU(s)\n")
     print("| fit | rows | one-off (s) | per epoch (s) | 200 epochs (s) |")
     print("|---|---|---|---|---|")
     for label, c in r["cost"].items():
         rows = OUTER_ROWS if label.startswith("refit") else INNER_ROWS
-        print(f"| {label} | {rows:,} | {c['once']:.2f} | {c['epoch']:.3f} | {c['once'] + EPOCHS * c['epoch']:.0f} |")
+        measured = f" (measured {c['seconds']:.0f})" if args.epochs == EPOCHS else ""
+        print(f"| {label} | {rows:,} | {c['once']:.2f} | {c['epoch']:.3f} | "
+              f"{c['once'] + EPOCHS * c['epoch']:.0f}{measured} |")
+    has_alone, has_stacked = not math.isnan(r["alone"]), r["stacks"] and not math.isnan(r["stacked"])
+    column = [f"one at a time {r['alone'] / 3600:.2f} h" if has_alone else "",
+              f"stacked {r['stacked'] / 3600:.2f} h" if has_stacked else ""]
+    if has_alone and has_stacked:
+        column.append(f"({r['alone'] / r['stacked']:.1f}x)")
+    if not r["stacks"]:
+        column.append("(this learner does not stack)")
     print(f"\nfull tier's column, {OUTER} outer x ({INNER} inner x {r['points']} points + refit), {EPOCHS} epochs: "
-          f"one at a time {r['alone'] / 3600:.2f} h" +
-          (f", stacked {r['stacked'] / 3600:.2f} h ({r['alone'] / r['stacked']:.1f}x)" if r["stacks"] else
-           " (this learner does not stack)"))
+          + (" ".join(c for c in column if c) or "needs the refit and a single or stacked fit"))
     if r["stacks"]:
         print(f"fit_path on {r['device']} " + ("stacks these configurations" if r["fit_path_stacks"] else
                                                "fits these configurations one at a time (stacking_pays)"))
