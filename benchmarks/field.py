@@ -11,7 +11,7 @@ experiment (``field`` or ``field_quick``, in ``./mlflow.db`` unless ``MLFLOW_TRA
 
 * ``experiment=field_classic``: PL-KNN, IPAL, PL-SVM, PL-ECOC, PL A-kNN, Avg/Max Perceptron and Pegasos;
 * ``experiment=field_reducers``: PL-KNN after CENDA, SAUTE and DELIN;
-* ``experiment=field_deep``: PRODEN, RC, CC, LWS, CAVL, POP, PiCO and VALEN;
+* ``experiment=field_deep``: the 28 deep learners of plcore-deep;
 * ``experiment=field_clustering``: PLC, k-means and spectral clustering (ACC and NMI);
 
 on lost, msrc-v2 and the UCI sets with uniform bags (r = 3), plus Fashion-MNIST in the full tier
@@ -27,7 +27,7 @@ job whose FINISHED run is in the experiment (same settings and data) is reused, 
 (``--no-resume`` recomputes everything). A part whose sweep had a failed job does not stop the
 others; the command then exits 1.
 
-``--quick`` (under 1 hour on 2 cores): 3 outer folds / partitions instead of 10, 2 inner folds
+``--quick`` (about 1.5 hours on 2 cores, 84 minutes of it the deep learners): 3 outer folds / partitions instead of 10, 2 inner folds
 instead of 3, 2 random grid points instead of the whole grid, the deep learners 50 epochs instead
 of 200, no Fashion-MNIST. Nothing in either tier was chosen by looking at its figures.
 """
@@ -77,7 +77,7 @@ def sweep(part: str, experiment: str, quick: bool, datasets, jobs: int, uri: str
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="the quick tier (under 1 hour on 2 cores)")
+    ap.add_argument("--quick", action="store_true", help="the quick tier (about 1.5 hours on 2 cores)")
     ap.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS, help="the presets to run (default: all)")
     ap.add_argument("--datasets", nargs="+", default=None,
                     help="default: lost msrc-v2 ecoli satimage semeion digits, and fashion-mnist in the full tier "
@@ -133,15 +133,48 @@ def full_over_quick(run, registry) -> float:
 
 def full_tier_estimate(runs) -> tuple[float, float]:
     """(sum of the quick runs' durations, the same scaled to the full tier), in seconds."""
+    by = full_tier_by(runs, lambda r: None)
+    return by.get(None, (0.0, 0.0))
+
+
+def full_tier_by(runs, key) -> dict:
+    """``key(run)`` -> (sum of those quick runs' durations, the same scaled to the full tier), seconds."""
     from plcore.registry import get_registry
 
     registry = get_registry()
-    quick = full = 0.0
+    out: dict = {}
     for r in runs:
         seconds = max(0.0, (r.end_time - r.start_time) / 1000.0)
-        quick += seconds
-        full += seconds * full_over_quick(r, registry)
-    return quick, full
+        quick, full = out.get(key(r), (0.0, 0.0))
+        out[key(r)] = (quick + seconds, full + seconds * full_over_quick(r, registry))
+    return out
+
+
+def _part(run):
+    """The preset (``experiment=...``) a run's sweep ran, or None."""
+    return next((t.split("=", 1)[1] for t in run.tags.get("overrides", "").split() if t.startswith("experiment=")),
+                None)
+
+
+def where_the_time_goes(runs, times: dict) -> str:
+    """The full tier's estimated wall time per preset (each preset's quick wall time scaled by its
+    own runs' ratio) and how the deep learners share theirs."""
+    by_part = full_tier_by([r for r in runs if _part(r) in times], _part)
+    wall = {p: times[p] * full / quick for p, (quick, full) in by_part.items() if quick > 0}
+    parts = ", ".join(f"{p} {h / 3600:.1f} h" for p, h in sorted(wall.items(), key=lambda kv: -kv[1]))
+    text = f"Where it goes: {parts}."
+    deep = [r for r in runs if _part(r) == "field_deep"]
+    if deep and "field_deep" in wall:
+        learners = full_tier_by(deep, lambda r: r.name.split(" · ")[0])
+        slowest = sorted(learners.items(), key=lambda kv: -kv[1][1])
+        total = sum(full for _, (_, full) in slowest)
+        five = sum(full for _, (_, full) in slowest[:5]) / total
+        text += (f" The five slowest of the {len(learners)} deep learners "
+                 f"({', '.join(name for name, _ in slowest[:5])}) take {five:.0%} of field_deep's time "
+                 f"(about {wall['field_deep'] * five / 3600:.0f} h); the other {len(learners) - 5}, "
+                 f"{wall['field_deep'] * (1 - five) / 3600:.0f} h, an estimate on the high side for the 17 that "
+                 "stack their configurations: the full tier stacks 4 where the quick tier stacks 2.")
+    return text
 
 
 def part_times(runs) -> tuple[dict, bool]:
@@ -150,8 +183,7 @@ def part_times(runs) -> tuple[dict, bool]:
     durations divided by the sweep's number of parallel jobs observed; and whether any was resumed."""
     spans: dict = {}
     for r in runs:
-        part = next((t.split("=", 1)[1] for t in r.tags.get("overrides", "").split() if t.startswith("experiment=")),
-                    None)
+        part = _part(r)
         if part in PARTS and r.end_time:
             spans.setdefault(part, []).append(r)
     times, resumed = {}, False
@@ -211,8 +243,10 @@ on this machine, without Fashion-MNIST. It is a lower bound: the full tier's tra
 (0.9 n instead of 0.67 n), which costs more than linearly for IPAL's graph, PL-SVM and the kNN methods.
 Fashion-MNIST (70,000 rows) adds, for each deep learner, 130 fits of 200 epochs:
 `benchmarks/fashion_mnist_column.py` measures PRODEN's column at about 10 h on one CPU thread and
-1.8 h on one H100 with its configurations stacked ([Performance](../performance.md)); the other
-learners' columns and the classic methods on it were not timed."""
+1.9 h on one H100 with its configurations stacked ([Performance](../performance.md)); the other
+learners' columns and the classic methods on it were not timed.
+
+{where_the_time_goes(used, times)}"""
     report = comparison_report(runs, args.out, title=f"The field table ({tier} tier)", command=command,
                                intro=intro, rebuild=command + " --report-only", experiment=experiment)
     if report is None:
