@@ -135,7 +135,9 @@ def table_rows(quick: bool = True) -> list[dict]:
         "goal": "<= 10 min",
         "met": bool(minutes <= 10),
         "note": ("recorded: a full 50-iteration fit at m=100k took 12.2 min (732 s, d'=15; commit 534c227, "
-                 "this script's --child plcore 100000 --iters 50, 1 thread); the m^2 extrapolation overestimates. "
+                 "this script's --child plcore 100000 --iters 50, 1 thread), and 8.5 min on 2 threads (509 s, "
+                 "--sizes 100000 --big 0 --iters 50 --dense-max 0 --threads 2: the search's tiles on both cores, "
+                 "docs/performance.md); the m^2 extrapolation overestimates. "
                  "Documented reason: the exact all-pairs kNN (brute32, ~11-14 s of the 14.6 s per iteration "
                  "at m=100k) is O(m^2 d'), and its "
                  "float32 GEMM alone ~2/3 of the search; at d' ~ 15-18 no tree or box bound prunes (measured: ball "

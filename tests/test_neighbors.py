@@ -185,6 +185,39 @@ def test_rule_takes_faiss_brute_only_for_wide_large_data():
 
 
 # ----------------------------------------------------------------------------- brute32
+@pytest.mark.parametrize("threads", [2, 3])
+def test_brute32_tiles_on_several_threads_give_the_one_thread_answer(threads):
+    """Workers take the query tiles in turn (each tile's GEMM on one BLAS thread, its selection
+    without the GIL): the float32 candidates are those of a one-thread BLAS to the bit, and the
+    certified neighbours those of one worker on any BLAS."""
+    from threadpoolctl import threadpool_limits
+
+    from plcore.neighbors._float32 import Float32Search
+
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(3000, 12))
+    Q = rng.normal(size=(1100, 12))                     # several tiles of 256 queries, the last short
+    one = Float32Search(X, n_threads=1)
+    many = Float32Search(X, n_threads=threads)
+    with threadpool_limits(1, user_api="blas"):
+        alone = one.candidates(Q, 20)
+    for a, b in zip(alone, many.candidates(Q, 20)):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(one.kneighbors(X, 7, self_query=True), many.kneighbors(X, 7, self_query=True)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_brute32_uses_as_many_workers_as_the_blas_has_threads():
+    from threadpoolctl import threadpool_limits
+
+    from plcore.neighbors._float32 import blas_threads
+
+    with threadpool_limits(1, user_api="blas"):
+        assert blas_threads() == 1
+    with threadpool_limits(2, user_api="blas"):
+        assert blas_threads() == 2
+
+
 @pytest.mark.parametrize("self_query", [False, True])
 @pytest.mark.parametrize("n, d, k, offset", [(300, 3, 5, 0.0), (2000, 20, 12, 0.0), (1500, 80, 7, 0.0),
                                              (800, 6, 9, 1e4), (40, 4, 30, 0.0)])

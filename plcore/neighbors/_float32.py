@@ -296,11 +296,25 @@ def _select_smallest(T, T_bits, n, levels, kk, out_ind, out_val):
             out_val[r, a] = T[r, j]
 
 
-class Float32Search:
-    """Certified float32 brute force over ``X`` (float64, ``(n, d)``); see the module docstring."""
+def blas_threads() -> int:
+    """The threads the loaded BLAS uses now (``OMP_NUM_THREADS``, ``threadpoolctl`` limits), at least 1."""
+    from threadpoolctl import threadpool_info
 
-    def __init__(self, X):
+    counts = [int(i.get("num_threads") or 1) for i in threadpool_info() if i.get("user_api") == "blas"]
+    return max(1, min(counts)) if counts else 1
+
+
+class Float32Search:
+    """Certified float32 brute force over ``X`` (float64, ``(n, d)``); see the module docstring.
+
+    ``n_threads`` (default: the BLAS's threads) workers take the query tiles in turn, each its
+    GEMM on one BLAS thread and its selection in the compiled kernel, which releases the GIL: the
+    selection then runs on every core too, not only the GEMM (CENDA at m = 100k,
+    docs/performance.md). The tiles' results do not depend on which worker computed them."""
+
+    def __init__(self, X, n_threads=None):
         self.X = X
+        self.n_threads = n_threads
         self.center = X.mean(axis=0)
         Xc = X - self.center
         self.sqnorm = np.einsum("ij,ij->i", Xc, Xc)
@@ -321,13 +335,27 @@ class Float32Search:
         V = np.empty((m, kk), dtype=np.float32)
         levels, width = block_shape(n, kk)
         tile_rows = int(np.clip(_TILE_CELLS // max(width, 1), 8, 256))
-        tile = np.empty((min(tile_rows, m), width), dtype=np.float32)
-        tile[:, n:] = np.inf
-        for start in range(0, m, tile_rows):
-            stop = min(start + tile_rows, m)
-            out = tile[:stop - start]
-            np.matmul(Q_aug[start:stop], self.XT_aug, out=out[:, :n])
-            self._select(out, out.view(np.int32), n, levels, kk, I[start:stop], V[start:stop])
+        starts = list(range(0, m, tile_rows))
+
+        def run(my_starts):
+            tile = np.empty((min(tile_rows, m), width), dtype=np.float32)
+            tile[:, n:] = np.inf
+            for start in my_starts:
+                stop = min(start + tile_rows, m)
+                out = tile[:stop - start]
+                np.matmul(Q_aug[start:stop], self.XT_aug, out=out[:, :n])
+                self._select(out, out.view(np.int32), n, levels, kk, I[start:stop], V[start:stop])
+
+        workers = min(self.n_threads or blas_threads(), len(starts))
+        if workers <= 1:
+            run(starts)
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            from threadpoolctl import threadpool_limits
+
+            with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
+                list(pool.map(run, [starts[w::workers] for w in range(workers)]))
         return I, V[:, -1].astype(np.float64), Qc
 
     def kneighbors(self, Xq, k: int, self_query: bool = False):
