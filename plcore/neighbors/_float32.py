@@ -296,11 +296,23 @@ def _select_smallest(T, T_bits, n, levels, kk, out_ind, out_val):
             out_val[r, a] = T[r, j]
 
 
+#: a search of fewer (query, point) pairs runs its tiles on the calling thread: threads would cost
+#: more than they save
+_PARALLEL_CELLS = 1 << 22
+_BLAS = []   # threadpoolctl's controller of the BLAS libraries, made once (finding them takes ~5 ms)
+
+
+def _blas():
+    if not _BLAS:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS.append(ThreadpoolController().select(user_api="blas"))
+    return _BLAS[0]
+
+
 def blas_threads() -> int:
     """The threads the loaded BLAS uses now (``OMP_NUM_THREADS``, ``threadpoolctl`` limits), at least 1."""
-    from threadpoolctl import threadpool_info
-
-    counts = [int(i.get("num_threads") or 1) for i in threadpool_info() if i.get("user_api") == "blas"]
+    counts = [int(lib.num_threads or 1) for lib in _blas().lib_controllers]
     return max(1, min(counts)) if counts else 1
 
 
@@ -346,15 +358,14 @@ class Float32Search:
                 np.matmul(Q_aug[start:stop], self.XT_aug, out=out[:, :n])
                 self._select(out, out.view(np.int32), n, levels, kk, I[start:stop], V[start:stop])
 
-        workers = min(self.n_threads or blas_threads(), len(starts))
+        workers = self.n_threads or (blas_threads() if m * n >= _PARALLEL_CELLS else 1)
+        workers = min(workers, len(starts))
         if workers <= 1:
             run(starts)
         else:
             from concurrent.futures import ThreadPoolExecutor
 
-            from threadpoolctl import threadpool_limits
-
-            with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
+            with _blas().limit(limits=1), ThreadPoolExecutor(workers) as pool:
                 list(pool.map(run, [starts[w::workers] for w in range(workers)]))
         return I, V[:, -1].astype(np.float64), Qc
 
