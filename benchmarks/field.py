@@ -144,6 +144,8 @@ def full_tier_by(runs, key) -> dict:
     registry = get_registry()
     out: dict = {}
     for r in runs:
+        if not r.end_time:
+            continue
         seconds = max(0.0, (r.end_time - r.start_time) / 1000.0)
         quick, full = out.get(key(r), (0.0, 0.0))
         out[key(r)] = (quick + seconds, full + seconds * full_over_quick(r, registry))
@@ -162,19 +164,32 @@ def where_the_time_goes(runs, times: dict) -> str:
     by_part = full_tier_by([r for r in runs if _part(r) in times], _part)
     wall = {p: times[p] * full / quick for p, (quick, full) in by_part.items() if quick > 0}
     parts = ", ".join(f"{p} {h / 3600:.1f} h" for p, h in sorted(wall.items(), key=lambda kv: -kv[1]))
-    text = f"Where it goes: {parts}."
+    text = f"Where it goes (each preset's quick wall time scaled by its own runs): {parts}."
     deep = [r for r in runs if _part(r) == "field_deep"]
-    if deep and "field_deep" in wall:
-        learners = full_tier_by(deep, lambda r: r.name.split(" · ")[0])
-        slowest = sorted(learners.items(), key=lambda kv: -kv[1][1])
-        total = sum(full for _, (_, full) in slowest)
+    learners = full_tier_by(deep, lambda r: r.name.split(" · ")[0])
+    slowest = sorted(learners.items(), key=lambda kv: -kv[1][1])
+    total = sum(full for _, (_, full) in slowest)
+    if len(slowest) > 5 and total > 0 and "field_deep" in wall:
         five = sum(full for _, (_, full) in slowest[:5]) / total
+        stacking = sum(_shares_a_fit(name) for name, _ in slowest[5:])
         text += (f" The five slowest of the {len(learners)} deep learners "
                  f"({', '.join(name for name, _ in slowest[:5])}) take {five:.0%} of field_deep's time "
                  f"(about {wall['field_deep'] * five / 3600:.0f} h); the other {len(learners) - 5}, "
-                 f"{wall['field_deep'] * (1 - five) / 3600:.0f} h, an estimate on the high side for the 17 that "
-                 "stack their configurations: the full tier stacks 4 where the quick tier stacks 2.")
+                 f"{wall['field_deep'] * (1 - five) / 3600:.0f} h"
+                 + (f", an estimate on the high side for the {stacking} that stack their configurations: the "
+                    "full tier stacks the 4 points of the grid where the quick tier stacks 2." if stacking else "."))
     return text
+
+
+def _shares_a_fit(name) -> bool:
+    """Whether learner ``name`` fits the values of a grid together (the tag ``path_params``)."""
+    from plcore.registry import get_registry
+    from plcore.tags import get_pll_tags
+
+    try:
+        return bool(get_pll_tags(get_registry().create("learner", name)).path_params)
+    except Exception:  # noqa: BLE001 -- a plugin no longer installed: counted as not sharing
+        return False
 
 
 def part_times(runs) -> tuple[dict, bool]:

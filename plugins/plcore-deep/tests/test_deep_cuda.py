@@ -33,10 +33,15 @@ def test_every_learner_learns_on_cuda_and_its_pickle_predicts_on_the_cpu(name):
     fitted = learner.fit(X[:60], S[:60])
     proba = fitted.predict_proba(X[60:])
     assert np.isfinite(proba).all() and np.allclose(proba.sum(axis=1), 1.0, atol=1e-5)
-    restored = pickle.loads(pickle.dumps(fitted))   # the fitted network is kept on the CPU
+    restored = pickle.loads(pickle.dumps(fitted)).set_params(device="cpu")
     np.testing.assert_allclose(restored.predict_proba(X[60:]), proba, atol=1e-5)
 
 
 @pytest.mark.parametrize("name", sorted(n for n, c in _CLASSES.items() if c._stacks))
-def test_every_stacking_learner_fits_each_configuration_on_cuda_as_its_own_fit(name):
+def test_every_stacking_learner_fits_each_configuration_on_cuda_as_its_own_fit(name, monkeypatch):
+    from plcore_deep import _stacked
+
+    stacked, real = [], _stacked.train_stacked
+    monkeypatch.setattr(_stacked, "train_stacked", lambda *a, **k: (stacked.append(1), real(*a, **k))[1])
     check_fit_path(name, _on_cuda(name))
+    assert stacked, f"{name}: fit_path did not stack on CUDA"
