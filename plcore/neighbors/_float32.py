@@ -299,30 +299,30 @@ def _select_smallest(T, T_bits, n, levels, kk, out_ind, out_val):
 #: a search of fewer (query, point) pairs runs its tiles on the calling thread: threads would cost
 #: more than they save
 _PARALLEL_CELLS = 1 << 22
-_BLAS = []   # threadpoolctl's controller of the BLAS libraries, made once (finding them takes ~5 ms)
-
-
-def _blas():
-    if not _BLAS:
-        from threadpoolctl import ThreadpoolController
-
-        _BLAS.append(ThreadpoolController().select(user_api="blas"))
-    return _BLAS[0]
+#: the (query, point) pairs of one block's product when the selection runs on several workers (32 MB)
+_BLOCK_CELLS = 1 << 23
+_BLAS = []   # threadpoolctl's controllers of the BLAS libraries, found once (finding them takes ~5 ms)
 
 
 def blas_threads() -> int:
-    """The threads the loaded BLAS uses now (``OMP_NUM_THREADS``, ``threadpoolctl`` limits), at least 1."""
-    counts = [int(lib.num_threads or 1) for lib in _blas().lib_controllers]
+    """The threads the loaded BLAS uses now (``OMP_NUM_THREADS``, ``threadpoolctl`` limits), at
+    least 1: read, never set."""
+    if not _BLAS:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS.append(ThreadpoolController().select(user_api="blas").lib_controllers)
+    counts = [int(lib.num_threads or 1) for lib in _BLAS[0]]
     return max(1, min(counts)) if counts else 1
 
 
 class Float32Search:
     """Certified float32 brute force over ``X`` (float64, ``(n, d)``); see the module docstring.
 
-    ``n_threads`` (default: the BLAS's threads) workers take the query tiles in turn, each its
-    GEMM on one BLAS thread and its selection in the compiled kernel, which releases the GIL: the
-    selection then runs on every core too, not only the GEMM (CENDA at m = 100k,
-    docs/performance.md). The tiles' results do not depend on which worker computed them."""
+    With ``n_threads`` workers (default: as many as the BLAS has threads; one below
+    :data:`_PARALLEL_CELLS` pairs) the calling thread computes a block of tiles' products on
+    the BLAS's own threads, and the workers then select its tiles at once in the compiled kernel,
+    which releases the GIL: the selection runs on every core too, not only the product (CENDA at
+    m = 100k, docs/performance.md). No BLAS setting is changed."""
 
     def __init__(self, X, n_threads=None):
         self.X = X
@@ -347,26 +347,35 @@ class Float32Search:
         V = np.empty((m, kk), dtype=np.float32)
         levels, width = block_shape(n, kk)
         tile_rows = int(np.clip(_TILE_CELLS // max(width, 1), 8, 256))
-        starts = list(range(0, m, tile_rows))
-
-        def run(my_starts):
+        workers = self.n_threads or (blas_threads() if m * n >= _PARALLEL_CELLS else 1)
+        if workers <= 1 or m <= tile_rows:
             tile = np.empty((min(tile_rows, m), width), dtype=np.float32)
             tile[:, n:] = np.inf
-            for start in my_starts:
+            for start in range(0, m, tile_rows):
                 stop = min(start + tile_rows, m)
                 out = tile[:stop - start]
                 np.matmul(Q_aug[start:stop], self.XT_aug, out=out[:, :n])
                 self._select(out, out.view(np.int32), n, levels, kk, I[start:stop], V[start:stop])
+            return I, V[:, -1].astype(np.float64), Qc
+        # a block of whole tiles: its product on this thread (the BLAS's own threads), then its
+        # tiles selected by the workers at once (the compiled kernel releases the GIL)
+        block_rows = tile_rows * max(workers, _BLOCK_CELLS // (tile_rows * width))
+        block = np.empty((min(block_rows, m), width), dtype=np.float32)
+        block[:, n:] = np.inf
 
-        workers = self.n_threads or (blas_threads() if m * n >= _PARALLEL_CELLS else 1)
-        workers = min(workers, len(starts))
-        if workers <= 1:
-            run(starts)
-        else:
-            from concurrent.futures import ThreadPoolExecutor
+        def select(tiles):
+            for start, stop, row in tiles:
+                out = block[row:row + stop - start]
+                self._select(out, out.view(np.int32), n, levels, kk, I[start:stop], V[start:stop])
 
-            with _blas().limit(limits=1), ThreadPoolExecutor(workers) as pool:
-                list(pool.map(run, [starts[w::workers] for w in range(workers)]))
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(workers) as pool:
+            for first in range(0, m, block_rows):
+                last = min(first + block_rows, m)
+                np.matmul(Q_aug[first:last], self.XT_aug, out=block[:last - first, :n])
+                tiles = [(t, min(t + tile_rows, last), t - first) for t in range(first, last, tile_rows)]
+                list(pool.map(select, [tiles[w::workers] for w in range(workers)]))
         return I, V[:, -1].astype(np.float64), Qc
 
     def kneighbors(self, Xq, k: int, self_query: bool = False):
