@@ -209,14 +209,14 @@ def test_brute32_tiles_on_several_threads_give_the_one_thread_answer(threads):
 
 
 def test_brute32_selects_on_as_many_workers_as_the_blas_has_threads(monkeypatch):
-    from threadpoolctl import threadpool_limits
+    from threadpoolctl import threadpool_info, threadpool_limits
 
     import plcore.neighbors._float32 as fs
 
     with threadpool_limits(1, user_api="blas"):
         assert fs.blas_threads() == 1
-    with threadpool_limits(2, user_api="blas"):
-        assert fs.blas_threads() == 2
+    # read, never set: what threadpoolctl reads (a process may have started its BLAS on one thread)
+    assert fs.blas_threads() == max(1, min(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"))
     seen, real = [], fs.compiled
 
     def spying(fn):                                     # the selection kernel, noting its thread
