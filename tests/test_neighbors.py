@@ -1,5 +1,6 @@
 """plcore.neighbors: exact kNN equal to scikit-learn's brute force, on every path."""
 
+import contextlib
 import threading
 
 import numpy as np
@@ -189,19 +190,20 @@ def test_rule_takes_faiss_brute_only_for_wide_large_data():
 # ----------------------------------------------------------------------------- brute32
 @pytest.mark.parametrize("threads", [2, 3])
 def test_brute32_tiles_on_several_threads_give_the_one_thread_answer(threads):
-    """A block of tiles' products, then its tiles selected at once on worker threads (the compiled
-    kernel releases the GIL): the certified neighbours are one worker's to the bit (the float32
-    candidates to rounding: a block's product may round otherwise than a tile's)."""
-    from plcore.neighbors._float32 import Float32Search
+    """The query tiles dealt to workers (each tile's product on one BLAS thread, its selection
+    without the GIL): the float32 candidates are those of a one-thread BLAS to the bit, and the
+    certified neighbours those of one worker on any BLAS."""
+    from plcore.neighbors._float32 import Float32Search, _one_blas_thread
 
     rng = np.random.default_rng(7)
     X = rng.normal(size=(3000, 12))
     Q = rng.normal(size=(1100, 12))                     # 13 tiles of 87 queries, the last short
     one = Float32Search(X, n_threads=1)
     many = Float32Search(X, n_threads=threads)
-    (I1, last1, _), (I2, last2, _) = one.candidates(Q, 20), many.candidates(Q, 20)
-    np.testing.assert_allclose(last2, last1, rtol=1e-5)
-    assert np.mean(np.sort(I1, axis=1) == np.sort(I2, axis=1)) > 0.99
+    with _one_blas_thread():    # as the workers' BLAS is (where another thread controls it, neither is held)
+        alone = one.candidates(Q, 20)
+    for a, b in zip(alone, many.candidates(Q, 20)):
+        np.testing.assert_array_equal(a, b)
     for a, b in zip(one.kneighbors(Q, 7), many.kneighbors(Q, 7)):
         np.testing.assert_array_equal(a, b)
     for a, b in zip(one.kneighbors(X, 7, self_query=True), many.kneighbors(X, 7, self_query=True)):
@@ -225,14 +227,32 @@ def test_brute32_selects_on_as_many_workers_as_the_blas_has_threads(monkeypatch)
             return kernel
         return lambda *args: (seen.append(threading.get_ident()), kernel(*args))[1]
 
+    @contextlib.contextmanager
+    def held_to_one_thread():                           # threadpoolctl's part is not what is tested here
+        yield True
+
     monkeypatch.setattr(fs, "compiled", spying)
     monkeypatch.setattr(fs, "blas_threads", lambda: 3)
+    monkeypatch.setattr(fs, "_one_blas_thread", held_to_one_thread)
     rng = np.random.default_rng(8)
     X = rng.normal(size=(2100, 5))
     fs.Float32Search(X).candidates(X, 10)               # 2100 x 2100 pairs: over the threshold
     assert seen and threading.get_ident() not in seen  # on the pool's threads
     seen.clear()
     fs.Float32Search(X).candidates(X[:100], 10)         # 100 x 2100: on the calling thread
+    assert set(seen) == {threading.get_ident()}
+    seen.clear()
+    with fs._PARALLEL:                                  # another search holds the workers
+        fs.Float32Search(X).candidates(X, 10)
+    assert set(seen) == {threading.get_ident()}
+    seen.clear()
+
+    @contextlib.contextmanager
+    def cannot_hold_to_one_thread():                    # MKL, an OpenMP build, or another controlling thread
+        yield False
+
+    monkeypatch.setattr(fs, "_one_blas_thread", cannot_hold_to_one_thread)
+    fs.Float32Search(X).candidates(X, 10)
     assert set(seen) == {threading.get_ident()}
 
 

@@ -24,6 +24,8 @@ brute force.
 from __future__ import annotations
 
 import math
+import threading
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -299,19 +301,36 @@ def _select_smallest(T, T_bits, n, levels, kk, out_ind, out_val):
 #: a search of fewer (query, point) pairs runs its tiles on the calling thread: threads would cost
 #: more than they save
 _PARALLEL_CELLS = 1 << 22
-#: the (query, point) pairs of one block's product when the selection runs on several workers (32 MB)
-_BLOCK_CELLS = 1 << 23
-_BLAS = []   # threadpoolctl's controllers of the BLAS libraries, found once (finding them takes ~5 ms)
+_PARALLEL = threading.Lock()   # one search at a time runs its tiles on several workers
+_BLAS = []   # threadpoolctl's controller of the BLAS libraries, made once (finding them takes ~5 ms)
 
 
-def blas_threads() -> int:
-    """The threads the loaded BLAS uses now (``OMP_NUM_THREADS``, ``threadpoolctl`` limits), at
-    least 1: read, never set."""
+def _controllers():
     if not _BLAS:
         from threadpoolctl import ThreadpoolController
 
-        _BLAS.append(ThreadpoolController().select(user_api="blas").lib_controllers)
-    counts = [int(lib.num_threads or 1) for lib in _BLAS[0]]
+        _BLAS.append(ThreadpoolController().select(user_api="blas"))
+    return _BLAS[0]
+
+
+@contextmanager
+def _one_blas_thread():
+    """The BLAS held to one thread for the block, for every thread that calls it (yields True), or
+    nothing changed (False): threadpoolctl's limit is process-wide only for OpenBLAS's own
+    (pthreads) pool, and there only from the thread that controls it; MKL's and OpenMP builds'
+    limits are per calling thread, which would leave every worker all the BLAS's threads."""
+    blas = _controllers()
+    if not blas.lib_controllers or any(lib.internal_api != "openblas" or lib.threading_layer != "pthreads"
+                                       for lib in blas.lib_controllers):
+        yield False
+        return
+    with blas.limit(limits=1):
+        yield blas_threads() == 1
+
+
+def blas_threads() -> int:
+    """The threads the loaded BLAS uses now (``OMP_NUM_THREADS``, ``threadpoolctl`` limits), at least 1."""
+    counts = [int(lib.num_threads or 1) for lib in _controllers().lib_controllers]
     return max(1, min(counts)) if counts else 1
 
 
@@ -319,10 +338,12 @@ class Float32Search:
     """Certified float32 brute force over ``X`` (float64, ``(n, d)``); see the module docstring.
 
     With ``n_threads`` workers (default: as many as the BLAS has threads; one below
-    :data:`_PARALLEL_CELLS` pairs) the calling thread computes a block of tiles' products on
-    the BLAS's own threads, and the workers then select its tiles at once in the compiled kernel,
-    which releases the GIL: the selection runs on every core too, not only the product (CENDA at
-    m = 100k, docs/performance.md). No BLAS setting is changed."""
+    :data:`_PARALLEL_CELLS` pairs) the query tiles are dealt to the workers, each computing its
+    tiles' products on one BLAS thread and selecting them in the compiled kernel, which releases
+    the GIL: the selection runs on every core too, not only the product (CENDA at m = 100k,
+    docs/performance.md). Where the BLAS cannot be held to one thread for every worker
+    (:func:`_one_blas_thread`), or another search in the process is already running on workers,
+    the tiles run on the calling thread. The candidates are those of a one-thread BLAS."""
 
     def __init__(self, X, n_threads=None):
         self.X = X
@@ -347,35 +368,32 @@ class Float32Search:
         V = np.empty((m, kk), dtype=np.float32)
         levels, width = block_shape(n, kk)
         tile_rows = int(np.clip(_TILE_CELLS // max(width, 1), 8, 256))
-        workers = self.n_threads or (blas_threads() if m * n >= _PARALLEL_CELLS else 1)
-        if workers <= 1 or m <= tile_rows:
+        starts = list(range(0, m, tile_rows))
+
+        def run(my_starts):
             tile = np.empty((min(tile_rows, m), width), dtype=np.float32)
             tile[:, n:] = np.inf
-            for start in range(0, m, tile_rows):
+            for start in my_starts:
                 stop = min(start + tile_rows, m)
                 out = tile[:stop - start]
                 np.matmul(Q_aug[start:stop], self.XT_aug, out=out[:, :n])
                 self._select(out, out.view(np.int32), n, levels, kk, I[start:stop], V[start:stop])
-            return I, V[:, -1].astype(np.float64), Qc
-        # a block of whole tiles: its product on this thread (the BLAS's own threads), then its
-        # tiles selected by the workers at once (the compiled kernel releases the GIL)
-        block_rows = tile_rows * max(workers, _BLOCK_CELLS // (tile_rows * width))
-        block = np.empty((min(block_rows, m), width), dtype=np.float32)
-        block[:, n:] = np.inf
 
-        def select(tiles):
-            for start, stop, row in tiles:
-                out = block[row:row + stop - start]
-                self._select(out, out.view(np.int32), n, levels, kk, I[start:stop], V[start:stop])
+        workers = min(self.n_threads or (blas_threads() if m * n >= _PARALLEL_CELLS else 1), len(starts))
+        if workers <= 1 or not _PARALLEL.acquire(blocking=False):
+            run(starts)
+        else:
+            try:
+                with _one_blas_thread() as single:
+                    if not single:           # the BLAS could not be held to one thread here
+                        run(starts)
+                    else:
+                        from concurrent.futures import ThreadPoolExecutor
 
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(workers) as pool:
-            for first in range(0, m, block_rows):
-                last = min(first + block_rows, m)
-                np.matmul(Q_aug[first:last], self.XT_aug, out=block[:last - first, :n])
-                tiles = [(t, min(t + tile_rows, last), t - first) for t in range(first, last, tile_rows)]
-                list(pool.map(select, [tiles[w::workers] for w in range(workers)]))
+                        with ThreadPoolExecutor(workers) as pool:
+                            list(pool.map(run, [starts[w::workers] for w in range(workers)]))
+            finally:
+                _PARALLEL.release()
         return I, V[:, -1].astype(np.float64), Qc
 
     def kneighbors(self, Xq, k: int, self_query: bool = False):
