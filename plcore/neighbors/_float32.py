@@ -315,7 +315,7 @@ def _controllers():
 
 @contextmanager
 def _one_blas_thread():
-    """The BLAS held to one thread for the block, for every thread that calls it (yields True), or
+    """The BLAS held to one thread for the search, for every thread that calls it (yields True), or
     nothing changed (False): threadpoolctl's limit is process-wide only for OpenBLAS's own
     (pthreads) pool, and there only from the thread that controls it; MKL's and OpenMP builds'
     limits are per calling thread, which would leave every worker all the BLAS's threads."""
