@@ -51,6 +51,7 @@ QUICK = {"field_deep": ["protocol.n_splits=3", *QUICK_SELECT, DEEP_GRID, "learne
          "field_reducers": ["protocol.n_splits=3", *QUICK_SELECT],
          "field_clustering": ["protocol.n_partitions=3", "protocol.select.method=random", "protocol.select.n_iter=2"]}
 DATASETS = ("lost", "msrc-v2", "ecoli", "satimage", "semeion", "digits")
+DEFAULT_OUT = "docs/results/field.md"
 
 
 def fashion_mnist_installed(data_home=None) -> bool:
@@ -85,7 +86,7 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=-1, help="joblib workers (-1: one per core)")
     ap.add_argument("--tracking-uri", default=os.environ.get("MLFLOW_TRACKING_URI")
                     or f"sqlite:///{Path.cwd() / 'mlflow.db'}")
-    ap.add_argument("--out", default="docs/results/field.md")
+    ap.add_argument("--out", default=DEFAULT_OUT)
     ap.add_argument("--report-only", action="store_true", help="rebuild the page from the runs already logged")
     ap.add_argument("--no-resume", dest="resume", action="store_false",
                     help="run every job again (default: reuse the FINISHED runs of the same settings and data)")
@@ -219,7 +220,9 @@ def write_page(args, experiment: str, datasets, times: dict) -> None:
 
     tier = "quick" if args.quick else "full"
     command = "OMP_NUM_THREADS=1 PLCORE_DATA_HOME=../shared/datasets .venv/bin/python benchmarks/field.py" + (
-        " --quick" if args.quick else "")
+        " --quick" if args.quick else "") + (f" --parts {' '.join(args.parts)}" if set(args.parts) != set(PARTS) else "") + (
+        f" --datasets {' '.join(args.datasets)}" if args.datasets else "") + (
+        f" --out {args.out}" if args.out != DEFAULT_OUT else "")
     runs = load_runs(args.tracking_uri, experiment_name=experiment)
     used = compared_runs(runs)  # the latest run of each cell: re-runs and superseded runs do not count
     logged, resumed = part_times(used)
@@ -245,6 +248,13 @@ Data with exact labels (ecoli, satimage, semeion, digits) get uniform candidate 
 positives per row; lost and msrc-v2 keep their own. The clustering section is the partial-label
 clustering task (a tenth of the rows keep their candidate sets; ACC and NMI on the others). Nothing on
 this page was tuned after seeing it; the quick tier's settings are a cost cut, not a choice."""
+    missing = [p for p in PARTS if p not in times]
+    if not args.quick and missing:
+        intro += f"""
+
+**Part of the full tier**: {', '.join(missing)} {'has' if len(missing) == 1 else 'have'} not run in this tier, so
+{'its methods are' if len(missing) == 1 else 'their methods are'} not on this page; the quick tier's page
+(`benchmarks/field.py --quick`) has all four presets and estimates the full tier's time of each."""
     if args.quick and times:
         quick_s, full_s = full_tier_estimate(used)
         wall = sum(times.values())
