@@ -214,6 +214,13 @@ def part_times(runs) -> tuple[dict, bool]:
     return times, resumed
 
 
+def _shown(path: str) -> str:
+    """``path`` as a page may show it: relative to the working directory, or only its name where it
+    lies elsewhere (no page holds a path of the machine it was made on)."""
+    rel = os.path.relpath(os.path.abspath(path))
+    return Path(path).name if rel.startswith("..") else rel
+
+
 def write_page(args, experiment: str, datasets, times: dict) -> None:
     from plcore.run.comparison_report import compared_runs, comparison_report, log_parent_run
     from plcore.run.runs import load_runs
@@ -222,7 +229,7 @@ def write_page(args, experiment: str, datasets, times: dict) -> None:
     command = "OMP_NUM_THREADS=1 PLCORE_DATA_HOME=../shared/datasets .venv/bin/python benchmarks/field.py" + (
         " --quick" if args.quick else "") + (f" --parts {' '.join(args.parts)}" if set(args.parts) != set(PARTS) else "") + (
         f" --datasets {' '.join(args.datasets)}" if args.datasets else "") + (
-        f" --out {args.out}" if args.out != DEFAULT_OUT else "")
+        f" --out {_shown(args.out)}" if args.out != DEFAULT_OUT else "")
     runs = load_runs(args.tracking_uri, experiment_name=experiment)
     used = compared_runs(runs)  # the latest run of each cell: re-runs and superseded runs do not count
     logged, resumed = part_times(used)
@@ -248,7 +255,7 @@ Data with exact labels (ecoli, satimage, semeion, digits) get uniform candidate 
 positives per row; lost and msrc-v2 keep their own. The clustering section is the partial-label
 clustering task (a tenth of the rows keep their candidate sets; ACC and NMI on the others). Nothing on
 this page was tuned after seeing it; the quick tier's settings are a cost cut, not a choice."""
-    missing = [p for p in PARTS if p not in times]
+    missing = [p for p in PARTS if p not in logged]  # no run in the store (this command may have run fewer)
     if not args.quick and missing:
         intro += f"""
 
