@@ -2,7 +2,7 @@
 
 Run from the repository root (nothing else running)::
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/tracking_cost.py [--rounds 5]
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/tracking_cost.py [--rounds 5] [--writes]
 
 Each round is a fresh interpreter (a run's own process pays every phase once) that does what a
 tracked ``python -m plcore`` run does beyond an untracked one, timing each phase in order, on an
@@ -17,6 +17,12 @@ existing SQLite store in a temporary folder (created by one untimed round first)
    requirements: ``plcore.tracking.models.save_model``) and uploaded (``log_saved_model``).
 
 Prints the median and best of each phase over the rounds and their total.
+
+``--writes`` times instead what a run's ten per-fold writes cost its process (one batch of 5
+metrics per fold, 20 ms of work between them, then the run ended), with MLflow's synchronous
+``log_batch`` (plcore's way) and with its asynchronous logging (``synchronous=False``; the end of
+the run waits for the queue), interleaved over the rounds in one process: the seconds the writes
+block the run, the seconds its end waits, and the total.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 _CHILD = r"""
@@ -94,10 +101,58 @@ def rounds(n: int) -> dict[str, list[float]]:
     return out
 
 
+def fold_writes(n: int) -> dict[str, list[tuple[float, float, float]]]:
+    """``{"synchronous" | "asynchronous": [(blocked, end, total) seconds, ...]}`` of ``n`` rounds
+    (after one untimed round of each), each a run with ten per-fold writes."""
+    import logging
+
+    from mlflow.entities import Metric
+    from mlflow.tracking import MlflowClient
+
+    logging.getLogger("mlflow").setLevel(logging.ERROR)
+    out: dict[str, list[tuple[float, float, float]]] = {"synchronous": [], "asynchronous": []}
+    with tempfile.TemporaryDirectory(prefix="plcore-tracking-writes-") as tmp:
+        client = MlflowClient(f"sqlite:///{Path(tmp) / 'mlflow.db'}")
+        experiment = client.create_experiment("writes")
+
+        def one(synchronous: bool) -> tuple[float, float, float]:
+            run_id = client.create_run(experiment).info.run_id
+            start, blocked = time.perf_counter(), 0.0
+            for fold in range(10):
+                time.sleep(0.02)  # the fold's work
+                t = time.perf_counter()
+                now = int(time.time() * 1000)
+                client.log_batch(run_id, metrics=[Metric(f"fold/m_{j}", 0.5, now, fold) for j in range(5)],
+                                 synchronous=synchronous)
+                blocked += time.perf_counter() - t
+            t = time.perf_counter()
+            client.set_terminated(run_id)  # waits for the asynchronous queue
+            end = time.perf_counter() - t
+            if len(client.get_metric_history(run_id, "fold/m_0")) != 10:
+                raise RuntimeError("a fold's metrics were not written")
+            return blocked, end, time.perf_counter() - start
+
+        for i in range(n + 1):
+            for label, synchronous in (("synchronous", True), ("asynchronous", False)):
+                timing = one(synchronous)
+                if i:
+                    out[label].append(timing)
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--writes", action="store_true", help="time ten per-fold writes, synchronous and asynchronous")
     args = ap.parse_args(argv)
+    if args.writes:
+        print(f"MLflow {__import__('mlflow').__version__}, ten per-fold writes of one run, existing SQLite store, "
+              f"{args.rounds} interleaved rounds (medians; 0.20 s of each total is the folds' work)\n")
+        print("| log_batch | writes block the run (s) | the run's end waits (s) | total (s) |")
+        print("|---|---|---|---|")
+        for label, ts in fold_writes(args.rounds).items():
+            print(f"| {label} | " + " | ".join(f"{statistics.median(t[k] for t in ts):.3f}" for k in range(3)) + " |")
+        return 0
     times = rounds(args.rounds)
     print(f"MLflow {__import__('mlflow').__version__}, {args.rounds} fresh interpreters, existing SQLite store, "
           f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}\n")
