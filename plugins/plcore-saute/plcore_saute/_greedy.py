@@ -16,7 +16,7 @@ __all__ = ["greedy_select", "knn_update", "initial_confidences"]
 initial_confidences = uniform_confidences
 
 
-def greedy_select(H, B, n_select, redundancy=True, marginals=None):
+def greedy_select(H, B, n_select, redundancy=True, marginals=None, cache=None):
     """Pick ``n_select`` features greedily, in order.
 
     Step ``p`` (1-based) takes, among the features not yet selected,
@@ -29,6 +29,11 @@ def greedy_select(H, B, n_select, redundancy=True, marginals=None):
     incrementally: after each pick ``f_p``, ``R += I(., f_p)`` for all features in one
     O(m d) ``bincount``. Ties go to the lowest feature index.
 
+    ``I(., f_j)`` depends on ``B`` alone, not on ``H``: a ``cache`` dict (feature -> that
+    column) kept across calls on the same ``B`` computes it once per distinct pick.
+    :class:`~plcore_saute.reducers.SauteReducer` keeps one per fit, whose outer iterations
+    pick mostly the same features (memory: one d-vector per distinct pick, at most d x d).
+
     Parameters
     ----------
     H : ndarray (d,)
@@ -37,6 +42,10 @@ def greedy_select(H, B, n_select, redundancy=True, marginals=None):
         Discretised features (:func:`plcore_saute._info.discretize`).
     n_select : int
     redundancy : bool
+    marginals : ndarray (d, 5), optional
+        :func:`~plcore_saute._info.bin_counts` of ``B``.
+    cache : dict, optional
+        ``I(., f_j)`` columns already computed on this ``B``; filled in place.
 
     Returns
     -------
@@ -60,7 +69,12 @@ def greedy_select(H, B, n_select, redundancy=True, marginals=None):
         selected.append(j)
         available[j] = False
         if p + 1 < n_select:
-            R += mutual_info_with(B, j, marginals)
+            if cache is None:
+                R += mutual_info_with(B, j, marginals)
+            else:
+                if j not in cache:
+                    cache[j] = mutual_info_with(B, j, marginals)
+                R += cache[j]
     return selected
 
 

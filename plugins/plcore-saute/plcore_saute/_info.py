@@ -120,15 +120,22 @@ def conditional_entropy(Z, constant, Y, S, var_smoothing=0.3):
     qp = mean.shape[0]
     total = np.zeros(d)
     step = max(1, _CHUNK_ELEMENTS // max(1, qp * d))
+    # two (rows, q', d) buffers reused by every chunk, the arithmetic done in place
+    ll_buf = np.empty((min(step, m), qp, d))
+    post_buf = np.empty_like(ll_buf)
     for start in range(0, m, step):
         z = Z[start:start + step, None, :]                      # (b, 1, d)
-        ll = const_term - (z - mean) ** 2 * half_inv             # (b, q', d)
+        ll, post = ll_buf[:z.shape[0]], post_buf[:z.shape[0]]
+        np.subtract(z, mean, out=ll)                             # log p(l) N(z; mu, var), (b, q', d)
+        np.square(ll, out=ll)
+        ll *= half_inv
+        np.subtract(const_term, ll, out=ll)
         ll -= ll.max(axis=1, keepdims=True)
-        post = np.exp(ll)
+        np.exp(ll, out=post)
         norm = post.sum(axis=1, keepdims=True)
         post /= norm
-        log_post = ll - np.log(norm)
-        total -= np.einsum("bqd,bqd->d", post, log_post)
+        ll -= np.log(norm)                                       # log p(l | z)
+        total -= np.einsum("bqd,bqd->d", post, ll)
     H = total / m
     H[constant] = prior_entropy(prior)
     return H

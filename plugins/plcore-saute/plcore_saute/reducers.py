@@ -106,7 +106,8 @@ class SauteReducer(_BaseSelector):
 
     and the loop stops when the selected set equals the previous iteration's (as a set), or
     after ``max_iter`` iterations. Cost of one iteration: O(m d q) for ``H(c|f)`` (once,
-    vectorised), O(m d) per pick for the incremental redundancy sums, plus one kNN search.
+    vectorised), O(d) per pick for the incremental redundancy sums, plus one kNN search;
+    each ``I(., f_j)`` column (O(m d)) is computed once per fit, when ``f_j`` is first picked.
 
     Parameters
     ----------
@@ -171,13 +172,14 @@ class SauteReducer(_BaseSelector):
         B = discretize(X) if self._redundancy else None
         marginals = bin_counts(B) if self._redundancy else None
         Y = uniform_confidences(S)  # Eq. (1); S: dense bool (m, q) from the base class
+        redundancy_cache = {} if self._redundancy else None   # I(., f_j) depends on B only
         previous = None
         history = []
         H = None
         for _ in range(int(self.max_iter)):
             H = conditional_entropy(Z, constant, Y, S, float(self.var_smoothing))
             selected = greedy_select(H, B, n_select, redundancy=self._redundancy,
-                                     marginals=marginals)
+                                     marginals=marginals, cache=redundancy_cache)
             history.append(np.asarray(selected, dtype=np.intp))
             Y = knn_update(X[:, selected], Y, S, self.k, float(self.alpha))
             current = frozenset(selected)

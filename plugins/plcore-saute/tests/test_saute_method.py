@@ -137,6 +137,31 @@ def test_incremental_greedy_equals_naive_recomputation(seed):
         assert fast == slow, (redundancy, fast, slow)
 
 
+def test_redundancy_cache_gives_the_same_picks_and_computes_each_column_once(monkeypatch):
+    """The per-fit cache of I(., f_j): across calls with different H on one B (a fit's outer
+    iterations), the same picks in the same order as without it, one column per distinct pick."""
+    import plcore_saute._greedy as greedy
+
+    X, S, _ = _random_pl(m=80, d=16, q=4, r=1, seed=7, informative=4)
+    B = discretize(X)
+    Z, constant = standardize_columns(X)
+    calls = []
+    real = greedy.mutual_info_with
+    monkeypatch.setattr(greedy, "mutual_info_with", lambda B_, j, m_=None: calls.append(j) or real(B_, j, m_))
+    cache, picked = {}, set()
+    for seed in range(4):   # four different confidences, as four outer iterations
+        H = conditional_entropy(Z, constant, _propagated_Y(X, S, seed), S, 1e-2)
+        plain = greedy_select(H, B, 9)
+        cached = greedy_select(H, B, 9, cache=cache)
+        assert cached == plain
+        picked.update(cached[:-1])          # the last pick's column is never needed
+    assert set(cache) == picked
+    # the plain calls compute 8 columns each; the cached ones each distinct pick once
+    assert len(calls) == 4 * 8 + len(picked) and len(picked) < 4 * 8
+    for j, column in cache.items():
+        np.testing.assert_array_equal(column, real(B, j))
+
+
 def test_knn_update_matches_literal_eq12_to_14():
     X, S, _ = _random_pl(m=40, d=5, q=4, r=2, seed=4)
     Y = _propagated_Y(X, S, 4)
