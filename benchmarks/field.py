@@ -110,26 +110,32 @@ def main(argv=None) -> int:
     return 1 if failed else 0
 
 
-#: the full tier's work per run over the quick tier's: outer folds x (grid points x inner folds + the
-#: refit of the best), and the deep learners' epochs; training sets grow too (not counted: the
-#: estimate is low for methods superlinear in n)
+#: the full tier's work per run over the quick tier's: outer folds x (fits per inner fold x inner
+#: folds + the refit of the best), and the deep learners' epochs. A classic learner that fits the
+#: values of its ``path_params`` together (PL-KNN's k: plcore.run.shared_search) makes one fit of the
+#: full grid's points that differ only there; a deep learner's stacked fit is counted as one per point
+#: (high). Training sets grow too (not counted: the estimate is low for methods superlinear in n)
 def full_over_quick(run, registry) -> float:
     import math
 
     method = run.name.split(" · ")[0]
     kinds = ("reducer", "learner") if "+" in method else ("clusterer" if run.tags.get("protocol") == "clustering"
                                                           else "learner",)
-    grid = 1
+    deep = run.params.get("learner.n_epochs") is not None
+    grid, together = 1, 1
     for kind, name in zip(kinds, method.split("+")):
         comp = registry.components.get((kind, name))
         if comp is not None and comp.spec.search_space:
             grid *= math.prod(len(v) for v in comp.spec.search_space.values())
+            if kind == "learner" and not deep:
+                path = _path_params(name)
+                together *= math.prod(len(v) for k, v in comp.spec.search_space.items() if k in path)
     if run.tags.get("protocol") == "clustering":  # every grid point fitted once per partition
         return (10 * grid) / (3 * min(grid, 2))
-    deep = 4.0 if run.params.get("learner.n_epochs") == "50" else 1.0
+    epochs = 4.0 if run.params.get("learner.n_epochs") == "50" else 1.0
     quick = 3 * (min(grid, 2) * 2 + 1) if grid > 1 else 3
-    full = 10 * (grid * 3 + 1) if grid > 1 else 10
-    return deep * full / quick
+    full = 10 * (grid // together * 3 + 1) if grid > 1 else 10
+    return epochs * full / quick
 
 
 def full_tier_estimate(runs) -> tuple[float, float]:
@@ -184,13 +190,18 @@ def where_the_time_goes(runs, times: dict) -> str:
 
 def _shares_a_fit(name) -> bool:
     """Whether learner ``name`` fits the values of a grid together (the tag ``path_params``)."""
+    return bool(_path_params(name))
+
+
+def _path_params(name) -> tuple:
+    """The parameters learner ``name`` fits together (its tag ``path_params``)."""
     from plcore.registry import get_registry
     from plcore.tags import get_pll_tags
 
     try:
-        return bool(get_pll_tags(get_registry().create("learner", name)).path_params)
+        return tuple(get_pll_tags(get_registry().create("learner", name)).path_params)
     except Exception:  # noqa: BLE001 -- a plugin no longer installed: counted as not sharing
-        return False
+        return ()
 
 
 def part_times(runs) -> tuple[dict, bool]:

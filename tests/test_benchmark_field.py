@@ -1,0 +1,71 @@
+"""``benchmarks/field.py``'s estimate of the full tier from the quick tier's runs: fits per outer fold
+counted from each method's declared grid, with the values a classic learner fits together
+(``path_params``: one fit per point of the rest of the grid) counted once."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from plcore.registry import get_registry
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def field():
+    spec = importlib.util.spec_from_file_location("plcore_bench_field", REPO / "benchmarks" / "field.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    yield mod
+    sys.modules.pop(spec.name, None)
+
+
+def _run(method, protocol="kfold", **params):
+    return SimpleNamespace(name=f"{method} · lost", tags={"protocol": protocol}, params=params)
+
+
+# quick tier: 3 outer folds x (2 random points x 2 inner folds + the refit) = 15 fits
+QUICK = 3 * (2 * 2 + 1)
+
+
+def test_learner_whose_grid_is_all_path_makes_one_fit_per_inner_fold(field):
+    # PL-KNN's k: 4 values fitted together -> 10 outer folds x (1 x 3 inner folds + refit)
+    assert field.full_over_quick(_run("plknn"), get_registry()) == pytest.approx(10 * (1 * 3 + 1) / QUICK)
+
+
+def test_reducer_grid_multiplies_and_the_learners_path_is_shared(field):
+    reg = get_registry()
+    if ("reducer", "cenda") not in reg.components:
+        pytest.skip("plcore-cenda is not installed")
+    n_cenda = 1
+    for values in reg.components[("reducer", "cenda")].spec.search_space.values():
+        n_cenda *= len(values)
+    assert field.full_over_quick(_run("cenda+plknn"), reg) == pytest.approx(10 * (n_cenda * 3 + 1) / QUICK)
+
+
+def test_learner_without_path_counts_every_grid_point(field):
+    reg = get_registry()
+    if ("learner", "plecoc") not in reg.components:
+        pytest.skip("plcore-baselines is not installed")
+    n = 1
+    for values in reg.components[("learner", "plecoc")].spec.search_space.values():
+        n *= len(values)
+    assert n > 2
+    assert field.full_over_quick(_run("plecoc"), reg) == pytest.approx(10 * (n * 3 + 1) / QUICK)
+
+
+def test_deep_learner_counts_each_point_and_the_epochs(field):
+    reg = get_registry()
+    if ("learner", "proden") not in reg.components:
+        pytest.skip("plcore-deep is not installed")
+    n = 1
+    for values in reg.components[("learner", "proden")].spec.search_space.values():
+        n *= len(values)
+    got = field.full_over_quick(_run("proden", **{"learner.n_epochs": "50"}), reg)
+    assert got == pytest.approx(4 * 10 * (n * 3 + 1) / QUICK)
