@@ -48,6 +48,10 @@ CASES = (
      {"reducer.thr": [0.99, 0.999], "reducer.mu": [0.2, 0.5], "learner.k": [3, 5, 10, 20]}, 5.0),
     # its declared grid; alpha shares the graph of each k (bound: 4 alphas per k)
     ("IPAL", "ipal", None, {"learner.k": [5, 10, 15], "learner.alpha": [0.5, 0.8, 0.95, 0.99]}, 1.0),
+    # its declared grid; code_length shares the longest code's binary classifiers of each min_fraction
+    # (bound: 20 + 40 + 60 columns trained as 60, 2x)
+    ("PL-ECOC", "plecoc", None, {"learner.code_length": [20, 40, 60], "learner.min_fraction": [0.05, 0.1, 0.2]},
+     1.5, {"random_state": 0}),
     ("PRODEN", "proden", None, {"learner.learning_rate": [1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2],
                                 "learner.weight_decay": [1e-6, 1e-5, 1e-4, 1e-3]}, 8.0, {"n_epochs": 20, "random_state": 0}),
     ("CC", "cc", None, {"learner.learning_rate": [1e-4, 3e-4, 1e-3, 3e-3],

@@ -262,7 +262,7 @@ def check_fit_path(name, estimator):
 #: values the fit_path check tries, beside the declared one
 _PATH_VALUES = {"k": [1, 3, 7], "weights": ["linear", "uniform"], "k_max": [5, 12], "c": [0.25, 1.0],
                 "delta": [0.1, 0.5], "alpha": [0.5, 0.8], "max_iter": [5, 20],
-                "learning_rate": [3e-3, 3e-2], "weight_decay": [1e-4, 1e-3]}
+                "learning_rate": [3e-3, 3e-2], "weight_decay": [1e-4, 1e-3], "code_length": [4, 12]}
 
 
 def check_parameter_constraints(name, estimator):

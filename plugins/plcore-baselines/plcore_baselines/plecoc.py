@@ -42,6 +42,7 @@ frequent in the training candidate sets.
 
 from __future__ import annotations
 
+import copy
 import warnings
 
 import numpy as np
@@ -51,6 +52,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import has_fit_parameter
 
 from plcore.base import BaseLearner
+from plcore.neighbors import LastQueryCache
 from plcore.validation import HasMethods, Integral, Interval, Real, StrOptions
 
 from plcore_baselines._plecoc import (
@@ -141,32 +143,28 @@ class PlEcocLearner(BaseLearner):
         col = int(np.flatnonzero(est.classes_ == 1)[0])
         return 2.0 * proba[:, col] - 1.0
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.pll_tags.path_params = ("code_length",)
+        return tags
+
+    def _draw_code(self, S, rng):
+        """The random code of ``code_length`` columns (``generate_code``), drawn from ``rng``."""
+        return generate_code(S, self._code_length(S.shape[1]), rng, min_fraction=float(self.min_fraction),
+                             min_side=int(self.min_side), max_draws=int(self.max_draws))
+
     def _fit(self, X, S):
-        n, q = S.shape
-        length = self._code_length(q)
         rng = check_random_state(self.random_state)
-        self.prior_ = S.sum(axis=0) / n
-        code, strict = generate_code(S, length, rng, min_fraction=float(self.min_fraction),
-                                     min_side=int(self.min_side), max_draws=int(self.max_draws))
-        self.n_strict_columns_ = int(strict.sum())
-        self.code_length_ = int(code.shape[1])
-        self.column_strict_ = strict
-        length = min(length, 2 ** (q - 1) - 1)
-        if self.code_length_ == 0:
-            warnings.warn("PL-ECOC: no usable coding column (every dichotomy leaves one side "
-                          "empty); predicting the label most frequent in the candidate sets",
-                          UserWarning, stacklevel=3)
-        elif self.n_strict_columns_ < length:
-            warnings.warn(
-                f"PL-ECOC: only {self.n_strict_columns_} of {length} columns satisfy the paper's "
-                f"rule (candidate set inside one side, enough examples per side) among "
-                f"max_draws={self.max_draws} random dichotomies; using {self.code_length_ - self.n_strict_columns_} "
-                "relaxed columns (positive: candidate set meets the positive side)",
-                UserWarning, stacklevel=3)
-        self.code_ = np.where(code, 1, -1).astype(np.int8)
-        self.estimators_ = []
-        H = np.empty((n, self.code_length_))
-        for col in range(self.code_length_):
+        code, strict = self._draw_code(S, rng)
+        estimators, H = self._fit_columns(X, S, code, strict, rng)
+        self._set_code(S, code, strict, estimators, H)
+        return self
+
+    def _fit_columns(self, X, S, code, strict, rng):
+        """One binary classifier per column of ``code`` and its margins on the training rows, (n, L)."""
+        estimators = []
+        H = np.empty((S.shape[0], code.shape[1]))
+        for col in range(code.shape[1]):
             v = code[:, col]
             est = self._base_estimator()
             if "random_state" in est.get_params():
@@ -183,16 +181,85 @@ class PlEcocLearner(BaseLearner):
                 est.fit(X[rows], target, sample_weight=weight)
             else:
                 est.fit(X[rows], target)
-            self.estimators_.append(est)
+            estimators.append(est)
             H[:, col] = self._margin(est, X)
+        return estimators, H
+
+    def _set_code(self, S, code, strict, estimators, H):
+        """The fitted attributes from the columns' code, classifiers and training margins ``H``."""
+        n, q = S.shape
+        self.prior_ = S.sum(axis=0) / n
+        self.n_strict_columns_ = int(strict.sum())
+        self.code_length_ = int(code.shape[1])
+        self.column_strict_ = strict
+        length = min(self._code_length(q), 2 ** (q - 1) - 1)
+        if self.code_length_ == 0:
+            warnings.warn("PL-ECOC: no usable coding column (every dichotomy leaves one side "
+                          "empty); predicting the label most frequent in the candidate sets",
+                          UserWarning, stacklevel=4)
+        elif self.n_strict_columns_ < length:
+            warnings.warn(
+                f"PL-ECOC: only {self.n_strict_columns_} of {length} columns satisfy the paper's "
+                f"rule (candidate set inside one side, enough examples per side) among "
+                f"max_draws={self.max_draws} random dichotomies; using {self.code_length_ - self.n_strict_columns_} "
+                "relaxed columns (positive: candidate set meets the positive side)",
+                UserWarning, stacklevel=4)
+        self.code_ = np.where(code, 1, -1).astype(np.int8)
+        self.estimators_ = list(estimators)
         self.performance_ = performance_weights(S, code, H)
-        return self
+
+    def fit_path(self, X, y, points):
+        """One fitted learner per ``{code_length}`` dict of ``points`` (tag ``path_params``), each
+        predicting as ``clone(self).set_params(**point).fit(X, y)``.
+
+        The columns are drawn one after another until ``code_length`` are kept, so a seeded code of
+        ``L`` columns is the first ``L`` columns of the longest code drawn from the same seed (each
+        point's own code is drawn, which is cheap, and compared: a point whose code is not such a
+        prefix is fitted alone). The default binary learner (SVC; its ``random_state`` only seeds
+        probability estimates, which it does not make) is trained once per column of the longest
+        code; each point takes its first ``L`` classifiers and its own weights ``G``, and the points
+        share the margins of the last query set. Without a seed, or with another binary learner
+        (whose fit may use the seed each column gets), every point is fitted alone.
+        """
+        unknown = sorted({p for point in points for p in point} - {"code_length"})
+        if unknown:
+            raise ValueError(f"PlEcocLearner.fit_path searches code_length only, got {', '.join(unknown)}")
+        if self.estimator is not None or self.random_state is None or len(points) < 2:
+            return [clone(self).set_params(**point).fit(X, y) for point in points]
+        base = clone(self)
+        X_in, (X, S) = X, base._validate_fit(X, y)
+        learners = [copy.copy(base).set_params(**{"code_length": self.code_length, **point}) for point in points]
+        longest = max(learners, key=lambda learner: learner._code_length(S.shape[1]))
+        rng = check_random_state(clone(longest).random_state)
+        code, strict = longest._draw_code(S, rng)
+        estimators, H = longest._fit_columns(X, S, code, strict, rng)
+        margins = LastQueryCache()
+        fitted = []
+        for learner in learners:
+            own_code, own_strict = learner._draw_code(S, check_random_state(clone(learner).random_state))
+            L = own_code.shape[1]
+            if not (L <= code.shape[1] and np.array_equal(own_code, code[:, :L])
+                    and np.array_equal(own_strict, strict[:L])):
+                fitted.append(learner.fit(X_in, y))
+                continue
+            learner._set_code(S, own_code, own_strict, estimators[:L], H[:, :L])
+            learner._shared = (margins, estimators)
+            fitted.append(learner)
+        return fitted
 
     def _margins(self, X):
-        """Real outputs ``h_v(x)`` of every column, shape (n, n_columns)."""
+        """Real outputs ``h_v(x)`` of every column, shape (n, n_columns); a :meth:`fit_path`
+        learner reads them from the margins of the longest code's columns on the last query set."""
         if not self.estimators_:
             return np.zeros((X.shape[0], 0))
-        return np.column_stack([self._margin(est, X) for est in self.estimators_])
+        shared = self.__dict__.get("_shared")
+        if shared is not None:
+            cache, columns = shared
+            return cache.get(X, lambda Q: self._column_margins(columns, Q))[:, :self.code_length_]
+        return self._column_margins(self.estimators_, X)
+
+    def _column_margins(self, estimators, X):
+        return np.column_stack([self._margin(est, X) for est in estimators])
 
     def _scores(self, X):
         if self.code_length_ == 0:

@@ -244,3 +244,98 @@ def test_lost_one_fold(lost_fold):
     est = PlEcocLearner(random_state=0).fit(f.Xtr, f.Str)
     assert est.n_strict_columns_ == est.code_length_ == 40
     assert est.score(f.Xte, f.yte) >= 0.55
+
+
+# ----------------------------------------------------------------------------- fit_path
+def _path_data(q=9, n=150, seed=8):
+    rng = np.random.RandomState(seed)
+    y = rng.randint(q, size=n)
+    X = rng.randn(q, 5)[y] * 2 + rng.randn(n, 5)
+    S = np.eye(q, dtype=bool)[y]
+    S[np.arange(n), rng.randint(q, size=n)] = True
+    return X, S
+
+
+@pytest.mark.parametrize("min_fraction", [0.05, 0.2, 0.65, 0.8])   # 0.65: 17 strict columns of 30, then relaxed; 0.8: none strict
+def test_fit_path_learners_equal_their_own_fits_and_train_each_column_once(monkeypatch, min_fraction):
+    """Every code_length of one seed: each learner's code, weights and scores are its own fit's,
+    to the bit; the binary classifiers are trained once per column of the longest code, and the
+    test rows' margins computed once."""
+    import plcore_baselines.plecoc as plecoc
+
+    X, S = _path_data()
+    X_test = _path_data(n=70, seed=9)[0]
+    points = [{"code_length": L} for L in (4, 12, 30, "auto")]
+    trained, margins = [], []
+    real_fit, real_margin = plecoc.PlEcocLearner._fit_columns, plecoc.PlEcocLearner._margin
+    monkeypatch.setattr(plecoc.PlEcocLearner, "_fit_columns",
+                        lambda self, X_, S_, code, *a: trained.append(code.shape[1]) or real_fit(self, X_, S_, code, *a))
+    monkeypatch.setattr(plecoc.PlEcocLearner, "_margin",
+                        staticmethod(lambda est, Q: margins.append(Q.shape[0]) or real_margin(est, Q)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        fitted = PlEcocLearner(random_state=3, min_fraction=min_fraction).fit_path(X, S, points)
+        scores = [learner._scores(X_test) for learner in fitted]
+        longest = max(learner.code_length_ for learner in fitted)
+        assert trained == [longest]
+        assert margins.count(len(X_test)) == longest          # the test rows once per column, not per learner
+        monkeypatch.undo()
+        for point, learner, got in zip(points, fitted, scores):
+            own = PlEcocLearner(random_state=3, min_fraction=min_fraction).set_params(**point).fit(X, S)
+            assert learner.get_params() == own.get_params()
+            np.testing.assert_array_equal(learner.code_, own.code_)
+            np.testing.assert_array_equal(learner.column_strict_, own.column_strict_)
+            np.testing.assert_array_equal(learner.performance_, own.performance_)
+            np.testing.assert_array_equal(got, own._scores(X_test))
+            np.testing.assert_array_equal(learner.predict(X_test), own.predict(X_test))
+    assert len({learner.code_length_ for learner in fitted}) == 4
+    with pytest.raises(ValueError, match="code_length only"):
+        PlEcocLearner(random_state=0).fit_path(X, S, [{"min_fraction": 0.2}])
+
+
+def test_fit_path_warns_as_each_own_fit_does():
+    X, S = _path_data()
+    points = [{"code_length": 4}, {"code_length": 30}]
+    with warnings.catch_warnings(record=True) as path_warnings:
+        warnings.simplefilter("always")
+        PlEcocLearner(random_state=3, min_fraction=0.65).fit_path(X, S, points)
+    own_warnings = []
+    for point in points:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            PlEcocLearner(random_state=3, min_fraction=0.65).set_params(**point).fit(X, S)
+        own_warnings += [str(w.message) for w in caught]
+    assert own_warnings and [str(w.message) for w in path_warnings] == own_warnings
+
+
+@pytest.mark.parametrize("kwargs", [{"random_state": None}, {"random_state": 3, "estimator": LogisticRegression()}])
+def test_fit_path_fits_each_point_alone_without_a_seed_or_with_another_binary_learner(kwargs):
+    X, S = _path_data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        fitted = PlEcocLearner(**kwargs).fit_path(X, S, [{"code_length": 4}, {"code_length": 12}])
+    assert [learner.code_length_ for learner in fitted] == [4, 12]
+    assert not any("_shared" in learner.__dict__ for learner in fitted)
+
+
+def test_fit_path_fits_alone_a_point_whose_code_is_not_a_prefix(monkeypatch):
+    """The safety net: a point whose own code differs from the longest code's first columns is
+    fitted alone (here a generator that reverses the short code's columns)."""
+    import plcore_baselines.plecoc as plecoc
+
+    real = plecoc.generate_code
+
+    def reversed_when_short(S, length, rng, **kw):
+        code, strict = real(S, length, rng, **kw)
+        return (code[:, ::-1], strict[::-1]) if length == 4 else (code, strict)
+
+    monkeypatch.setattr(plecoc, "generate_code", reversed_when_short)
+    X, S = _path_data()
+    X_test = _path_data(n=70, seed=9)[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        short, long_ = PlEcocLearner(random_state=3).fit_path(X, S, [{"code_length": 4}, {"code_length": 12}])
+        own = PlEcocLearner(random_state=3, code_length=4).fit(X, S)
+    assert "_shared" not in short.__dict__ and "_shared" in long_.__dict__
+    np.testing.assert_array_equal(short.code_, own.code_)
+    np.testing.assert_array_equal(short._scores(X_test), own._scores(X_test))
