@@ -139,6 +139,7 @@ class IpalLearner(BaseLearner):
         return tags
 
     def _fit(self, X, S):
+        self.__dict__.pop("_queries", None)   # a fit_path learner refitted: its shared queries are another fit's
         self._fit_graph(X, S)
         self._disambiguate(_transition(self.weights_), S)
         return self

@@ -53,7 +53,7 @@ from sklearn.utils.validation import has_fit_parameter
 
 from plcore.base import BaseLearner
 from plcore.neighbors import LastQueryCache
-from plcore.validation import HasMethods, Integral, Interval, Real, StrOptions
+from plcore.validation import HasMethods, Integral, Interval, Real, StrOptions, validate_params
 
 from plcore_baselines._plecoc import (
     column_split,
@@ -154,6 +154,7 @@ class PlEcocLearner(BaseLearner):
                              min_side=int(self.min_side), max_draws=int(self.max_draws))
 
     def _fit(self, X, S):
+        self.__dict__.pop("_shared", None)   # a fit_path learner refitted: the shared margins are another fit's
         rng = check_random_state(self.random_state)
         code, strict = self._draw_code(S, rng)
         estimators, H = self._fit_columns(X, S, code, strict, rng)
@@ -229,6 +230,8 @@ class PlEcocLearner(BaseLearner):
         base = clone(self)
         X_in, (X, S) = X, base._validate_fit(X, y)
         learners = [copy.copy(base).set_params(**{"code_length": self.code_length, **point}) for point in points]
+        for learner in learners:
+            validate_params(learner)
         longest = max(learners, key=lambda learner: learner._code_length(S.shape[1]))
         rng = check_random_state(clone(longest).random_state)
         code, strict = longest._draw_code(S, rng)
@@ -240,7 +243,7 @@ class PlEcocLearner(BaseLearner):
             L = own_code.shape[1]
             if not (L <= code.shape[1] and np.array_equal(own_code, code[:, :L])
                     and np.array_equal(own_strict, strict[:L])):
-                fitted.append(learner.fit(X_in, y))
+                fitted.append(clone(learner).fit(X_in, y))   # clone: a RandomState seed stays unused
                 continue
             learner._set_code(S, own_code, own_strict, estimators[:L], H[:, :L])
             learner._shared = (margins, estimators)
@@ -257,6 +260,12 @@ class PlEcocLearner(BaseLearner):
             cache, columns = shared
             return cache.get(X, lambda Q: self._column_margins(columns, Q))[:, :self.code_length_]
         return self._column_margins(self.estimators_, X)
+
+    def __getstate__(self):
+        """Pickled without the shared margins (the last query set's), which its own columns recompute."""
+        state = dict(super().__getstate__())   # a copy: the fitted learner keeps its own
+        state.pop("_shared", None)
+        return state
 
     def _column_margins(self, estimators, X):
         return np.column_stack([self._margin(est, X) for est in estimators])

@@ -196,6 +196,19 @@ def test_fit_path_learners_equal_their_own_fits_and_share_the_graph(monkeypatch)
         IpalLearner().fit_path(X, S, [{"k": 3}])
 
 
+def test_fit_path_learner_refitted_forgets_the_shared_queries():
+    """Refitted on other rows, a fit_path learner answers a query set it answered before as a
+    fresh fit does, not from the shared queries of its first fit."""
+    X, S, _ = make_pl_data(n_samples=120, r=2, n_classes=4, random_state=4, cluster_std=3.0)
+    X2, S2, _ = make_pl_data(n_samples=120, r=2, n_classes=4, random_state=6, cluster_std=3.0)
+    X_test = make_pl_data(n_samples=40, r=2, n_classes=4, random_state=5, cluster_std=3.0)[0]
+    learner = IpalLearner(k=8).fit_path(X, S, [{"alpha": 0.5}, {"alpha": 0.95}])[0]
+    learner.reconstruction_errors(X_test)
+    learner.fit(X2, S2)
+    own = IpalLearner(k=8, alpha=0.5).fit(X2, S2)
+    np.testing.assert_array_equal(learner.reconstruction_errors(X_test), own.reconstruction_errors(X_test))
+
+
 def test_shared_search_over_k_and_alpha_selects_as_grid_search_cv():
     from sklearn.model_selection import GridSearchCV, KFold, ParameterGrid
     from sklearn.pipeline import make_pipeline

@@ -339,3 +339,43 @@ def test_fit_path_fits_alone_a_point_whose_code_is_not_a_prefix(monkeypatch):
     assert "_shared" not in short.__dict__ and "_shared" in long_.__dict__
     np.testing.assert_array_equal(short.code_, own.code_)
     np.testing.assert_array_equal(short._scores(X_test), own._scores(X_test))
+    # a RandomState seed: the point fitted alone does not advance the seed the other points draw from
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        points = [{"code_length": 4}, {"code_length": 6}, {"code_length": 12}]
+        fitted = PlEcocLearner(random_state=np.random.RandomState(2)).fit_path(X, S, points)
+        for point, learner in zip(points, fitted):
+            own = PlEcocLearner(random_state=np.random.RandomState(2)).set_params(**point).fit(X, S)
+            np.testing.assert_array_equal(learner._scores(X_test), own._scores(X_test))
+    assert ["_shared" in learner.__dict__ for learner in fitted] == [False, True, True]
+
+
+def test_fit_path_learner_refitted_or_pickled_predicts_as_its_own_fit():
+    """A fit_path learner refitted on other rows forgets the shared margins (they are another
+    fit's); pickled, it keeps its predictions and leaves the last query set behind."""
+    import pickle
+
+    X, S = _path_data()
+    X2, S2 = _path_data(seed=11)
+    X_test = _path_data(n=70, seed=9)[0]
+    short, _ = PlEcocLearner(random_state=3).fit_path(X, S, [{"code_length": 4}, {"code_length": 12}])
+    expected = short._scores(X_test)
+    restored = pickle.loads(pickle.dumps(short))
+    assert "_shared" in short.__dict__ and "_shared" not in restored.__dict__
+    np.testing.assert_array_equal(restored._scores(X_test), expected)
+    short.fit(X2, S2)
+    own = PlEcocLearner(random_state=3, code_length=4).fit(X2, S2)
+    np.testing.assert_array_equal(short._scores(X_test), own._scores(X_test))
+
+
+def test_fit_path_with_a_random_state_instance_and_bad_point_values():
+    X, S = _path_data()
+    X_test = _path_data(n=70, seed=9)[0]
+    seed = np.random.RandomState(5)
+    fitted = PlEcocLearner(random_state=seed).fit_path(X, S, [{"code_length": 4}, {"code_length": 12}])
+    for learner, length in zip(fitted, (4, 12)):
+        own = PlEcocLearner(random_state=np.random.RandomState(5), code_length=length).fit(X, S)
+        np.testing.assert_array_equal(learner._scores(X_test), own._scores(X_test))
+    assert seed.randint(1 << 30) == np.random.RandomState(5).randint(1 << 30)   # the given seed is not consumed
+    with pytest.raises(InvalidParameterError):
+        PlEcocLearner(random_state=0).fit_path(X, S, [{"code_length": 4}, {"code_length": 0}])
