@@ -51,13 +51,13 @@ def test_reducer_grid_multiplies_and_the_learners_path_is_shared(field):
 
 def test_learner_without_path_counts_every_grid_point(field):
     reg = get_registry()
-    if ("learner", "plecoc") not in reg.components:
+    if ("learner", "plsvm") not in reg.components:
         pytest.skip("plcore-baselines is not installed")
     n = 1
-    for values in reg.components[("learner", "plecoc")].spec.search_space.values():
+    for values in reg.components[("learner", "plsvm")].spec.search_space.values():
         n *= len(values)
     assert n > 2
-    assert field.full_over_quick(_run("plecoc"), reg) == pytest.approx(10 * (n * 3 + 1) / QUICK)
+    assert field.full_over_quick(_run("plsvm"), reg) == pytest.approx(10 * (n * 3 + 1) / QUICK)
 
 
 def test_deep_learner_counts_each_point_and_the_epochs(field):
@@ -69,3 +69,12 @@ def test_deep_learner_counts_each_point_and_the_epochs(field):
         n *= len(values)
     got = field.full_over_quick(_run("proden", **{"learner.n_epochs": "50"}), reg)
     assert got == pytest.approx(4 * 10 * (n * 3 + 1) / QUICK)
+
+
+def test_learner_sharing_part_of_its_grid_makes_one_fit_per_point_of_the_rest(field):
+    reg = get_registry()
+    if ("learner", "plecoc") not in reg.components:
+        pytest.skip("plcore-baselines is not installed")
+    space = reg.components[("learner", "plecoc")].spec.search_space   # code_length fitted together
+    rest = len(space["min_fraction"])
+    assert field.full_over_quick(_run("plecoc"), reg) == pytest.approx(10 * (rest * 3 + 1) / QUICK)
