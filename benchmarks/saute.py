@@ -145,29 +145,21 @@ def table_rows(quick: bool = True) -> list[dict]:
     (_, cpu_fast), (A_fast, Y_fast) = timed(iteration_plcore, X, S, n_select, repeats=2 if quick else 3)
     (_, cpu_rec), (A_rec, Y_rec) = timed(iteration_recompute, X, S, n_select, repeats=1)
     same = A_rec == A_fast and np.allclose(Y_rec, Y_fast, rtol=1e-12)
-    ratio = cpu_rec / cpu_fast
-    return [{
-        "method": "saute",
-        "measure": (f"one iteration on semeion (1593 x 256, d'={n_select}), CPU s: plcore {cpu_fast:.2f} vs "
-                    f"recomputed every greedy step {cpu_rec:.2f}" + ("" if same else "; OUTPUTS DIFFER")),
-        "ratio": float(ratio),
-        "goal": "> 1x (speed-up over the in-repo straightforward version)",
-        "met": bool(ratio > 1 and same),
-        "note": "benchmarks/saute.py, measured in this run (process CPU time, 1 thread)",
-    }, _fit_row(X, S, quick)]
-
-
-def _fit_row(X, S, quick):
-    """Row for ``run_all.py``: a whole fit at the grid's largest d', plcore vs uncached."""
-    n_big = math.ceil(0.6 * X.shape[1] - 1e-9)
-    (_, cpu_fast), (A_fast, Y_fast, n_iter) = timed(fit_plcore, X, S, n_big, repeats=1 if quick else 2)
+    first = _row(f"one iteration on semeion (1593 x 256, d'={n_select}), CPU s: plcore {cpu_fast:.2f} vs "
+                 f"recomputed every greedy step {cpu_rec:.2f}", cpu_rec / cpu_fast, same)
+    n_big = math.ceil(0.6 * X.shape[1] - 1e-9)   # a whole fit at the grid's largest d', plcore vs uncached
+    (_, cpu_fit), (A_fit, Y_fit, n_iter) = timed(fit_plcore, X, S, n_big, repeats=1 if quick else 2)
     (_, cpu_unc), (A_unc, Y_unc, _) = timed(fit_uncached, X, S, n_big, repeats=1)
-    same = A_unc == A_fast and np.array_equal(Y_unc, Y_fast)
-    ratio = cpu_unc / cpu_fast
+    same = A_unc == A_fit and np.array_equal(Y_unc, Y_fit)
+    return [first, _row(f"a whole fit on semeion at d'={n_big} ({n_iter} iterations), CPU s: plcore {cpu_fit:.2f} vs "
+                        f"I(., f_j) computed anew every iteration {cpu_unc:.2f}", cpu_unc / cpu_fit, same)]
+
+
+def _row(measure, ratio, same):
+    """One ``run_all.py`` row: plcore against the in-repo straightforward version."""
     return {
         "method": "saute",
-        "measure": (f"a whole fit on semeion at d'={n_big} ({n_iter} iterations), CPU s: plcore {cpu_fast:.2f} vs "
-                    f"I(., f_j) computed anew every iteration {cpu_unc:.2f}" + ("" if same else "; OUTPUTS DIFFER")),
+        "measure": measure + ("" if same else "; OUTPUTS DIFFER"),
         "ratio": float(ratio),
         "goal": "> 1x (speed-up over the in-repo straightforward version)",
         "met": bool(ratio > 1 and same),

@@ -5,6 +5,7 @@ counted from each method's declared grid, with the values a classic learner fits
 from __future__ import annotations
 
 import importlib.util
+import math
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -34,47 +35,42 @@ def _run(method, protocol="kfold", **params):
 QUICK = 3 * (2 * 2 + 1)
 
 
+def _space(kind, name, package):
+    """Component ``name``'s declared grid (skips when its plugin is not installed)."""
+    reg = get_registry()
+    if (kind, name) not in reg.components:
+        pytest.skip(f"{package} is not installed")
+    return reg.components[(kind, name)].spec.search_space
+
+
+def _grid_size(kind, name, package):
+    """The number of points of component ``name``'s declared grid."""
+    return math.prod(len(values) for values in _space(kind, name, package).values())
+
+
 def test_learner_whose_grid_is_all_path_makes_one_fit_per_inner_fold(field):
     # PL-KNN's k: 4 values fitted together -> 10 outer folds x (1 x 3 inner folds + refit)
     assert field.full_over_quick(_run("plknn"), get_registry()) == pytest.approx(10 * (1 * 3 + 1) / QUICK)
 
 
 def test_reducer_grid_multiplies_and_the_learners_path_is_shared(field):
-    reg = get_registry()
-    if ("reducer", "cenda") not in reg.components:
-        pytest.skip("plcore-cenda is not installed")
-    n_cenda = 1
-    for values in reg.components[("reducer", "cenda")].spec.search_space.values():
-        n_cenda *= len(values)
-    assert field.full_over_quick(_run("cenda+plknn"), reg) == pytest.approx(10 * (n_cenda * 3 + 1) / QUICK)
+    n_cenda = _grid_size("reducer", "cenda", "plcore-cenda")
+    assert field.full_over_quick(_run("cenda+plknn"), get_registry()) == pytest.approx(10 * (n_cenda * 3 + 1) / QUICK)
 
 
 def test_learner_without_path_counts_every_grid_point(field):
-    reg = get_registry()
-    if ("learner", "plsvm") not in reg.components:
-        pytest.skip("plcore-baselines is not installed")
-    n = 1
-    for values in reg.components[("learner", "plsvm")].spec.search_space.values():
-        n *= len(values)
+    n = _grid_size("learner", "plsvm", "plcore-baselines")
     assert n > 2
-    assert field.full_over_quick(_run("plsvm"), reg) == pytest.approx(10 * (n * 3 + 1) / QUICK)
-
-
-def test_deep_learner_counts_each_point_and_the_epochs(field):
-    reg = get_registry()
-    if ("learner", "proden") not in reg.components:
-        pytest.skip("plcore-deep is not installed")
-    n = 1
-    for values in reg.components[("learner", "proden")].spec.search_space.values():
-        n *= len(values)
-    got = field.full_over_quick(_run("proden", **{"learner.n_epochs": "50"}), reg)
-    assert got == pytest.approx(4 * 10 * (n * 3 + 1) / QUICK)
+    assert field.full_over_quick(_run("plsvm"), get_registry()) == pytest.approx(10 * (n * 3 + 1) / QUICK)
 
 
 def test_learner_sharing_part_of_its_grid_makes_one_fit_per_point_of_the_rest(field):
-    reg = get_registry()
-    if ("learner", "plecoc") not in reg.components:
-        pytest.skip("plcore-baselines is not installed")
-    space = reg.components[("learner", "plecoc")].spec.search_space   # code_length fitted together
-    rest = len(space["min_fraction"])
-    assert field.full_over_quick(_run("plecoc"), reg) == pytest.approx(10 * (rest * 3 + 1) / QUICK)
+    space = _space("learner", "plecoc", "plcore-baselines")
+    rest = _grid_size("learner", "plecoc", "plcore-baselines") // len(space["code_length"])   # lengths together
+    assert field.full_over_quick(_run("plecoc"), get_registry()) == pytest.approx(10 * (rest * 3 + 1) / QUICK)
+
+
+def test_deep_learner_counts_each_point_and_the_epochs(field):
+    n = _grid_size("learner", "proden", "plcore-deep")
+    got = field.full_over_quick(_run("proden", **{"learner.n_epochs": "50"}), get_registry())
+    assert got == pytest.approx(4 * 10 * (n * 3 + 1) / QUICK)
