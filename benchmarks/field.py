@@ -279,8 +279,8 @@ this page was tuned after seeing it; the quick tier's settings are a cost cut, n
         intro += f"""
 
 **The full tier's time, estimated** (not run end to end): every quick run's measured time, scaled by
-the full tier's work per run (10 instead of 3 outer folds; the whole grid times 3 inner folds plus the
-refit instead of 2 points times 2 plus 1; 200 instead of 50 epochs; 10 partitions of every grid point
+the full tier's work per run (10 instead of 3 outer folds; the whole grid's fits, one for the values a
+classic learner fits together, times 3 inner folds plus the refit instead of 2 points times 2 plus 1; 200 instead of 50 epochs; 10 partitions of every grid point
 for clustering), gives {full_s / quick_s:.0f} times this tier's work: about **{wall * full_s / quick_s / 3600:.0f} h**
 on this machine, without Fashion-MNIST. It is a lower bound: the full tier's training folds are larger
 (0.9 n instead of 0.67 n), which costs more than linearly for IPAL's graph, PL-SVM and the kNN methods.
