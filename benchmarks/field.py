@@ -1,9 +1,12 @@
 """The field table: every method of plcore on every data set we hold, compared as papers do.
 
-Run from the repository root (the page is docs/results/field.md)::
+Run from the repository root::
 
-    OMP_NUM_THREADS=1 PLCORE_DATA_HOME=../shared/datasets .venv/bin/python benchmarks/field.py --quick
     OMP_NUM_THREADS=1 PLCORE_DATA_HOME=../shared/datasets .venv/bin/python benchmarks/field.py   # the full tier
+    OMP_NUM_THREADS=1 PLCORE_DATA_HOME=../shared/datasets .venv/bin/python benchmarks/field.py --quick
+
+The full tier writes the headline page, docs/results/field.md; the quick tier, the smoke test,
+writes docs/results/field_quick.md (``--out`` writes elsewhere).
 
 It runs four presets, each one Hydra multirun through the joblib launcher, into one MLflow
 experiment (``field`` or ``field_quick``, in ``./mlflow.db`` unless ``MLFLOW_TRACKING_URI`` or
@@ -51,7 +54,8 @@ QUICK = {"field_deep": ["protocol.n_splits=3", *QUICK_SELECT, DEEP_GRID, "learne
          "field_reducers": ["protocol.n_splits=3", *QUICK_SELECT],
          "field_clustering": ["protocol.n_partitions=3", "protocol.select.method=random", "protocol.select.n_iter=2"]}
 DATASETS = ("lost", "msrc-v2", "ecoli", "satimage", "semeion", "digits")
-DEFAULT_OUT = "docs/results/field.md"
+#: each tier's page: the full tier is the headline, the quick tier the smoke test
+PAGES = {"full": "docs/results/field.md", "quick": "docs/results/field_quick.md"}
 
 
 def fashion_mnist_installed(data_home=None) -> bool:
@@ -86,12 +90,13 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=-1, help="joblib workers (-1: one per core)")
     ap.add_argument("--tracking-uri", default=os.environ.get("MLFLOW_TRACKING_URI")
                     or f"sqlite:///{Path.cwd() / 'mlflow.db'}")
-    ap.add_argument("--out", default=DEFAULT_OUT)
+    ap.add_argument("--out", default=None, help=f"the page (default: {PAGES['full']}, with --quick {PAGES['quick']})")
     ap.add_argument("--report-only", action="store_true", help="rebuild the page from the runs already logged")
     ap.add_argument("--no-resume", dest="resume", action="store_false",
                     help="run every job again (default: reuse the FINISHED runs of the same settings and data)")
     args = ap.parse_args(argv)
     experiment = "field_quick" if args.quick else "field"
+    args.out = args.out or PAGES["quick" if args.quick else "full"]
     datasets = list(args.datasets or DATASETS)
     if args.datasets is None and not args.quick and fashion_mnist_installed():
         datasets.append("fashion-mnist")
@@ -232,15 +237,31 @@ def _shown(path: str) -> str:
     return Path(path).name if rel.startswith("..") else rel
 
 
+def page_command(args) -> str:
+    """The command that makes the page, as the page shows it (``--out`` only where it is not the tier's
+    own page)."""
+    tier = "quick" if args.quick else "full"
+    return "OMP_NUM_THREADS=1 PLCORE_DATA_HOME=../shared/datasets .venv/bin/python benchmarks/field.py" + (
+        " --quick" if args.quick else "") + (f" --parts {' '.join(args.parts)}" if set(args.parts) != set(PARTS) else "") + (
+        f" --datasets {' '.join(args.datasets)}" if args.datasets else "") + (
+        f" --out {_shown(args.out)}" if os.path.abspath(args.out) != os.path.abspath(PAGES[tier]) else "")
+
+
+def page_link(tier: str, out: str) -> str:
+    """The ``tier``'s page as the page ``out`` names it: a link where the two lie side by side, else
+    its path in the repository (never a path of this machine)."""
+    page = os.path.abspath(PAGES[tier])
+    if os.path.dirname(os.path.abspath(out)) == os.path.dirname(page):
+        return f"[the {tier} tier's page]({os.path.basename(page)})"
+    return f"the {tier} tier's page ({PAGES[tier]})"
+
+
 def write_page(args, experiment: str, datasets, times: dict) -> None:
     from plcore.run.comparison_report import compared_runs, comparison_report, log_parent_run
     from plcore.run.runs import load_runs
 
     tier = "quick" if args.quick else "full"
-    command = "OMP_NUM_THREADS=1 PLCORE_DATA_HOME=../shared/datasets .venv/bin/python benchmarks/field.py" + (
-        " --quick" if args.quick else "") + (f" --parts {' '.join(args.parts)}" if set(args.parts) != set(PARTS) else "") + (
-        f" --datasets {' '.join(args.datasets)}" if args.datasets else "") + (
-        f" --out {_shown(args.out)}" if args.out != DEFAULT_OUT else "")
+    command = page_command(args)
     runs = load_runs(args.tracking_uri, experiment_name=experiment)
     used = compared_runs(runs)  # the latest run of each cell: re-runs and superseded runs do not count
     logged, resumed = part_times(used)
@@ -266,12 +287,16 @@ Data with exact labels (ecoli, satimage, semeion, digits) get uniform candidate 
 positives per row; lost and msrc-v2 keep their own. The clustering section is the partial-label
 clustering task (a tenth of the rows keep their candidate sets; ACC and NMI on the others). Nothing on
 this page was tuned after seeing it; the quick tier's settings are a cost cut, not a choice."""
+    if args.quick:
+        intro += f"""
+
+This tier is the field table's smoke test; {page_link('full', args.out)} is its headline."""
     missing = [p for p in PARTS if p not in logged]  # no run in the store (this command may have run fewer)
     if not args.quick and missing:
         intro += f"""
 
 **Part of the full tier**: {', '.join(missing)} {'has' if len(missing) == 1 else 'have'} not run in this tier, so
-{'its methods are' if len(missing) == 1 else 'their methods are'} not on this page; the quick tier's page
+{'its methods are' if len(missing) == 1 else 'their methods are'} not on this page; {page_link('quick', args.out)}
 (`benchmarks/field.py --quick`) has all four presets and estimates the full tier's time of each."""
     if args.quick and times:
         quick_s, full_s = full_tier_estimate(used)

@@ -74,3 +74,36 @@ def test_deep_learner_counts_each_point_and_the_epochs(field):
     n = _grid_size("learner", "proden", "plcore-deep")
     got = field.full_over_quick(_run("proden", **{"learner.n_epochs": "50"}), get_registry())
     assert got == pytest.approx(4 * 10 * (n * 3 + 1) / QUICK)
+
+
+# --- the pages: the full tier is the headline (docs/results/field.md), the quick tier the smoke test
+
+
+def _args(field, quick, out, **kw):
+    return SimpleNamespace(quick=quick, parts=list(field.PARTS), datasets=None, out=out, **kw)
+
+
+@pytest.mark.parametrize("quick, page", [(False, "docs/results/field.md"), (True, "docs/results/field_quick.md")])
+def test_each_tier_writes_its_own_page(field, monkeypatch, quick, page):
+    seen = {}
+    monkeypatch.setattr(field, "write_page", lambda args, *rest: seen.setdefault("out", args.out))
+    assert field.main(["--report-only"] + (["--quick"] if quick else [])) == 0
+    assert seen["out"] == page == field.PAGES["quick" if quick else "full"]
+
+
+def test_the_page_command_names_out_only_off_the_tiers_page(field, monkeypatch):
+    monkeypatch.chdir(REPO)
+    full = field.page_command(_args(field, False, field.PAGES["full"]))
+    assert full.endswith("benchmarks/field.py")
+    assert field.page_command(_args(field, True, field.PAGES["quick"])).endswith("benchmarks/field.py --quick")
+    assert field.page_command(_args(field, False, field.PAGES["quick"])).endswith(
+        "benchmarks/field.py --out docs/results/field_quick.md")
+
+
+def test_a_page_links_the_other_tier_and_never_a_machine_path(field, monkeypatch, tmp_path):
+    monkeypatch.chdir(REPO)
+    assert field.page_link("quick", field.PAGES["full"]) == "[the quick tier's page](field_quick.md)"
+    assert field.page_link("full", field.PAGES["quick"]) == "[the full tier's page](field.md)"
+    elsewhere = field.page_link("quick", str(tmp_path / "page.md"))
+    assert elsewhere == "the quick tier's page (docs/results/field_quick.md)"
+    assert str(tmp_path) not in elsewhere and str(REPO) not in elsewhere
