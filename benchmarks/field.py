@@ -96,7 +96,7 @@ def main(argv=None) -> int:
                     help="run every job again (default: reuse the FINISHED runs of the same settings and data)")
     args = ap.parse_args(argv)
     experiment = "field_quick" if args.quick else "field"
-    args.out = args.out or PAGES["quick" if args.quick else "full"]
+    args.out = args.out or PAGES[tier_of(args)]
     datasets = list(args.datasets or DATASETS)
     if args.datasets is None and not args.quick and fashion_mnist_installed():
         datasets.append("fashion-mnist")
@@ -237,14 +237,18 @@ def _shown(path: str) -> str:
     return Path(path).name if rel.startswith("..") else rel
 
 
+def tier_of(args) -> str:
+    """``"quick"`` or ``"full"``: the tier the command runs."""
+    return "quick" if args.quick else "full"
+
+
 def page_command(args) -> str:
     """The command that makes the page, as the page shows it (``--out`` only where it is not the tier's
     own page)."""
-    tier = "quick" if args.quick else "full"
     return "OMP_NUM_THREADS=1 PLCORE_DATA_HOME=../shared/datasets .venv/bin/python benchmarks/field.py" + (
         " --quick" if args.quick else "") + (f" --parts {' '.join(args.parts)}" if set(args.parts) != set(PARTS) else "") + (
         f" --datasets {' '.join(args.datasets)}" if args.datasets else "") + (
-        f" --out {_shown(args.out)}" if os.path.abspath(args.out) != os.path.abspath(PAGES[tier]) else "")
+        f" --out {_shown(args.out)}" if os.path.abspath(args.out) != os.path.abspath(PAGES[tier_of(args)]) else "")
 
 
 def page_link(tier: str, out: str) -> str:
@@ -260,7 +264,7 @@ def write_page(args, experiment: str, datasets, times: dict) -> None:
     from plcore.run.comparison_report import compared_runs, comparison_report, log_parent_run
     from plcore.run.runs import load_runs
 
-    tier = "quick" if args.quick else "full"
+    tier = tier_of(args)
     command = page_command(args)
     runs = load_runs(args.tracking_uri, experiment_name=experiment)
     used = compared_runs(runs)  # the latest run of each cell: re-runs and superseded runs do not count
