@@ -201,7 +201,7 @@ def test_run_logs_a_model_and_predict_uses_it(default_run, plcore_cli):
     assert (cwd / "by_name.csv").read_text() == (cwd / "by_id.csv").read_text()
     bad = plcore_cli(["predict", f"run={run.info.run_id}", "data=iris"], cwd, check=False)
     assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
-        "error: the data have 4 features but the model was fitted on 64"], bad.stderr
+        "error: iris: the data have 4 features but the model was fitted on 64"], bad.stderr
     missing = plcore_cli(["predict", "run=no such run", "data=iris"], cwd, check=False)
     assert missing.returncode == 2 and "no FINISHED run named 'no such run'" in missing.stderr
     import numpy as np  # predict reads only the features: true labels outside the candidate sets do not matter

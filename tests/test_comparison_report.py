@@ -361,3 +361,24 @@ def test_the_parent_run_is_reused_and_never_steals_another_comparisons_runs(tmp_
     note = client.get_run(parent).data.tags["mlflow.note.content"]
     assert note.startswith(f"The comparison of {len(SCORES)} runs (multirun/x); {len(SCORES) - 1} of them are nested "
                            "under this run: in the experiment's run list, the button left of this run's name unfolds")
+
+
+def test_runs_without_true_labels_are_compared_by_their_label_free_estimates(tmp_path):
+    """Issue 55: a data set with candidate sets only gives runs with covering rates, no accuracy;
+    the report compares them in sections of their own, never as accuracy 0 or a missing cell,
+    beside the accuracy section of the data sets with true labels."""
+    labelled = [_run(m, d, SCORES[(m, d)]) for m in LEVEL for d in ("d1", "d2")]
+    free = []
+    for m in LEVEL:
+        rec = _run(m, "mine", [], extra_steps={"covering_rate": LEVEL[m] + 0.1 + RNG.normal(0, 0.01, 5),
+                                                "approximated_accuracy": LEVEL[m] + RNG.normal(0, 0.01, 5)})
+        del rec._history["accuracy"]
+        free.append(rec)
+    report = comparison_report(labelled + free, tmp_path / "cmp.md")
+    assert set(report.comparisons) == {"accuracy", "covering_rate", "approximated_accuracy"}
+    acc, cr = report.comparisons["accuracy"], report.comparisons["covering_rate"]
+    assert {d for _, d in acc.mean} == {"d1", "d2"} and {d for _, d in cr.mean} == {"mine"}
+    assert {m for m, _ in cr.mean} == set(LEVEL)
+    for m in LEVEL:
+        assert cr.mean[(m, "mine")] == pytest.approx(float(np.mean(free[list(LEVEL).index(m)]._history["covering_rate"])))
+    assert "covering_rate (kfold" in report.markdown and "| mine" not in report.markdown.split("## covering")[0]

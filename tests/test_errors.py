@@ -177,7 +177,9 @@ def no_truth(tmp):
     X, S, *_ = _arrays()
     p = tmp / "notruth.npz"
     np.savez(p, X=X, S=S)
-    return _file(p), {}, ["notruth", "no true labels", "dataset.label_column"]
+    # kfold and holdout estimate such data label-free (tests/test_practitioner.py); clustering scores truth
+    return _file(p) + ["+clusterer=kmeans", "protocol=clustering"], {}, [
+        "notruth", "no true labels", "protocol 'clustering' evaluates against them", "dataset.label_column"]
 
 
 def protocol_n_splits(tmp):

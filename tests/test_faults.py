@@ -286,7 +286,7 @@ def test_a_store_failing_mid_run_is_one_line_keeps_the_model_and_import_ends_the
     from plcore.run.predict import load_run_model
 
     model, classes, _ = load_run_model(new, f"sqlite:///{db}", trust=True)
-    assert type(model[-1]).__name__ == "SlowKnn" and len(classes) == 3
+    assert type(model.pipeline[-1]).__name__ == "SlowKnn" and len(classes) == 3
     from plcore.exceptions import TrackingError
     from plcore.run.importer import main as import_main
 

@@ -728,3 +728,48 @@ def test_fashion_mnist_from_the_debian_package(tmp_path):
     assert ds.X.shape == (70000, 784) and ds.n_classes == 10 and ds.classes[9] == "Ankle boot"
     assert ds.X.min() == 0.0 and ds.X.max() == 1.0 and ds.meta["test_rows"].sum() == 10000
     assert np.bincount(ds.y_true).tolist() == [7000] * 10
+
+
+# ----------------------------------------------------------------------------- named and nominal columns (issue 55)
+def test_a_header_names_the_feature_columns_a_model_reads(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("f1,f2,cands,f3\n1,2,a;b,3\n4,5,b,6\n7,8,a,9\n")
+    ds = load_csv(path, candidate_column="cands")
+    assert list(ds.meta["features"].feature_names_in_) == ["f1", "f2", "f3"]
+    np.testing.assert_array_equal(ds.X, [[1, 2, 3], [4, 5, 6], [7, 8, 9]])
+    headerless = tmp_path / "h.csv"
+    headerless.write_text("1,2,a\n3,4,b\n")
+    assert "features" not in load_csv(headerless).meta  # by position: nothing names the columns
+
+
+def test_nominal_csv_columns_are_refused_or_one_hot_encoded(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("f1,kind,cands\n1,x,a;b\n2,y,b\n3,x,a\n4,?,b\n")
+    with pytest.raises(DataValidationError) as exc:
+        load_csv(path, candidate_column="cands")
+    assert "columns ['kind']" in str(exc.value) and "dataset.categorical=onehot" in str(exc.value)
+    with pytest.raises(DataValidationError, match=r"missing or non-finite .*file lines \[5\]\), columns \['kind'\]"):
+        load_csv(path, candidate_column="cands", categorical="onehot")
+    path.write_text("f1,kind,cands\n1,x,a;b\n2,y,b\n3,x,a\n4,y,b\n")
+    ds = load_csv(path, candidate_column="cands", categorical="onehot")
+    np.testing.assert_array_equal(ds.X, [[1, 1, 0], [2, 0, 1], [3, 1, 0], [4, 0, 1]])
+    assert list(ds.meta["features"].get_feature_names_out()) == ["f1", "kind=x", "kind=y"]
+    headerless = tmp_path / "h.csv"
+    headerless.write_text("1,x,a\n2,y,b\n")
+    with pytest.raises(DataValidationError, match="needs a header row"):
+        load_csv(headerless, skip_header=0, categorical="onehot")
+    with pytest.raises(DataValidationError, match="CSV, Parquet and ARFF files only"):
+        load_dataset("digits", categorical="onehot")
+
+
+@pytest.mark.data
+def test_flare_nominal_attributes_one_hot_with_categorical_onehot(data_home):
+    """``uci/flare.arff``: ``V1`` and ``V2`` are nominal; refused in one line by default."""
+    path = data_home / "uci" / "flare.arff"
+    with pytest.raises(DataValidationError) as exc:
+        load_arff(path)
+    assert "['V1', 'V2']" in str(exc.value) and "categorical=onehot" in str(exc.value)
+    ds = load_arff(path, categorical="onehot")
+    features = ds.meta["features"]
+    assert features.nominal_ == ["V1", "V2"] and ds.n_features == len(features.get_feature_names_out())
+    assert set(np.unique(ds.X[:, :len(features.categories_[0])].sum(axis=1))) == {1.0}  # one category per row

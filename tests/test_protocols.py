@@ -6,6 +6,7 @@ from sklearn.preprocessing import StandardScaler
 
 from plcore.base import BaseClusterer, BaseLearner, BaseReducer
 from plcore.data import PLDataset
+from plcore.exceptions import PlcoreError
 from plcore.datasets import ClusterNoisyBags, DropTrueBags, NoisyBags, UniformBags
 from plcore.learners import PlKnnLearner
 from plcore.run.pipeline import build_pipeline, make_preprocessor
@@ -68,12 +69,55 @@ def test_preprocessing_is_fitted_on_training_part_only():
         make_preprocessor("sklearn.preprocessing.NoSuchScaler")
 
 
-def test_kfold_needs_candidates_and_truth():
+def test_kfold_needs_candidates():
     X, S, y = make_pl_data(n_samples=30)
     with pytest.raises(ValueError, match="exact labels only"):
         kfold(PlKnnLearner(), PLDataset(X, None, y), progress=False)
-    with pytest.raises(ValueError, match="no true labels"):
-        kfold(PlKnnLearner(), PLDataset(X, S), progress=False)
+
+
+def test_kfold_without_true_labels_estimates_label_free_as_a_textbook_loop_does():
+    """Issue 55: candidate sets and no true labels: each fold's covering rate (predictions inside
+    the test rows' candidate sets) and approximated accuracy (score mass on them, PLENCH's AA),
+    computed here by hand on the same folds; no accuracy; the refit model is logged as usual.
+    With true labels the same call reports accuracy and no label-free keys (nothing changes)."""
+    from sklearn.model_selection import KFold
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, S, y = make_pl_data(n_samples=90)
+    res = kfold(PlKnnLearner(k=5), PLDataset(X, S), n_splits=3, progress=False)
+    cr, aa = [], []
+    for train, test in KFold(3, shuffle=True, random_state=0).split(X):
+        pipe = make_pipeline(StandardScaler(), PlKnnLearner(k=5)).fit(X[train], S[train])
+        pred, proba = pipe.predict(X[test]), pipe.predict_proba(X[test])
+        cr.append(np.mean([S[i, p] for i, p in zip(test, pred)]))
+        on_set = [proba[j, p] * S[i, p] / (proba[j] * S[i]).sum() for j, (i, p) in enumerate(zip(test, pred))]
+        aa.append(np.mean(on_set))  # the score mass on the candidates, read at the prediction
+    np.testing.assert_allclose([s["covering_rate"] for s in res.steps], cr)
+    assert res.summary["covering_rate_mean"] == pytest.approx(np.mean(cr))
+    assert res.summary["covering_rate_std"] == pytest.approx(np.std(cr))
+    assert "accuracy_mean" not in res.summary and "transductive_accuracy_mean" not in res.summary
+    np.testing.assert_allclose([s["approximated_accuracy"] for s in res.steps], aa, rtol=1e-9)
+    assert res.model is not None
+    assert "y_true" not in res.predictions[0] and res.predictions[0]["label_pred"] in {str(c) for c in range(S.shape[1])}
+    labelled = kfold(PlKnnLearner(k=5), PLDataset(X, S, y), n_splits=3, progress=False)
+    assert "accuracy_mean" in labelled.summary and "covering_rate_mean" not in labelled.summary
+    np.testing.assert_array_equal([p["y_pred"] for p in labelled.predictions], [p["y_pred"] for p in res.predictions])
+
+
+def test_what_needs_true_labels_is_refused_in_one_line_without_them():
+    from plcore.run.protocols import holdout
+
+    X, S, _ = make_pl_data(n_samples=40)
+    ds = PLDataset(X, S, name="mine")
+    for call, needle in ((lambda: holdout(PlKnnLearner(), ds, stratify=True, progress=False), "stratify=true"),
+                         (lambda: kfold(PlKnnLearner(), ds, exact_labels="always", progress=False),
+                          "exact-label baseline"),
+                         (lambda: kfold(PlKnnLearner(), ds, progress=False,
+                                        select={"method": "oracle", "space": {"learner.k": [3, 5]}}), "oracle")):
+        with pytest.raises(PlcoreError) as exc:
+            call()
+        assert "\n" not in str(exc.value) and needle in str(exc.value) and "'mine' has none" in str(exc.value)
 
 
 def test_bags_generate_candidates_for_exact_label_data_only():

@@ -10,14 +10,14 @@ if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are 
                                       NoisyBags, UniformBags, UniformSetBags)
     from plcore.datasets.loaders import (find_dataset_file, find_idx_folder, get_data_home, load_arff, load_csv,
                                          load_dataset, load_idx, load_npz, load_palm, load_parquet, load_sklearn,
-                                         load_splits)
+                                         load_splits, read_table)
 
 __all__ = [
     "ClusterNoisyBags", "DropTrueBags", "FixedSizeBags", "FlipBags", "InstanceDependentBags", "NoisyBags",
     "UniformBags", "UniformSetBags",
     "IDX_DATASETS", "PALM_DATASETS", "SKLEARN_DATASETS", "UCI_DATASETS",
     "find_dataset_file", "find_idx_folder", "get_data_home", "load_arff", "load_csv", "load_dataset",
-    "load_idx", "load_npz", "load_palm", "load_parquet", "load_sklearn", "load_splits",
+    "load_idx", "load_npz", "load_palm", "load_parquet", "load_sklearn", "load_splits", "read_table",
 ]
 
 __getattr__, __dir__ = lazy_exports(globals(), {
@@ -25,6 +25,6 @@ __getattr__, __dir__ = lazy_exports(globals(), {
                      "NoisyBags", "UniformBags", "UniformSetBags"), "plcore.datasets.bags"),
     **dict.fromkeys(("find_dataset_file", "find_idx_folder", "get_data_home", "load_arff", "load_csv",
                      "load_dataset", "load_idx", "load_npz", "load_palm", "load_parquet", "load_sklearn",
-                     "load_splits"),
+                     "load_splits", "read_table"),
                     "plcore.datasets.loaders"),
 })

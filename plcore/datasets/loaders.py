@@ -28,6 +28,7 @@ from scipy.io import arff
 from plcore.data import PLDataset, _first, _row_list
 from plcore.datasets.catalog import IDX_DATASETS, PALM_DATASETS, SKLEARN_DATASETS, UCI_DATASETS
 from plcore.exceptions import DataValidationError, DatasetNotFoundError, PlcoreError
+from plcore.tables import CATEGORICAL, MISSING, FeatureColumns, missing_cells
 
 __all__ = [
     "PALM_DATASETS",
@@ -46,6 +47,7 @@ __all__ = [
     "load_npz",
     "load_sklearn",
     "load_splits",
+    "read_table",
 ]
 
 PALM_URL = "https://palm.seu.edu.cn/zhangml/Resources.htm#partial_data (Min-Ling Zhang's PALM lab)"
@@ -75,7 +77,7 @@ _SUFFIXES = (".mat", ".arff", ".csv", ".parquet", ".npz")
 #: ARFF: a numeric last attribute is read as the class only under one of these names
 _CLASS_NAMES = ("class", "label", "target", "y")
 #: CSV cells read as missing feature values (reported as such, never silently imputed)
-_MISSING = ("", "?", "na", "nan", "null", "none")
+_MISSING = MISSING
 
 
 def _one_line(text) -> str:
@@ -245,7 +247,8 @@ def load_idx(folder, name: str | None = None, classes=None) -> PLDataset:
 
 
 def load_dataset(name_or_path, data_home=None, class_coverage=None, *, noisy: bool = False, label_column=None,
-                 candidate_column=None, separator: str = ";", indicator_columns=None) -> PLDataset:
+                 candidate_column=None, separator: str = ";", indicator_columns=None,
+                 categorical: str = "error") -> PLDataset:
     """Load a data set by name (PALM, UCI, scikit-learn built-in, IDX images) or by path.
 
     Paths ending in ``.mat`` are read as PALM files, ``.arff`` as ARFF, ``.csv`` as CSV
@@ -254,26 +257,34 @@ def load_dataset(name_or_path, data_home=None, class_coverage=None, *, noisy: bo
     companions as an IDX image set. ``label_column``, ``candidate_column``, ``separator`` and
     ``indicator_columns`` say how a CSV or Parquet file holds its labels (default: exact labels
     in the last column). A true label outside its candidate set is refused unless ``noisy``
-    (noisy partial labels; ``meta["noisy"]``).
+    (noisy partial labels; ``meta["noisy"]``). ``categorical``: a CSV, Parquet or ARFF file's
+    nominal feature columns are refused (``"error"``) or one-hot encoded (``"onehot"``).
+    A file whose columns have names keeps them in ``meta["features"]``
+    (:class:`~plcore.tables.FeatureColumns`), so that a model reads new rows by column name.
     ``class_coverage`` (e.g. 0.99, the deep-PLL recipe's rule): keep only the most frequent
     classes that hold that share of the true labels (:meth:`PLDataset.frequent_classes`).
     """
     table = {"label_column": label_column, "candidate_column": candidate_column, "separator": separator,
              "indicator_columns": indicator_columns}
-    dataset = _load(name_or_path, data_home, bool(noisy), table)
+    if categorical not in CATEGORICAL:
+        raise DataValidationError(f"categorical must be one of {', '.join(CATEGORICAL)}, got {categorical!r}")
+    dataset = _load(name_or_path, data_home, bool(noisy), table, categorical)
     return dataset if class_coverage is None else dataset.frequent_classes(float(class_coverage))
 
 
 _TABLE_DEFAULTS = {"label_column": None, "candidate_column": None, "separator": ";", "indicator_columns": None}
 
 
-def _load(name_or_path, data_home, noisy, table) -> PLDataset:
+def _load(name_or_path, data_home, noisy, table, categorical="error") -> PLDataset:
     key = str(name_or_path)
     path = Path(key).expanduser()
     tables = {".csv": load_csv, ".parquet": load_parquet}
     given = [k for k, v in table.items() if v != _TABLE_DEFAULTS[k]]
     if given and path.suffix.lower() not in tables:
         raise DataValidationError(f"{', '.join(given)} apply to CSV and Parquet files only, not to {key!r}")
+    if categorical != "error" and (path.suffix.lower() not in (*tables, ".arff") or key in UCI_DATASETS):
+        raise DataValidationError(f"categorical={categorical} applies to CSV, Parquet and ARFF files only, not to "
+                                  f"{key!r}")
     if key in SKLEARN_DATASETS:
         return load_sklearn(key)
     if key in PALM_DATASETS:
@@ -286,12 +297,12 @@ def _load(name_or_path, data_home, noisy, table) -> PLDataset:
         return load_idx(path)
     suffix = path.suffix.lower()
     if suffix in tables:
-        return tables[suffix](_existing_file(path), noisy=noisy, **table)
+        return tables[suffix](_existing_file(path), noisy=noisy, categorical=categorical, **table)
     loaders = {".mat": load_palm, ".npz": load_npz}
     if suffix in loaders:
         return loaders[suffix](_existing_file(path), noisy=noisy)
     if suffix == ".arff":
-        return load_arff(_existing_file(path))
+        return load_arff(_existing_file(path), categorical=categorical)
     raise DataValidationError(
         f"cannot load {key!r}: not a known data set name ({', '.join(known_names())}) "
         f"nor a path ending in .mat, .arff, .csv, .parquet or .npz nor a folder of IDX files; "
@@ -414,13 +425,15 @@ def load_splits(source) -> list[tuple[np.ndarray, np.ndarray]]:
     return [(as_mask(a, "train_idx", i), as_mask(b, "test_idx", i)) for i, (a, b) in enumerate(zip(train, test))]
 
 
-def load_arff(path, name: str | None = None) -> PLDataset:
+def load_arff(path, name: str | None = None, *, categorical: str = "error") -> PLDataset:
     """Load an ARFF file: numeric features, the last attribute is the class.
 
     The class attribute must be nominal (or numeric with integer values and named
     class/label/target/y). Classes are the nominal values in declaration order
     (``classes``); ``y_true`` holds their indices. No candidate sets: generate them with a
-    bag generator.
+    bag generator. Nominal feature attributes are refused, or one-hot encoded with
+    ``categorical="onehot"`` (the categories those the rows hold); the attributes' names are
+    kept (``meta["features"]``).
     """
     path = _existing_file(path)
     with _reading(path, "an ARFF file"):
@@ -449,12 +462,19 @@ def load_arff(path, name: str | None = None) -> PLDataset:
                 f"{path}: no class attribute: the last attribute {cls_name!r} is {kind}, but the class is "
                 f"read from the last attribute and must be nominal (e.g. @attribute class {{a,b,c}}){hint}"
             )
-        not_numeric = [f for f in feats if meta[f][0] != "numeric"]
-        if not_numeric:
-            raise DataValidationError(f"{path}: non-numeric feature attributes {not_numeric[:10]}")
+        nominal = [f for f in feats if meta[f][0] == "nominal"]
+        not_numeric = [f for f in feats if meta[f][0] not in ("numeric", "nominal")]
+        if not_numeric or (nominal and categorical != "onehot"):
+            hint = f"; {_NOMINAL_HINT}" if nominal and not not_numeric else ""
+            raise DataValidationError(f"{path}: non-numeric feature attributes {(not_numeric or nominal)[:10]}{hint}")
         if data.shape[0] == 0:
             raise DataValidationError(f"{path}: the @data section holds no rows")
-        X = np.column_stack([data[f].astype(np.float64) for f in feats])
+        if nominal:
+            frame = _arff_features(path, data, feats, nominal)
+            features = FeatureColumns(categorical=categorical).fit(frame)
+            X = features.transform(frame)
+        else:  # missing values are refused by the data set's checks; the names kept afterwards
+            X, features = np.column_stack([data[f].astype(np.float64) for f in feats]), None
         if kind == "nominal":
             raw = np.array([v.decode() if isinstance(v, bytes) else str(v) for v in data[cls_name]])
             classes = np.asarray(values)
@@ -473,7 +493,36 @@ def load_arff(path, name: str | None = None) -> PLDataset:
             classes, y = np.unique(raw.astype(np.int64), return_inverse=True)
         _check_classes(y, classes, f"the labels ({cls_name!r})")
         ds = PLDataset(X, None, y, classes, name or path.stem, {"source": str(path)})
+        if features is None and len(set(feats)) == len(feats):
+            import pandas as pd
+
+            features = FeatureColumns().fit(pd.DataFrame(ds.X, columns=feats))
+        if features is not None:
+            ds.meta["features"] = features
     return ds
+
+
+def _arff_features(path, data, feats, nominal):
+    """The feature attributes of an ARFF file's rows as a DataFrame (nominal values as strings);
+    a missing value (``?``) is refused naming its rows and attributes."""
+    import pandas as pd
+
+    columns = {}
+    for f in feats:
+        if f in nominal:
+            values = np.array([v.decode() if isinstance(v, bytes) else str(v) for v in data[f]], dtype=object)
+            columns[f] = np.where(missing_cells(values), np.nan, values)
+        else:
+            columns[f] = data[f].astype(np.float64)
+    frame = pd.DataFrame(columns)
+    gone = frame.isna().to_numpy() | ~np.isfinite(np.column_stack(
+        [np.zeros(len(frame)) if f in nominal else columns[f] for f in feats]))
+    if gone.any():
+        r, c = np.nonzero(gone)
+        raise DataValidationError(f"{path}: missing or non-finite feature values at rows {_first(np.unique(r))}, "
+                                  f"attributes {[feats[j] for j in np.unique(c)][:10]}; nothing is imputed: fill or "
+                                  "drop them first")
+    return frame
 
 
 _ARFF_ATTRIBUTE = re.compile(r"""^@attribute\s+('[^']*'|"[^"]*"|\S+)\s+(.*)$""", re.IGNORECASE)
@@ -529,6 +578,10 @@ def _arff_bad_row(path, counts_only: bool = False) -> str:
     return ""
 
 
+#: what a refusal of nominal features says
+_NOMINAL_HINT = "nominal features are one-hot encoded with categorical=onehot (dataset.categorical=onehot)"
+
+
 def _parse_cells(cells):
     """Float matrix of feature cells (missing tokens and ``None`` -> NaN) and the ``(row, column,
     value)`` of the cells that are not numbers."""
@@ -579,7 +632,7 @@ def _names_a_column(option) -> bool:
 
 def load_csv(path, name: str | None = None, label_column=None, delimiter: str = ",",
              skip_header: int | None = None, *, candidate_column=None, separator: str = ";",
-             indicator_columns=None, noisy: bool = False) -> PLDataset:
+             indicator_columns=None, noisy: bool = False, categorical: str = "error") -> PLDataset:
     """Load a CSV file of numeric features with exact labels or candidate sets.
 
     Exact labels: one label column, ``label_column`` (a name or a position; default the last).
@@ -591,6 +644,8 @@ def load_csv(path, name: str | None = None, label_column=None, delimiter: str = 
     Missing feature values (empty, ``?``, ``NA``, ``NaN``) and inf are rejected naming the rows
     and columns: nothing is imputed or dropped. Blank lines and lines starting with ``#`` are
     skipped. A true label outside its candidate set is refused unless ``noisy``.
+    ``categorical="onehot"`` one-hot encodes the feature columns that hold values other than
+    numbers (a header must name them); a header's names are kept (``meta["features"]``).
     """
     path = _existing_file(path)
     with _reading(path, "a CSV file"):
@@ -628,13 +683,47 @@ def load_csv(path, name: str | None = None, label_column=None, delimiter: str = 
         cells = np.array([f for _, f in rows], dtype=object)
         ds = _table_dataset(path, name, header, cells, lines, label_column=label_column,
                             candidate_column=candidate_column, separator=separator,
-                            indicator_columns=indicator_columns)
+                            indicator_columns=indicator_columns, categorical=categorical)
     _warn_sets_read_as_labels(ds, path, separator)
     return _accept_truth(ds, noisy, path)
 
 
+def read_table(path, delimiter: str = ","):
+    """The rows of a CSV file (its first row naming the columns; values as text, index the file
+    lines, named ``line``) or of a Parquet file (index the rows from 0, named ``row``) as a pandas
+    DataFrame, columns named as in the file: new rows for a model that reads its feature columns
+    by name (:class:`~plcore.tables.FeatureColumns`). A file that cannot be read, is empty or has
+    rows of another width is refused in one line naming it."""
+    import pandas as pd
+
+    path = _existing_file(path)
+    if path.suffix.lower() == ".parquet":
+        with _reading(path, "a Parquet file"):
+            try:
+                frame = pd.read_parquet(path)
+            except Exception as err:  # noqa: BLE001 - pyarrow raises many kinds for a bad file
+                raise DataValidationError(f"{path}: not a readable Parquet file ({type(err).__name__}: "
+                                          f"{_one_line(err) or 'no detail'})") from err
+        frame.index = pd.RangeIndex(frame.shape[0], name="row")
+        frame.columns = [str(c) for c in frame.columns]
+        return frame
+    with _reading(path, "a CSV file"):
+        rows = _csv_rows(path, delimiter)
+    if len(rows) < 2:
+        raise DataValidationError(f"{path}: needs a header row naming the columns and at least one data row")
+    (_, header), rows = rows[0], rows[1:]
+    ragged = [(line, len(f)) for line, f in rows if len(f) != len(header)]
+    if ragged:
+        shown = ", ".join(f"line {line} has {k}" for line, k in ragged[:5])
+        raise DataValidationError(f"{path}: rows have different numbers of fields: the header has {len(header)}, "
+                                  f"but {shown}")
+    return pd.DataFrame([f for _, f in rows], columns=header, dtype=object,
+                        index=pd.Index([line for line, _ in rows], name="line"))
+
+
 def load_parquet(path, name: str | None = None, label_column=None, *, candidate_column=None,
-                 separator: str = ";", indicator_columns=None, noisy: bool = False) -> PLDataset:
+                 separator: str = ";", indicator_columns=None, noisy: bool = False,
+                 categorical: str = "error") -> PLDataset:
     """Load a Parquet file (pandas with pyarrow) as :func:`load_csv` reads a CSV file with a
     header: numeric feature columns and exact labels or candidate sets given by the same
     options. A candidate column may also hold lists of labels (no separator then)."""
@@ -653,13 +742,13 @@ def load_parquet(path, name: str | None = None, label_column=None, *, candidate_
         cells = frame.astype(object).where(frame.notna(), None).to_numpy(dtype=object)
         ds = _table_dataset(path, name, header, cells, None, label_column=label_column,
                             candidate_column=candidate_column, separator=separator,
-                            indicator_columns=indicator_columns)
+                            indicator_columns=indicator_columns, categorical=categorical)
     _warn_sets_read_as_labels(ds, path, separator)
     return _accept_truth(ds, noisy, path)
 
 
 def _table_dataset(path, name, header, cells, lines, *, label_column, candidate_column, separator,
-                   indicator_columns) -> PLDataset:
+                   indicator_columns, categorical="error") -> PLDataset:
     """A data set from a table's cells (an object array, one row per example): the columns the
     options name, the features from all the others. ``lines`` (file lines of the rows, CSV) or
     ``None`` (Parquet) for the messages."""
@@ -721,14 +810,21 @@ def _table_dataset(path, name, header, cells, lines, *, label_column, candidate_
         bad = []
     except (TypeError, ValueError):
         X, bad = _parse_cells(cells[:, feat_cols])
+    nominal = sorted({c for _, c, _ in bad}) if categorical == "onehot" else []
+    if nominal and header is None:
+        raise DataValidationError(f"{path}: categorical={categorical} needs a header row naming the columns "
+                                  f"(column(s) {', '.join(str(j) for j in nominal[:10])} hold values other than numbers)")
+    bad = [b for b in bad if b[1] not in nominal]
     if bad:
         r, c, v = zip(*bad)
         i0 = int(np.argmin(r))
         example = f"on line {lines[r[i0]]}" if lines is not None else f"in row {r[i0]}"
         raise DataValidationError(
             f"{path}: non-numeric feature values at {where(np.array(r), np.array(c))} "
-            f"(e.g. {v[i0]!r} {example})"
+            f"(e.g. {v[i0]!r} {example}); {_NOMINAL_HINT}"
         )
+    for j in nominal:  # a nominal column's missing cells, where the numeric ones have NaN
+        X[:, j] = np.where(missing_cells(cells[:, feat_cols[j]]), np.nan, 0.0)
     r, c = np.nonzero(~np.isfinite(X))
     if r.size:
         raise DataValidationError(
@@ -736,6 +832,15 @@ def _table_dataset(path, name, header, cells, lines, *, label_column, candidate_
             "nothing is imputed: fill or drop them first"
         )
     meta = {"source": str(path)}
+    if header is not None and len(set(col_names)) == len(col_names):  # the columns a model reads by name
+        import pandas as pd
+
+        frame = pd.DataFrame({name: cells[:, feat_cols[j]].astype(str) if j in nominal else X[:, j]
+                              for j, name in enumerate(col_names)})
+        features = FeatureColumns(categorical=categorical).fit(frame)
+        if nominal:
+            X = features.transform(frame)
+        meta["features"] = features
     if not partial:
         labels = _typed_labels(labels)
         classes, y = np.unique(labels, return_inverse=True)

@@ -193,6 +193,9 @@ class ProtocolSpec:
         The protocol's parameters and their defaults (its Hydra config node, less ``name``).
     summary_keys : tuple of str
         The public summary metrics, the first one being the run's headline figure.
+    label_free_keys : tuple of str
+        The summary metrics of a run on data without true labels (label-free estimates, the
+        first one its headline); empty where the protocol needs true labels.
     needs : {"learner", "clusterer"}
         The component the protocol evaluates.
     uses_bags : bool
@@ -216,6 +219,7 @@ class ProtocolSpec:
     function: Callable
     defaults: dict
     summary_keys: tuple
+    label_free_keys: tuple = ()
     needs: str = "learner"
     uses_bags: bool = True
     step_name: str = "step"
@@ -241,6 +245,13 @@ class ProtocolSpec:
         if dataset is not None and self.check_data is not None:
             self.check_data(params, dataset)
 
+    def headline_key(self, summary) -> str:
+        """The run's headline metric: the first summary key (or, for a run without true labels,
+        label-free key) that ``summary`` holds; the first summary key where it holds none."""
+        return next((k for k in (*self.summary_keys, *self.label_free_keys) if k in summary), self.summary_keys[0])
+
     def summary_line(self, summary: dict) -> str:
-        """``key=value`` for each summary key present, 4 decimals."""
-        return " ".join(f"{k}={summary[k]:.4f}" for k in self.summary_keys if k in summary)
+        """``key=value`` for each summary key present (the label-free ones where no summary key
+        is), 4 decimals."""
+        keys = [k for k in self.summary_keys if k in summary] or [k for k in self.label_free_keys if k in summary]
+        return " ".join(f"{k}={summary[k]:.4f}" for k in keys)

@@ -116,7 +116,7 @@ class _StepReporter:
         self.job.steps = self.done
         if self.quiet:
             return
-        head = self.spec.summary_keys[0].rsplit("_", 1)[0]
+        head = self.spec.headline_key({f"{k}_mean": v for k, v in step.items()}).rsplit("_", 1)[0]
         value = step.get(head)
         shown = f" {head}={value:.4f}" if isinstance(value, (int, float)) else ""
         total = f" of {self.total}" if self.total and self.done <= self.total else ""  # stored splits may differ
@@ -192,9 +192,10 @@ def _run_job(cfg, job: JobState) -> float | None:
         run.log_result(result)
     line = spec.summary_line(result.summary)
     if run.run_id is not None:
-        print(f"mlflow run {run.run_id} ({tcfg['tracking_uri']})")
+        model = f"; its model: models:/{run.model_id}" if getattr(run, "model_id", None) else ""
+        print(f"mlflow run {run.run_id} ({tcfg['tracking_uri']}){model}")
     print(line, flush=True)
-    return result.summary.get(spec.summary_keys[0])
+    return result.summary.get(spec.headline_key(result.summary))
 
 def _reuse(job: JobState, spec, tcfg: dict, run_key: str) -> bool:
     """``resume=true``: a FINISHED run of the same settings and data (:meth:`ResolvedRun.key`) in the
@@ -203,7 +204,7 @@ def _reuse(job: JobState, spec, tcfg: dict, run_key: str) -> bool:
     if found is None:
         return False
     job.reused = found.run_id
-    job.reused_value = found.metrics.get(spec.summary_keys[0])
+    job.reused_value = found.metrics.get(spec.headline_key(found.metrics))
     print(f"resume: reused run {found.run_id} ({found.name}), FINISHED with the same settings and data: "
           f"{spec.summary_line(found.metrics)}", flush=True)
     return True

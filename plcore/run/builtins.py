@@ -83,7 +83,7 @@ def plcore_components():
     specs.append(ComponentSpec(
         "dataset", "file", _LOADER,
         config={"_target_": "plcore.datasets.load_dataset", "name_or_path": "???", "data_home": _DATA_HOME,
-                "class_coverage": None, **_TABLE, **_NOISY},
+                "class_coverage": None, **_TABLE, **_NOISY, "categorical": "error"},
         description="any .mat/.arff/.csv/.parquet/.npz file: dataset=file dataset.name_or_path=PATH"))
     for name in PROTOCOL_DEFAULTS:
         specs.append(ComponentSpec("protocol", name, f"plcore.run.protocols:PROTOCOLS.{name}",

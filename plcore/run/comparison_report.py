@@ -36,8 +36,11 @@ from plcore.run.runs import PARENT_TAG, RunRecord, provenance_line
 __all__ = ["METRICS", "ComparisonReport", "compared_runs", "comparison_report", "log_parent_run",
            "method_and_dataset", "method_names", "split_key", "split_settings", "sweep_scores"]
 
-#: per protocol: the per-split metrics compared, and whether greater is better
-METRICS = {"kfold": (("accuracy", True),), "holdout": (("accuracy", True),),
+#: per protocol: the per-split metrics compared, and whether greater is better; runs on data without
+#: true labels are compared by their label-free estimates (the test rows' covering rate and
+#: approximated accuracy), in sections of their own
+_LABEL_FREE = (("covering_rate", True), ("approximated_accuracy", True))
+METRICS = {"kfold": (("accuracy", True), *_LABEL_FREE), "holdout": (("accuracy", True), *_LABEL_FREE),
            "online": (("mistake_rate_final", False),),  # the mistake rate at the last trial of each run
            "clustering": (("acc", True), ("nmi", True)),
            # the test accuracy of the checkpoint each label-free criterion selects, per trial

@@ -2,9 +2,13 @@
 
 ``run`` is a run id, or a run name (the latest FINISHED run of that name). The model is the
 pipeline the run refitted on all its training data (``protocol.refit=true``, logged as the
-run's MLflow model); ``classes.json`` beside it names the classes. The output CSV holds one
-row per row of ``data``: the predicted class name and, where the model gives them, one score
-per class.
+run's MLflow model), which answers class names. A model trained on a table with named columns
+(CSV or Parquet with a header, ARFF) reads a CSV or Parquet file of new rows by those names,
+in any order; other columns (candidate sets, true labels, ids) are ignored, and nominal columns
+are encoded as the training rows were. A model trained on data without column names reads the
+features by position (a named data set or a file loaded as for training). The output CSV holds
+one row per row of ``data``, in their order: the row's index (or, with ``id_column=``, that
+column's value), the predicted class name and, where the model gives them, one score per class.
 
 The model is read without running code from the store: plcore logs it with skops and reads
 only the types it trusts (classes of numpy, scipy, scikit-learn, plcore and its installed
@@ -24,13 +28,18 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 from plcore.exceptions import ConfigError, DataValidationError, TrackingError
 
-__all__ = ["find_run", "predict_file", "load_run_model", "main"]
+__all__ = ["find_run", "predict_file", "read_new_rows", "load_run_model", "main"]
 
 _RUN_ID = re.compile(r"^[0-9a-f]{32}$")
 USAGE = ("usage: python -m plcore predict run=<run id or run name> data=<file or data set name> "
-         "[out=<csv>] [tracking_uri=<uri>] [data_home=<dir>] [experiment=<name>] [latest=true] [trust=true]")
+         "[out=<csv>] [id_column=<column>] [tracking_uri=<uri>] [data_home=<dir>] [experiment=<name>] [latest=true] "
+         "[trust=true]")
+#: files read as tables of named columns (the rest is loaded as a data set)
+_TABLES = (".csv", ".parquet")
 
 
 def find_run(client, run: str, experiment_name: str | None = None, latest: bool = False):
@@ -60,15 +69,42 @@ def find_run(client, run: str, experiment_name: str | None = None, latest: bool 
     return found[0]
 
 
-def predict_file(model, classes, X):
-    """``(labels, scores or None)`` for feature rows ``X``."""
-    n_in = getattr(model, "n_features_in_", None)
-    if n_in is not None and X.shape[1] != n_in:
-        raise DataValidationError(f"the data have {X.shape[1]} features but the model was fitted on {n_in}")
-    index = model.predict(X)
-    labels = [classes[int(i)] for i in index]
-    scores = model.predict_proba(X) if hasattr(model, "predict_proba") else None
-    return labels, scores
+def predict_file(model, classes, rows, *, encoded: bool = False):
+    """``(labels, scores or None, class names)`` for the new ``rows``: a DataFrame (read by the
+    model's feature column names) or a feature matrix (by position; ``encoded``: already encoded
+    as the model's training rows were). ``model`` is a run's logged
+    :class:`~plcore.tables.PredictionModel`, or the bare pipeline an earlier plcore logged, whose
+    class indices ``classes`` (``classes.json``) name."""
+    from plcore.tables import PredictionModel
+
+    if not isinstance(model, PredictionModel):  # logged by an earlier plcore: indices and classes.json
+        model = PredictionModel(model, np.asarray(classes))
+    Z = rows if encoded else model.encode(rows)
+    labels = model.classes_[np.asarray(model.pipeline.predict(Z)).astype(np.intp)]
+    scores = model.pipeline.predict_proba(Z) if hasattr(model.pipeline, "predict_proba") else None
+    return [str(c) for c in labels], scores, [str(c) for c in model.classes_]
+
+
+def read_new_rows(model, data: str, data_home=None):
+    """The rows ``data`` names, as ``(name, rows, table or None, encoded)``: a CSV or Parquet
+    file as a DataFrame (the model reads its columns by name; ``table`` is that DataFrame, for
+    ``id_column``), else the features of a data set or file loaded as for training, by position
+    (``encoded``: as the model's training rows were, nominal columns one-hot)."""
+    from plcore.datasets import load_dataset, read_table
+
+    named = getattr(model, "feature_names_in_", None) is not None
+    if named and Path(data).suffix.lower() in _TABLES:
+        table = read_table(data)
+        return Path(data).stem, table, table, False
+    ds = load_dataset(data, data_home=data_home, noisy=True)  # labels outside the candidate sets do not matter
+    if named:
+        mine, theirs = model.features, ds.meta.get("features")
+        if theirs is None or list(theirs.get_feature_names_out()) != list(mine.get_feature_names_out()):
+            raise DataValidationError(
+                f"the model reads the feature columns {', '.join(map(str, mine.feature_names_in_[:10]))} by name: give "
+                f"data=<CSV or Parquet file> with them (data={data} does not have them as the model was trained)")
+        return ds.name, ds.X, None, True
+    return ds.name, ds.X, None, False
 
 
 def _parse(argv) -> dict:
@@ -79,7 +115,8 @@ def _parse(argv) -> dict:
             print(__doc__)
             raise SystemExit(0)
         key, sep, value = a.partition("=")
-        if not sep or key not in ("run", "data", "out", "tracking_uri", "data_home", "experiment", "latest", "trust"):
+        if not sep or key not in ("run", "data", "out", "id_column", "tracking_uri", "data_home", "experiment",
+                                  "latest", "trust"):
             raise ConfigError(f"unexpected argument {a!r}; {USAGE}")
         args[key] = value
     for key in ("run", "data"):
@@ -145,7 +182,6 @@ def main(argv=None) -> int:
     """Entry point of ``python -m plcore predict``."""
     from mlflow.tracking import MlflowClient
 
-    from plcore.datasets import load_dataset
     from plcore.tracking import check_readable, quiet_mlflow
 
     args = _parse(list(sys.argv[1:] if argv is None else argv))
@@ -161,22 +197,38 @@ def main(argv=None) -> int:
     model, classes, note = load_run_model(run, uri, trust=trust)
     if note:
         print(f"warning: the model of run {rid} was {note}", file=sys.stderr)
-    data = load_dataset(args["data"], data_home=args.get("data_home") or os.environ.get("PLCORE_DATA_HOME"),
-                        noisy=True)  # only the features are used: labels outside the candidate sets do not matter
+    name, rows, table, encoded = read_new_rows(model, args["data"],
+                                               args.get("data_home") or os.environ.get("PLCORE_DATA_HOME"))
+    ids = _ids(table, args.get("id_column"), args["data"])
     try:
-        labels, scores = predict_file(model, classes, data.X)
-    except DataValidationError:
-        raise
+        labels, scores, names = predict_file(model, classes, rows, encoded=encoded)
+    except DataValidationError as err:
+        raise DataValidationError(f"{args['data']}: {err}") from None
     except Exception as err:  # noqa: BLE001 - a model another plcore version wrote
         if not note:
             raise
         raise ConfigError(f"the model of run {rid} failed to predict ({type(err).__name__}: {err}); it was {note}: "
                           "install those versions to use it") from None
-    out = Path(args.get("out") or f"predictions-{rid[:8]}-{data.name}.csv")
+    out = Path(args.get("out") or f"predictions-{rid[:8]}-{name}.csv")
     with open(out, "w", newline="") as fh:
         writer = csv.writer(fh)
-        writer.writerow(["index", "label"] + ([f"score_{c}" for c in classes] if scores is not None else []))
+        writer.writerow([args.get("id_column") or "index", "label"]
+                        + ([f"score_{c}" for c in names] if scores is not None else []))
         for i, label in enumerate(labels):
-            writer.writerow([i, label] + ([f"{v:.6g}" for v in scores[i]] if scores is not None else []))
+            writer.writerow([ids[i] if ids is not None else i, label]
+                            + ([f"{v:.6g}" for v in scores[i]] if scores is not None else []))
     print(f"{len(labels)} predictions of run {rid} ({run.info.run_name}) written to {out}")
     return 0
+
+
+def _ids(table, id_column, data):
+    """The values of ``id_column`` in the new rows (None without it)."""
+    if not id_column:
+        return None
+    if table is None:
+        raise ConfigError(f"id_column={id_column} needs data=<CSV or Parquet file> read by column names (the model "
+                          f"reads {data} by position)")
+    if id_column not in table.columns:
+        raise DataValidationError(f"{data}: id_column={id_column!r}: no such column; the columns are "
+                                  f"{', '.join(map(repr, list(table.columns)[:20]))}")
+    return table[id_column].tolist()

@@ -145,7 +145,7 @@ def write_report(runs: Sequence[RunRecord], output: str | Path, writer: str | Ca
 
 #: the headline summary metric of each protocol, with its spread
 _HEADLINES = (("accuracy_mean", "accuracy_std"), ("mistake_rate_final_mean", "mistake_rate_final_std"),
-              ("acc_mean", "acc_std"))
+              ("acc_mean", "acc_std"), ("covering_rate_mean", "covering_rate_std"))
 
 
 def summary_page(runs: Sequence[RunRecord]) -> str:
@@ -164,7 +164,8 @@ def summary_page(runs: Sequence[RunRecord]) -> str:
 
 
 def sweep_table(runs: Sequence[RunRecord], jobs: Sequence = (),
-                metric_keys=("accuracy_mean", "mistake_rate_final_mean", "acc_mean", "cr_accuracy_mean")) -> str:
+                metric_keys=("accuracy_mean", "mistake_rate_final_mean", "acc_mean", "cr_accuracy_mean",
+                             "covering_rate_mean")) -> str:
     """A plain-text table of a sweep, in job order: one row per job (:class:`~plcore.run.runs.JobRecord`)
     with its run's name, overrides, status and headline metric -- REUSED for a run that
     ``resume=true`` reused, ``(no run)`` for a job that failed before its run existed -- then any

@@ -172,9 +172,18 @@ def resolve_run(cfg, registry: Registry | None = None) -> ResolvedRun:
     if not dataset.is_partial and setup.bags is None:
         raise ConfigError(f"data set {dataset.name!r} has exact labels only: choose a bag generator "
                           "(e.g. bags=uniform) to create candidate sets")
+    if dataset.y_true is None and not spec.label_free_keys:
+        raise ConfigError(f"data set {dataset.name!r} has no true labels, and protocol {pname!r} evaluates against "
+                          "them (protocol=kfold or holdout estimate a model label-free; a CSV or Parquet file names "
+                          "the true labels' column with dataset.label_column)")
     if dataset.y_true is None:
-        raise ConfigError(f"data set {dataset.name!r} has no true labels: every protocol evaluates against them "
-                          "(a CSV or Parquet file names their column with dataset.label_column)")
+        print(f"note: data set {dataset.name!r} has no true labels: no accuracy is measured; the {pname} folds "
+              "estimate the model label-free (covering rate and approximated accuracy of the held-out candidate "
+              "sets)", flush=True)
+    features = dataset.meta.get("features")
+    if features is not None and features.nominal_:
+        print("note: nominal feature columns one-hot encoded: " + ", ".join(
+            f"{n} ({len(c)} categories)" for n, c in zip(features.nominal_, features.categories_)), flush=True)
     spec.validate(params, dataset)
     for kind in ("learner", "reducer", "clusterer"):  # k, n_clusters, n_features, ... against the data's shape
         if getattr(setup, kind) is not None:

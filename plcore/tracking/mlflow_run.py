@@ -77,6 +77,7 @@ class NullRun:
     """Does nothing (``tracking=none``)."""
 
     run_id = None
+    model_id = None
 
     def log_step(self, step: dict):
         pass
@@ -112,6 +113,7 @@ class MlflowRun:
         self.noisy = False
         self.start_time: int | None = None
         self.result = None
+        self.model_id: str | None = None  # the logged model's id (``models:/<id>``), once logged
 
     def _call(self, fn, *args, **kwargs):
         """``fn(*args, **kwargs)``, or nothing after a fault; ``fn`` may name a method of the
@@ -233,7 +235,7 @@ class MlflowRun:
                 warnings.warn(f"the model of run {self.run_id} could not be saved ({describe(err)}); it is not "
                               "logged", UserWarning, stacklevel=2)
                 return
-            self._call(log_saved_model, self.client, self.run_id, folder)
+            self.model_id = self._call(log_saved_model, self.client, self.run_id, folder)
         if why:
             warnings.warn(f"the model of run {self.run_id} is logged as a pickle ({fmt}) because {why}; python -m "
                           "plcore predict loads it only with trust=true", UserWarning, stacklevel=2)

@@ -31,8 +31,8 @@ from pathlib import Path
 from plcore.exceptions import ConfigError
 from plcore.tracking.quiet import quiet_mlflow
 
-__all__ = ["SAFE_FORMAT", "skops_io", "trusted", "untrusted_types", "missing_types", "choose_format", "save_model",
-           "log_saved_model", "download_model", "load_model", "model_versions", "version_note"]
+__all__ = ["SAFE_FORMAT", "skops_io", "trusted", "untrusted_types", "missing_types", "choose_format", "served_model",
+           "save_model", "log_saved_model", "download_model", "load_model", "model_versions", "version_note"]
 
 SAFE_FORMAT = "skops"
 #: libraries whose classes plcore trusts in a model
@@ -144,15 +144,45 @@ def _pinned_requirements_unchecked():
         environment.warn_dependency_requirement_mismatches = original
 
 
-def save_model(model: dict, path: str | Path) -> tuple[str, str | None]:
-    """Save the refitted pipeline of a run (``{"pipeline", "X_example", "classes",
-    "requirements", "packages"}``) as an MLflow scikit-learn model in the new folder ``path``,
-    with a signature, explicit pinned requirements and ``classes.json``. Returns ``(format, why
-    not skops or None)``."""
-    import mlflow.sklearn
-    from mlflow.models import infer_signature
+def served_model(model: dict):
+    """``(PredictionModel, input example)`` of a run's refitted pipeline (``{"pipeline",
+    "X_example", "classes", "features", ...}``): the model MLflow saves, which reads the
+    training table's feature columns by name (``features``; by position where the data had no
+    column names) and answers class names."""
+    import numpy as np
 
-    pipe, X_example = model["pipeline"], model["X_example"]
+    from plcore.tables import PredictionModel
+
+    features = model.get("features")
+    served = PredictionModel(model["pipeline"], np.asarray(model["classes"]), features)
+    return served, (model["X_example"] if features is None else features.example(1))
+
+
+def _signature(served, example):
+    """The model's MLflow signature: its feature columns by name where it has them (a numeric
+    column of any type, MLflow refusing integers for doubles, the model converting and checking
+    each value; a nominal one a string) and class names out; else MLflow's inference."""
+    from mlflow.models import ModelSignature, infer_signature
+    from mlflow.types.schema import AnyType, ColSpec, Schema
+
+    inferred = infer_signature(example, served.predict(example))
+    features = served.features
+    if features is None:
+        return inferred
+    nominal = set(features.nominal_)
+    inputs = Schema([ColSpec("string" if name in nominal else AnyType(), name) for name in features.feature_names_in_])
+    return ModelSignature(inputs=inputs, outputs=inferred.outputs)
+
+
+def save_model(model: dict, path: str | Path) -> tuple[str, str | None]:
+    """Save the refitted pipeline of a run (``{"pipeline", "X_example", "classes", "features",
+    "requirements", "packages"}``), wrapped in a :class:`~plcore.tables.PredictionModel`
+    (:func:`served_model`), as an MLflow scikit-learn model in the new folder ``path``, with a
+    signature (the feature columns by name, class names out), explicit pinned requirements and
+    ``classes.json``. Returns ``(format, why not skops or None)``."""
+    import mlflow.sklearn
+
+    pipe, X_example = served_model(model)
     fmt, types, why = choose_format(pipe, model.get("packages", ()))
     requirements = [r for r in model["requirements"] if r.split("==")[0] not in _SERIALIZER.values()]
     try:
@@ -161,7 +191,7 @@ def save_model(model: dict, path: str | Path) -> tuple[str, str | None]:
         pass
     with warnings.catch_warnings(), _pinned_requirements_unchecked(), quiet_mlflow():
         warnings.simplefilter("ignore")  # MLflow's notes on integer columns and pickles
-        signature = infer_signature(X_example, pipe.predict(X_example))
+        signature = _signature(pipe, X_example)
         mlflow.sklearn.save_model(pipe, str(path), serialization_format=fmt, skops_trusted_types=types,
                                   signature=signature, pip_requirements=requirements)
     (Path(path) / "classes.json").write_text(json.dumps([str(c) for c in model["classes"]]))

@@ -60,6 +60,9 @@ def confusion(result):
 def figures_for(result) -> dict:
     """``{artifact_path: figure}`` for a protocol result."""
     if result.protocol in ("kfold", "holdout") and result.steps:
+        if "accuracy" not in result.steps[0]:  # data without true labels: the label-free estimate
+            return {"plots/covering_rate_per_fold.png": per_step_bar(
+                result, "covering_rate", "covering rate", f"{result.protocol} covering rate (no true labels)")}
         return {"plots/accuracy_per_fold.png": per_step_bar(result, "accuracy", "accuracy",
                                                              f"{result.protocol} test accuracy")}
     if result.protocol == "online" and "mistake_rate" in result.curves:

@@ -18,6 +18,7 @@ from plcore.run.protocols._shared import (
     _checks,
     _EXACT,
     _feeds_truth,
+    LABEL_FREE_KEYS,
     _learns_from_labels,
     _N_JOBS,
     _need_learner,
@@ -38,7 +39,8 @@ def holdout(setup: Setup, dataset: PLDataset, *, test_size: float = 0.2, n_repea
             random_state=0, progress: bool = True, callback: Callable | None = None) -> ProtocolResult:
     """Repeated random train/test splits (``n_repeats`` seeds from ``random_state``).
 
-    Exact-label baselines are trained on the true labels, as in :func:`kfold`. ``refit=True``
+    Exact-label baselines are trained on the true labels, as in :func:`kfold`; data without
+    true labels are estimated label-free, as :func:`kfold` does. ``refit=True``
     ends with the pipeline fitted on all rows (candidate sets drawn with ``random_state``).
     ``n_jobs`` runs the repeats in that many processes, as :func:`kfold` runs its folds.
     """
@@ -47,8 +49,10 @@ def holdout(setup: Setup, dataset: PLDataset, *, test_size: float = 0.2, n_repea
     _need_learner(setup, "holdout")
     if not 0.0 < test_size < 1.0:
         raise ConfigError(f"test_size must be in (0, 1), got {test_size}")
-    feed_truth = _feeds_truth(setup.learner, exact_labels)
-    select = _check_selection(setup, select, feed_truth)
+    feed_truth = _feeds_truth(setup.learner, exact_labels, dataset)
+    select = _check_selection(setup, select, feed_truth, dataset=dataset)
+    if stratify and dataset.y_true is None:
+        raise DataValidationError(f"stratify=true splits by the true labels, and data set {dataset.name!r} has none")
     if select["method"] == "oracle":
         return oracle(holdout, setup, dataset, select, score_key="accuracy_mean", callback=callback, refit=refit,
                       test_size=test_size, n_repeats=n_repeats, preprocessing=preprocessing, stratify=stratify,
@@ -86,7 +90,8 @@ def _check_holdout_data(params, dataset):
 #: the holdout protocol as the registry knows it (``protocol=holdout``)
 SPEC = ProtocolSpec(
     "holdout", holdout, protocol_defaults("holdout"),
-    summary_keys=("accuracy_mean", "accuracy_std"), step_name="repeat", count_param="n_repeats",
+    summary_keys=("accuracy_mean", "accuracy_std"), label_free_keys=LABEL_FREE_KEYS, step_name="repeat",
+    count_param="n_repeats",
     constraints={"test_size": [Interval(Real, 0, 1, closed="neither")],
                  "n_repeats": [Interval(Integral, 1, None, closed="left")], "stratify": ["boolean"],
                  "preprocessing": _PREPROCESSING, "reduced_preprocessing": _PREPROCESSING,

@@ -16,6 +16,7 @@ from plcore.run.protocols._shared import (
     _checks,
     _EXACT,
     _feeds_truth,
+    LABEL_FREE_KEYS,
     _N_JOBS,
     _need_learner,
     _PREPROCESSING,
@@ -38,6 +39,9 @@ def kfold(setup: Setup, dataset: PLDataset, *, n_splits: int = 10, shuffle: bool
     Accuracy is measured on the test fold's true labels; transductive accuracy (the
     learner's ``confidences_`` vs the training fold's truth) where available.
     Summary: ``accuracy_mean/std``, ``transductive_accuracy_mean/std``, ``fit_time_mean``.
+    Data without true labels are estimated label-free on the test folds' candidate sets:
+    ``covering_rate_mean/std`` and, where the learner gives scores,
+    ``approximated_accuracy_mean/std`` (:mod:`plcore.metrics`).
     ``fit_reducer_on="all"`` fits the reducer transductively on every row's features and
     candidate sets (test rows' true labels are never used) -- how some papers appear to have
     evaluated dimensionality reduction; the default ``"train"`` is the inductive protocol.
@@ -54,16 +58,14 @@ def kfold(setup: Setup, dataset: PLDataset, *, n_splits: int = 10, shuffle: bool
     if not isinstance(setup, Setup):
         setup = Setup(learner=setup)
     _need_learner(setup, "kfold")
-    feed_truth = _feeds_truth(setup.learner, exact_labels)
-    select = _check_selection(setup, select, feed_truth, fit_reducer_on)
+    feed_truth = _feeds_truth(setup.learner, exact_labels, dataset)
+    select = _check_selection(setup, select, feed_truth, fit_reducer_on, dataset)
     if select["method"] == "oracle":
         return oracle(kfold, setup, dataset, select, score_key="accuracy_mean", callback=callback, refit=refit,
                       n_splits=n_splits, shuffle=shuffle, preprocessing=preprocessing, fit_reducer_on=fit_reducer_on,
                       reduced_preprocessing=reduced_preprocessing, exact_labels=exact_labels,
                       n_jobs=n_jobs, random_state=random_state)
     ds = apply_bags(dataset, setup.bags, random_state)
-    if ds.y_true is None:
-        raise DataValidationError(f"data set {ds.name!r} has no true labels to evaluate against")
     ds.validate()
     S_learner = _singletons(ds.y_true, ds.n_classes) if feed_truth else None
     splitter = KFold(n_splits=n_splits, shuffle=shuffle, random_state=random_state if shuffle else None)
@@ -88,7 +90,8 @@ def _check_kfold_data(params, dataset):
 #: the k-fold protocol as the registry knows it (``protocol=kfold``)
 SPEC = ProtocolSpec(
     "kfold", kfold, protocol_defaults("kfold"),
-    summary_keys=("accuracy_mean", "accuracy_std"), step_name="fold", count_param="n_splits",
+    summary_keys=("accuracy_mean", "accuracy_std"), label_free_keys=LABEL_FREE_KEYS, step_name="fold",
+    count_param="n_splits",
     constraints={"n_splits": [Interval(Integral, 2, None, closed="left")], "shuffle": ["boolean"],
                  "preprocessing": _PREPROCESSING, "fit_reducer_on": [StrOptions({"train", "all"})],
                  "reduced_preprocessing": _PREPROCESSING, "exact_labels": _EXACT, "refit": ["boolean"],

@@ -147,12 +147,23 @@ def _progress(iterable, total, desc, progress):
         yield from bar
 
 
-def _feeds_truth(learner, exact_labels: str) -> bool:
+#: the summary of a k-fold or holdout run on data without true labels: label-free estimates on the
+#: test rows' candidate sets (:func:`plcore.metrics.covering_rate`, :func:`~plcore.metrics.approximated_accuracy`)
+LABEL_FREE_KEYS = ("covering_rate_mean", "covering_rate_std", "approximated_accuracy_mean",
+                   "approximated_accuracy_std")
+
+
+def _feeds_truth(learner, exact_labels: str, dataset: PLDataset | None = None) -> bool:
     """Whether the learner is trained on singleton sets of the true label (``exact_labels``:
-    ``auto`` = when it is tagged ``exact_label_baseline``, ``always``, ``never``)."""
+    ``auto`` = when it is tagged ``exact_label_baseline``, ``always``, ``never``); refused for
+    a data set without true labels."""
     if exact_labels not in ("auto", "always", "never"):
         raise ConfigError(f"exact_labels must be auto, always or never, got {exact_labels!r}")
-    return exact_labels == "always" or (exact_labels == "auto" and get_pll_tags(learner).exact_label_baseline)
+    feeds = exact_labels == "always" or (exact_labels == "auto" and get_pll_tags(learner).exact_label_baseline)
+    if feeds and dataset is not None and dataset.y_true is None:
+        raise ConfigError(f"{type(learner).__name__} is trained on the true labels (exact-label baseline), and data "
+                          f"set {dataset.name!r} has none")
+    return feeds
 
 
 def _singletons(y, q):

@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 from plcore.exceptions import ConfigError
-from plcore.metrics import accuracy, transductive_accuracy
+from plcore.metrics import accuracy, approximated_accuracy, covering_rate, transductive_accuracy
 from plcore.preprocessing import fitted_reducer
 from plcore.run.pipeline import build_pipeline, final_step
 from plcore.run.protocols._shared import ProtocolResult, _label_source, _mean_std, _progress, _singletons
@@ -70,12 +70,17 @@ def _fit_pipeline(pipe, X, S, train, *, has_reducer: bool, S_learner=None, reduc
 
 
 def _prediction_rows(step, test, y, pred, scores, classes):
-    """Rows of ``predictions.csv``: indices, class indices and names, one score per class."""
+    """Rows of ``predictions.csv``: indices, class indices and names (the true ones where ``y``
+    is given), one score per class."""
     names = [str(c) for c in classes]
     rows = []
-    for j, (i, t, p) in enumerate(zip(test, y[test], pred)):
-        row = {"step": step, "index": int(i), "y_true": int(t), "y_pred": int(p),
-               "label_true": names[int(t)], "label_pred": names[int(p)]}
+    for j, (i, p) in enumerate(zip(test, pred)):
+        row = {"step": step, "index": int(i)}
+        if y is not None:
+            row.update({"y_true": int(y[i]), "y_pred": int(p), "label_true": names[int(y[i])],
+                        "label_pred": names[int(p)]})
+        else:
+            row.update({"y_pred": int(p), "label_pred": names[int(p)]})
         if scores is not None:
             row.update({f"score_{n}": float(v) for n, v in zip(names, scores[j])})
         rows.append(row)
@@ -83,10 +88,11 @@ def _prediction_rows(step, test, y, pred, scores, classes):
 
 
 def _refit(setup, X, S, preprocessing, reduced_preprocessing, classes, S_learner=None, select=None,
-           random_state=None, n_jobs=1):
+           random_state=None, n_jobs=1, features=None):
     """The pipeline refitted on all rows (``refit=True``; with nested selection, the search
     run on all rows -- its candidates in ``n_jobs`` processes -- and its best pipeline): what
-    the run logs as its model."""
+    the run logs as its model, with the data's feature columns ``features`` (a fitted
+    :class:`~plcore.tables.FeatureColumns`, or None) that it reads new rows through."""
     pipe = build_pipeline(setup.estimators(), preprocessing, reduced_preprocessing)
     if select is not None and select["method"] != "none":
         from plcore.utils.workers import worker_pool
@@ -97,13 +103,16 @@ def _refit(setup, X, S, preprocessing, reduced_preprocessing, classes, S_learner
         _fit_pipeline(pipe, X, S, np.arange(X.shape[0]), has_reducer=setup.reducer is not None, S_learner=S_learner)
     from plcore.registry import model_packages, pip_requirements
 
-    return {"pipeline": pipe, "X_example": X[:5], "classes": list(classes), "requirements": pip_requirements(),
-            "packages": model_packages()}
+    return {"pipeline": pipe, "X_example": X[:5], "classes": list(classes), "features": features,
+            "requirements": pip_requirements(), "packages": model_packages()}
 
 
-def _check_selection(setup, select, feed_truth, fit_reducer_on="train"):
+def _check_selection(setup, select, feed_truth, fit_reducer_on="train", dataset=None):
     """Normalised ``select`` settings; the combinations nested selection does not support fail here."""
     select = check_select(select, setup)
+    if select["method"] == "oracle" and dataset is not None and dataset.y_true is None:
+        raise ConfigError(f"select.method=oracle tunes on the test rows' true labels, and data set {dataset.name!r} "
+                          "has none; choose label-free: select.method=grid or random")
     if select["method"] in ("grid", "random"):
         if feed_truth:
             raise ConfigError("protocol.select with an exact-label baseline is not supported: its inner "
@@ -134,20 +143,24 @@ def _evaluate_split(setup, X, S, y, train, test, preprocessing, step, prediction
     t2 = time.perf_counter()
     final = final_step(pipe)
     trans = None
-    if S_learner is None and getattr(final, "confidences_", None) is not None:  # trivial on true labels
+    if y is not None and S_learner is None and getattr(final, "confidences_", None) is not None:  # trivial on truth
         trans = transductive_accuracy(y[train], final.confidences_, final.classes_)
     scores = pipe.predict_proba(X[test]) if hasattr(pipe, "predict_proba") else None
     classes = np.arange(S.shape[1]) if classes is None else classes
     predictions.extend(_prediction_rows(step, test, y, pred, scores, classes))
-    out = {"step": step, "accuracy": accuracy(y[test], pred), "transductive_accuracy": trans,
-           "fit_time": t1 - t0, "predict_time": t2 - t1, **selected}
+    if y is not None:
+        scored = {"accuracy": accuracy(y[test], pred), "transductive_accuracy": trans}
+    else:  # no true labels: the label-free estimates on the test rows' candidate sets
+        scored = {"covering_rate": covering_rate(S[test], pred),
+                  "approximated_accuracy": approximated_accuracy(S[test], scores) if scores is not None else None}
+    out = {"step": step, **scored, "fit_time": t1 - t0, "predict_time": t2 - t1, **selected}
     if getattr(final, "n_threads_", None) is not None:   # the CPU threads a learner chose (plcore-deep)
         out["n_threads"] = int(final.n_threads_)
     if setup.reducer is not None:  # the reducer is the step before the learner
         reducer = fitted_reducer(pipe.steps[-2][1])
         out["n_components"] = getattr(reducer, "n_components_", None)
         conf = getattr(reducer, "confidences_", None)
-        if conf is not None:
+        if conf is not None and y is not None:
             conf = conf[train] if conf.shape[0] == X.shape[0] and len(train) != X.shape[0] else conf
             out["reducer_transductive_accuracy"] = transductive_accuracy(y[train], conf)
     return out
@@ -167,8 +180,8 @@ def _evaluate_splits(name, setup, tasks, *, desc, feed_truth, preprocessing, red
         result.predictions.extend(predictions)
         if callback is not None:
             callback(step)
-    for key in ("accuracy", "transductive_accuracy", "fit_time", "predict_time", "n_components",
-                "reducer_transductive_accuracy"):
+    for key in ("accuracy", "transductive_accuracy", "covering_rate", "approximated_accuracy", "fit_time",
+                "predict_time", "n_components", "reducer_transductive_accuracy"):
         _mean_std(result.steps, key, result.summary)
     threads = sorted({s["n_threads"] for s in result.steps if s.get("n_threads") is not None})
     if threads:
@@ -177,5 +190,5 @@ def _evaluate_splits(name, setup, tasks, *, desc, feed_truth, preprocessing, red
         ds = refit_data()
         S_learner = _singletons(ds.y_true, ds.n_classes) if feed_truth else None
         result.model = _refit(setup, ds.X, ds.S, preprocessing, reduced_preprocessing, ds.classes, S_learner,
-                              select, random_state, n_jobs)
+                              select, random_state, n_jobs, features=ds.meta.get("features"))
     return result

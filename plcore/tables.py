@@ -1,0 +1,293 @@
+"""Tables in, class names out: the feature columns of a table read by name
+(:class:`FeatureColumns`, nominal columns one-hot encoded) and the model a run logs
+(:class:`PredictionModel`: those columns, the fitted pipeline and the class names).
+
+A loader that reads a table with named columns (CSV or Parquet with a header, ARFF) fits a
+:class:`FeatureColumns` to its feature columns; the data set's ``X`` is its output and the
+data set keeps it (``meta["features"]``). The run's refitted pipeline is logged wrapped in a
+:class:`PredictionModel` with it, so that ``python -m plcore predict``,
+``mlflow.pyfunc.load_model(uri).predict(frame)`` and ``mlflow models serve`` read new rows by
+column name, in any order, encode nominal columns as the training rows were, and answer class
+names. Every refusal is one :class:`~plcore.exceptions.DataValidationError` line naming the
+column and the row (the frame's index: a CSV read by ``python -m plcore predict`` is indexed by
+its file lines).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+from plcore.exceptions import DataValidationError
+from plcore.validation import StrOptions, validate_params
+
+__all__ = ["CATEGORICAL", "MISSING", "FeatureColumns", "PredictionModel", "is_frame", "missing_cells"]
+
+#: how nominal (non-numeric) feature columns are treated: refused, or one-hot encoded
+CATEGORICAL = ("error", "onehot")
+
+_SHOWN = 10
+
+
+def is_frame(X) -> bool:
+    """Whether ``X`` is a pandas DataFrame (pandas is imported only where it already is)."""
+    import sys
+
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(X, pd.DataFrame)
+
+
+#: cell values read as missing (compared lower-case, spaces stripped): the loaders' and the model's
+MISSING = ("", "?", "na", "nan", "null", "none")
+
+
+def missing_cells(values: np.ndarray) -> np.ndarray:
+    """Mask of the cells of a 1-D array that hold no value: NaN, None, or a :data:`MISSING`
+    string (what the loaders refuse as missing)."""
+    values = np.asarray(values)
+    if values.dtype.kind in "fc":
+        return np.isnan(values)
+    if values.dtype.kind in "iub":
+        return np.zeros(values.shape, dtype=bool)
+    out = np.zeros(values.shape, dtype=bool)
+    for i, v in enumerate(values):
+        if v is None or (isinstance(v, float) and v != v):
+            out[i] = True
+        elif isinstance(v, str) and v.strip().lower() in MISSING:
+            out[i] = True
+    return out
+
+
+def _listed(names, limit: int = _SHOWN) -> str:
+    names = [str(n) for n in names]
+    return ", ".join(repr(n) for n in names[:limit]) + (f", ... ({len(names)} in total)" if len(names) > limit else "")
+
+
+def _where(frame, rows) -> str:
+    """``line 7`` / ``row 3`` (the frame's index, named by its name) for the first of ``rows``."""
+    rows = np.asarray(rows)
+    word = frame.index.name if isinstance(frame.index.name, str) else "row"
+    more = f" ({rows.size} rows in total)" if rows.size > 1 else ""
+    return f"{word} {frame.index[int(rows[0])]}{more}"
+
+
+def _as_numbers(values: np.ndarray):
+    """``(floats, bad mask)``: each cell as a float64, and where a cell is not a number."""
+    try:
+        return values.astype(np.float64), np.zeros(values.shape, dtype=bool)
+    except (TypeError, ValueError):
+        pass
+    out = np.full(values.shape, np.nan)
+    bad = np.zeros(values.shape, dtype=bool)
+    for i, v in enumerate(values):
+        try:
+            out[i] = float(v)
+        except (TypeError, ValueError):
+            bad[i] = True
+    return out, bad
+
+
+class FeatureColumns(TransformerMixin, BaseEstimator):
+    """The feature columns of a table, by name: numeric columns as float64, nominal columns (any
+    value not a number) refused (``categorical="error"``) or one-hot encoded
+    (``categorical="onehot"``; scikit-learn's :class:`~sklearn.preprocessing.OneHotEncoder`, the
+    categories those of the fitted rows, sorted).
+
+    ``fit(frame)`` learns the columns (``feature_names_in_``, their order), which are nominal
+    (``nominal_``) and their categories; ``transform(frame)`` reads those columns by name, in any
+    order, ignoring the others, and refuses in one line a missing column, a missing value, a
+    non-numeric value in a numeric column and a category the fitted rows did not have. The output
+    keeps the columns' order, each nominal column replaced by its indicator columns
+    (``get_feature_names_out``: ``V1=a``).
+    """
+
+    _parameter_constraints: dict = {"categorical": [StrOptions(set(CATEGORICAL))]}
+
+    def __init__(self, categorical: str = "error"):
+        self.categorical = categorical
+
+    def fit(self, X, y=None):
+        """Learn the feature columns of the DataFrame ``X``; return self."""
+        from sklearn.preprocessing import OneHotEncoder
+
+        validate_params(self)
+        frame = self._frame(X)
+        self.feature_names_in_ = np.asarray([str(c) for c in frame.columns], dtype=object)
+        self.n_features_in_ = len(self.feature_names_in_)
+        nominal, categories = [], []
+        for name in self.feature_names_in_:
+            values = frame[name].to_numpy()
+            self._check_present(frame, name, values)
+            _, bad = _as_numbers(values)
+            if bad.any():
+                nominal.append(name)
+                categories.append(sorted({str(v) for v in values}))
+        if nominal and self.categorical == "error":
+            rows = {n: np.nonzero(_as_numbers(frame[n].to_numpy())[1])[0] for n in nominal}
+            first = nominal[0]
+            raise DataValidationError(
+                f"non-numeric feature values in column(s) {_listed(nominal)} (e.g. "
+                f"{frame[first].iloc[rows[first][0]]!r} at {_where(frame, rows[first])}): nominal features are "
+                "one-hot encoded with categorical=onehot (dataset.categorical=onehot on the command line)")
+        self.nominal_ = nominal
+        self.categories_ = categories
+        self.onehot_ = (OneHotEncoder(categories=[np.asarray(c, dtype=object) for c in categories],
+                                      sparse_output=False, dtype=np.float64, handle_unknown="error")
+                        .fit(frame[nominal].astype(str).to_numpy(dtype=object)) if nominal else None)
+        return self
+
+    def transform(self, X):
+        """The feature matrix (float64) of the rows of ``X``, its columns read by name."""
+        check_is_fitted(self)
+        frame = self._frame(X, reading=True)
+        blocks, nominal = [], set(self.nominal_)
+        codes = dict(zip(self.nominal_, self.categories_))
+        for name in self.feature_names_in_:
+            values = frame[name].to_numpy()
+            self._check_present(frame, name, values)
+            if name in nominal:
+                cells = np.asarray([str(v) for v in values], dtype=object)
+                unknown = np.nonzero(~np.isin(cells, np.asarray(codes[name], dtype=object)))[0]
+                if unknown.size:
+                    raise DataValidationError(
+                        f"unknown category {cells[unknown[0]]!r} in nominal feature column {name!r} at "
+                        f"{_where(frame, unknown)}; the model knows {_listed(codes[name])}")
+                blocks.append(("nominal", name, cells))
+            else:
+                numbers, bad = _as_numbers(values)
+                if bad.any():
+                    rows = np.nonzero(bad)[0]
+                    raise DataValidationError(f"non-numeric value {values[rows[0]]!r} in feature column {name!r} at "
+                                              f"{_where(frame, rows)}")
+                inf = np.nonzero(~np.isfinite(numbers))[0]
+                if inf.size:
+                    raise DataValidationError(f"non-finite value {str(values[inf[0]])!r} in feature column {name!r} "
+                                              f"at {_where(frame, inf)}")
+                blocks.append(("numeric", name, numbers))
+        columns, encoded = [], {}
+        if self.onehot_ is not None:
+            cells = np.column_stack([c for kind, _, c in blocks if kind == "nominal"])
+            onehot = self.onehot_.transform(cells)
+            start = 0
+            for name, cats in zip(self.nominal_, self.categories_):
+                encoded[name], start = onehot[:, start:start + len(cats)], start + len(cats)
+        for kind, name, values in blocks:
+            columns.append(encoded[name] if kind == "nominal" else values[:, None])
+        return np.hstack(columns) if columns else np.empty((frame.shape[0], 0))
+
+    def get_feature_names_out(self, input_features=None):
+        """The output's column names: a numeric column's own, ``name=category`` for a nominal one."""
+        check_is_fitted(self)
+        codes = dict(zip(self.nominal_, self.categories_))
+        out = []
+        for name in self.feature_names_in_:
+            out.extend([f"{name}={c}" for c in codes[name]] if name in codes else [name])
+        return np.asarray(out, dtype=object)
+
+    def example(self, n: int = 1):
+        """A DataFrame of ``n`` rows of the fitted columns (0.0, or a nominal column's first
+        category), with their types: the input example of a model's signature."""
+        import pandas as pd
+
+        check_is_fitted(self)
+        codes = dict(zip(self.nominal_, self.categories_))
+        return pd.DataFrame({name: [codes[name][0]] * n if name in codes else np.zeros(n)
+                             for name in self.feature_names_in_})
+
+    def _frame(self, X, reading: bool = False):
+        if not is_frame(X):
+            if reading and not self.nominal_:
+                X = np.asarray(X, dtype=object)
+                if X.ndim == 2 and X.shape[1] == self.n_features_in_:  # rows without names: in the fitted order
+                    import pandas as pd
+
+                    return pd.DataFrame(X, columns=list(self.feature_names_in_))
+            what = "the model reads" if reading else "FeatureColumns reads"
+            raise DataValidationError(f"{what} the feature columns of a table by name: give a pandas DataFrame "
+                                      f"with the columns {_listed(getattr(self, 'feature_names_in_', []))}")
+        if reading:
+            missing = [n for n in self.feature_names_in_ if n not in {str(c) for c in X.columns}]
+            if missing:
+                raise DataValidationError(f"the data lack the feature column(s) {_listed(missing)} (the model reads "
+                                          f"the columns {_listed(self.feature_names_in_)} by name)")
+            X = X.rename(columns=str)
+            if X.columns.duplicated().any():
+                twice = sorted({c for c in X.columns[X.columns.duplicated()] if c in set(self.feature_names_in_)})
+                if twice:
+                    raise DataValidationError(f"the data name the feature column(s) {_listed(twice)} twice")
+        elif X.columns.duplicated().any():
+            raise DataValidationError(f"the table names the column(s) {_listed(X.columns[X.columns.duplicated()])} "
+                                      "twice")
+        return X
+
+    @staticmethod
+    def _check_present(frame, name, values):
+        gone = np.nonzero(missing_cells(values))[0]
+        if gone.size:
+            raise DataValidationError(f"missing value in feature column {name!r} at {_where(frame, gone)}; nothing "
+                                      "is imputed: fill or drop it first")
+
+
+def _pipeline_has(method: str):
+    return lambda self: hasattr(self.pipeline, method)
+
+
+class PredictionModel(BaseEstimator):
+    """What a run logs as its MLflow model: a fitted pipeline that predicts class indices, read
+    through the training table's feature columns (``features``, a fitted :class:`FeatureColumns`;
+    None: rows given by position, as the training data had no column names) and answering the
+    class names ``classes``.
+
+    ``predict(X)`` gives class names; ``predict_proba(X)`` one column per class of ``classes_``
+    where the pipeline gives scores.
+    """
+
+    def __init__(self, pipeline=None, classes=None, features=None):
+        self.pipeline = pipeline
+        self.classes = classes
+        self.features = features
+
+    @property
+    def classes_(self) -> np.ndarray:
+        return np.asarray(self.classes)
+
+    @property
+    def feature_names_in_(self):
+        """The feature columns read by name (None: by position)."""
+        return None if self.features is None else self.features.feature_names_in_
+
+    @property
+    def n_features_in_(self) -> int | None:
+        """How many columns (by name, or by position) the model reads."""
+        if self.features is not None:
+            return int(self.features.n_features_in_)
+        return getattr(self.pipeline, "n_features_in_", None)
+
+    def fit(self, X, y):
+        """Fit ``features`` (where given) and ``pipeline`` on the table ``X`` and candidate sets ``y``."""
+        Z = X if self.features is None else self.features.fit(X).transform(X)
+        self.pipeline.fit(Z, y)
+        return self
+
+    def encode(self, X) -> np.ndarray:
+        """The feature matrix the pipeline reads: ``X``'s feature columns by name (numbers as
+        float64, nominal columns one-hot), or ``X`` by position where the model has no names."""
+        if self.features is not None:
+            return self.features.transform(X)
+        X = np.asarray(X, dtype=np.float64)
+        n_in = self.n_features_in_
+        if n_in is not None and X.ndim == 2 and X.shape[1] != n_in:
+            raise DataValidationError(f"the data have {X.shape[1]} features but the model was fitted on {n_in}")
+        return X
+
+    def predict(self, X) -> np.ndarray:
+        """The class name predicted for each row of ``X``."""
+        index = np.asarray(self.pipeline.predict(self.encode(X)))
+        return self.classes_[index.astype(np.intp)]
+
+    @available_if(_pipeline_has("predict_proba"))
+    def predict_proba(self, X) -> np.ndarray:
+        """One score per class of ``classes_`` for each row of ``X``."""
+        return self.pipeline.predict_proba(self.encode(X))
