@@ -23,6 +23,18 @@ metrics per fold, 20 ms of work between them, then the run ended), with MLflow's
 ``log_batch`` (plcore's way) and with its asynchronous logging (``synchronous=False``; the end of
 the run waits for the queue), interleaved over the rounds in one process: the seconds the writes
 block the run, the seconds its end waits, and the total.
+
+``--single`` times what tracking costs one command (issue 55, item 5; goal 1.0 s): the default
+experiment with ``protocol.n_splits=3`` (``python -m plcore protocol.n_splits=3 progress=false``),
+tracked (an existing SQLite store) and with ``tracking=none``, each a fresh process, interleaved
+over the rounds (after one untimed round that creates the store), best and median. With
+``--before PATH`` (a checkout of an earlier commit, e.g. ``git worktree add ../before <ref>``) the
+same two commands of that checkout (``PYTHONPATH=PATH``; the installed plugins serve both) run in
+the same rounds, so that the table shows the cost before and after on the same machine in one run.
+A last row runs the untracked command and, at the same time, a second process that does the
+phases above (every import and write of the tracked run): the wall time of both, minus the
+untracked command alone, is what tracking would cost one command if a helper process did it
+alongside the run's work (a floor that plcore does not build: docs/performance.md).
 """
 
 from __future__ import annotations
@@ -41,14 +53,19 @@ _CHILD = r"""
 import json, sys, time
 t = {}
 t0 = time.perf_counter()
-from sklearn.datasets import load_digits
-from plcore import PlKnnLearner
-from plcore.datasets.bags import UniformBags
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
-X, y = load_digits(return_X_y=True)
-S = UniformBags(r=3).generate(y, random_state=0)
-pipe = make_pipeline(StandardScaler(), PlKnnLearner()).fit(X, S)
+if len(sys.argv) > 2:  # a helper process: the fitted pipeline is handed to it (a pickle file)
+    import pickle
+    with open(sys.argv[2], "rb") as fh:
+        pipe, X = pickle.load(fh)
+else:
+    from sklearn.datasets import load_digits
+    from plcore import PlKnnLearner
+    from plcore.datasets.bags import UniformBags
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    X, y = load_digits(return_X_y=True)
+    S = UniformBags(r=3).generate(y, random_state=0)
+    pipe = make_pipeline(StandardScaler(), PlKnnLearner()).fit(X, S)
 uri = sys.argv[1]
 t1 = time.perf_counter()
 import mlflow
@@ -70,6 +87,13 @@ client.log_batch(run.info.run_id, params=params, tags=[RunTag(f"tag_{i}", "x") f
 client.log_batch(run.info.run_id, metrics=[Metric(f"fold/m_{i}", 0.5, now, s) for i in range(4) for s in range(10)])
 client.set_terminated(run.info.run_id, "FINISHED")
 t["create, log and end the run"] = time.perf_counter() - t1
+t1 = time.perf_counter()
+from plcore.run.protocols._shared import ProtocolResult
+from plcore.tracking import plots
+result = ProtocolResult("kfold", steps=[{"step": i, "accuracy": 0.9 + 0.01 * i} for i in range(3)])
+for path, fig in plots.figures_for(result).items():
+    client.log_figure(run.info.run_id, fig, path)
+t["import matplotlib, draw and log the per-fold plot"] = time.perf_counter() - t1
 t1 = time.perf_counter()
 import tempfile, pathlib
 from plcore.registry import model_packages, pip_requirements
@@ -140,11 +164,99 @@ def fold_writes(n: int) -> dict[str, list[tuple[float, float, float]]]:
     return out
 
 
+#: the single command of ``--single``: the default experiment, 3 folds
+SINGLE = ["-m", "plcore", "protocol.n_splits=3", "progress=false"]
+
+
+def _timed(cmd, cwd, env) -> float:
+    t = time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def _fitted_pipeline(folder) -> str:
+    """A pickle of the default run's refitted pipeline (PL-KNN on digits) and its rows: what a
+    helper process would be handed."""
+    import pickle
+
+    from sklearn.datasets import load_digits
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from plcore import PlKnnLearner
+    from plcore.datasets.bags import UniformBags
+
+    X, y = load_digits(return_X_y=True)
+    pipe = make_pipeline(StandardScaler(), PlKnnLearner()).fit(X, UniformBags(r=3).generate(y, random_state=0))
+    path = Path(folder) / "pipeline.pkl"
+    path.write_bytes(pickle.dumps((pipe, X)))
+    return str(path)
+
+
+def _alongside(cwd, env, uri, pipeline) -> float:
+    """Wall seconds of the untracked command while a second process, started with it and handed
+    the fitted pipeline, does every phase of a tracked run (imports, writes, plot, model)."""
+    t = time.perf_counter()
+    helper = subprocess.Popen([sys.executable, "-c", _CHILD, uri, pipeline], cwd=cwd, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run([sys.executable, *SINGLE, "tracking=none"], cwd=cwd, env=env, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if helper.wait() != 0:
+        raise RuntimeError("the helper process failed")
+    return time.perf_counter() - t
+
+
+def single(n: int, before: str | None) -> dict[str, list[float]]:
+    """Variant -> wall seconds of each timed round (after one untimed round of each)."""
+    env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
+    checkouts = {"this checkout": env}
+    if before:
+        checkouts = {"before": dict(env, PYTHONPATH=str(Path(before).resolve())), "after": env}
+    out: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory(prefix="plcore-single-") as tmp:
+        uri, pipeline = f"sqlite:///{Path(tmp) / 'helper.db'}", _fitted_pipeline(tmp)
+        for i in range(n + 1):
+            for label, cenv in checkouts.items():
+                folder = Path(tmp) / label.replace(" ", "_")
+                folder.mkdir(exist_ok=True)
+                for variant, extra in (("tracked", []), ("tracking=none", ["tracking=none"])):
+                    seconds = _timed([sys.executable, *SINGLE, *extra], folder, cenv)
+                    if i:
+                        out.setdefault(f"{label}: {variant}", []).append(seconds)
+            seconds = _alongside(tmp, env, uri, pipeline)
+            if i:
+                out.setdefault("tracking=none with a helper process alongside", []).append(seconds)
+    return out
+
+
+def print_single(times: dict, n: int) -> None:
+    print(f"`python {' '.join(SINGLE)}` (digits, PL-KNN, 3 folds), fresh processes, {n} interleaved rounds after one "
+          f"untimed round, existing SQLite store, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}\n")
+    print("| command | best (s) | median (s) | tracking adds (best, s) |")
+    print("|---|---|---|---|")
+    labels = sorted({k.split(": ")[0] for k in times if ": " in k}, key=lambda k: k != "before")
+    for label in labels:
+        none = min(times[f"{label}: tracking=none"])
+        for variant in ("tracking=none", "tracked"):
+            ts = times[f"{label}: {variant}"]
+            adds = f"**{min(ts) - none:.2f}**" if variant == "tracked" else "-"
+            print(f"| {label}, {variant} | {min(ts):.2f} | {statistics.median(ts):.2f} | {adds} |")
+    ts = times["tracking=none with a helper process alongside"]
+    none = min(times[f"{labels[-1]}: tracking=none"])
+    print(f"| tracking=none while a helper process, handed the fitted pipeline, does every phase of a tracked run "
+          f"| {min(ts):.2f} | {statistics.median(ts):.2f} | {min(ts) - none:.2f} |")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--writes", action="store_true", help="time ten per-fold writes, synchronous and asynchronous")
+    ap.add_argument("--single", action="store_true", help="what tracking costs one command, tracked vs tracking=none")
+    ap.add_argument("--before", default=None, help="with --single: a checkout of an earlier commit, timed alongside")
     args = ap.parse_args(argv)
+    if args.single:
+        print_single(single(args.rounds, args.before), args.rounds)
+        return 0
     if args.writes:
         print(f"MLflow {__import__('mlflow').__version__}, ten per-fold writes of one run, existing SQLite store, "
               f"{args.rounds} interleaved rounds (medians; 0.20 s of each total is the folds' work)\n")

@@ -51,13 +51,8 @@ def missing_cells(values: np.ndarray) -> np.ndarray:
         return np.isnan(values)
     if values.dtype.kind in "iub":
         return np.zeros(values.shape, dtype=bool)
-    out = np.zeros(values.shape, dtype=bool)
-    for i, v in enumerate(values):
-        if v is None or (isinstance(v, float) and v != v):
-            out[i] = True
-        elif isinstance(v, str) and v.strip().lower() in MISSING:
-            out[i] = True
-    return out
+    text = np.char.lower(np.char.strip(values.astype(str)))  # None -> "none", NaN -> "nan"
+    return np.isin(text, MISSING)
 
 
 def _listed(names, limit: int = _SHOWN) -> str:

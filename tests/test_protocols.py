@@ -105,6 +105,21 @@ def test_kfold_without_true_labels_estimates_label_free_as_a_textbook_loop_does(
     np.testing.assert_array_equal([p["y_pred"] for p in labelled.predictions], [p["y_pred"] for p in res.predictions])
 
 
+def test_label_free_selection_and_holdout_run_without_true_labels():
+    """Nested selection scores candidate sets only, so it works as on labelled data: each fold's
+    choice is logged, the refit searched on all rows; holdout estimates label-free likewise."""
+    from plcore.run.protocols import holdout
+
+    X, S, y = make_pl_data(n_samples=90)
+    select = {"method": "grid", "space": {"learner.k": [3, 7]}, "cv": 2}
+    res = kfold(PlKnnLearner(), PLDataset(X, S), n_splits=3, select=select, progress=False)
+    assert all(s["selected.learner.k"] in (3, 7) for s in res.steps) and res.model["pipeline"][-1].k in (3, 7)
+    labelled = kfold(PlKnnLearner(), PLDataset(X, S, y), n_splits=3, select=select, progress=False)
+    assert [s["selected.learner.k"] for s in res.steps] == [s["selected.learner.k"] for s in labelled.steps]
+    hold = holdout(PlKnnLearner(k=5), PLDataset(X, S), n_repeats=2, progress=False)
+    assert set(hold.summary) >= {"covering_rate_mean", "approximated_accuracy_mean"} and "accuracy_mean" not in hold.summary
+
+
 def test_what_needs_true_labels_is_refused_in_one_line_without_them():
     from plcore.run.protocols import holdout
 
