@@ -55,6 +55,14 @@ def missing_cells(values: np.ndarray) -> np.ndarray:
     return np.isin(text, MISSING)
 
 
+def _category(value) -> str:
+    """A nominal value as text; a whole number read as a float (``1.0`` from a numeric column of
+    new rows) is written as the integer it is (``"1"``)."""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def _listed(names, limit: int = _SHOWN) -> str:
     names = [str(n) for n in names]
     return ", ".join(repr(n) for n in names[:limit]) + (f", ... ({len(names)} in total)" if len(names) > limit else "")
@@ -118,7 +126,7 @@ class FeatureColumns(TransformerMixin, BaseEstimator):
             _, bad = _as_numbers(values)
             if bad.any():
                 nominal.append(name)
-                categories.append(sorted({str(v) for v in values}))
+                categories.append(sorted({_category(v) for v in values}))
         if nominal and self.categorical == "error":
             rows = {n: np.nonzero(_as_numbers(frame[n].to_numpy())[1])[0] for n in nominal}
             first = nominal[0]
@@ -130,7 +138,8 @@ class FeatureColumns(TransformerMixin, BaseEstimator):
         self.categories_ = categories
         self.onehot_ = (OneHotEncoder(categories=[np.asarray(c, dtype=object) for c in categories],
                                       sparse_output=False, dtype=np.float64, handle_unknown="error")
-                        .fit(frame[nominal].astype(str).to_numpy(dtype=object)) if nominal else None)
+                        .fit(np.column_stack([[_category(v) for v in frame[n]] for n in nominal]).astype(object))
+                        if nominal else None)
         return self
 
     def transform(self, X):
@@ -143,7 +152,7 @@ class FeatureColumns(TransformerMixin, BaseEstimator):
             values = frame[name].to_numpy()
             self._check_present(frame, name, values)
             if name in nominal:
-                cells = np.asarray([str(v) for v in values], dtype=object)
+                cells = np.asarray([_category(v) for v in values], dtype=object)
                 unknown = np.nonzero(~np.isin(cells, np.asarray(codes[name], dtype=object)))[0]
                 if unknown.size:
                     raise DataValidationError(
@@ -202,6 +211,8 @@ class FeatureColumns(TransformerMixin, BaseEstimator):
             what = "the model reads" if reading else "FeatureColumns reads"
             raise DataValidationError(f"{what} the feature columns of a table by name: give a pandas DataFrame "
                                       f"with the columns {_listed(getattr(self, 'feature_names_in_', []))}")
+        if X.shape[0] == 0:
+            raise DataValidationError("the table has no rows")
         if reading:
             missing = [n for n in self.feature_names_in_ if n not in {str(c) for c in X.columns}]
             if missing:
@@ -212,9 +223,11 @@ class FeatureColumns(TransformerMixin, BaseEstimator):
                 twice = sorted({c for c in X.columns[X.columns.duplicated()] if c in set(self.feature_names_in_)})
                 if twice:
                     raise DataValidationError(f"the data name the feature column(s) {_listed(twice)} twice")
-        elif X.columns.duplicated().any():
-            raise DataValidationError(f"the table names the column(s) {_listed(X.columns[X.columns.duplicated()])} "
-                                      "twice")
+        else:
+            X = X.rename(columns=str)
+            if X.columns.duplicated().any():
+                raise DataValidationError(f"the table names the column(s) "
+                                          f"{_listed(X.columns[X.columns.duplicated()])} twice")
         return X
 
     @staticmethod

@@ -120,6 +120,70 @@ def mlflow_server():
         server.stop()
 
 
+@pytest.fixture(scope="module")
+def benchmark_module():
+    """Factory fixture: ``benchmark_module("field")`` imports ``benchmarks/field.py`` (a script,
+    not a package) as a module; it leaves ``sys.modules`` at the end of the test module."""
+    import importlib.util
+
+    loaded = []
+
+    def load(name: str):
+        path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+        spec = importlib.util.spec_from_file_location(f"plcore_bench_{name}", path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod
+        loaded.append(spec.name)
+        spec.loader.exec_module(mod)
+        return mod
+
+    yield load
+    for name in loaded:
+        sys.modules.pop(name, None)
+
+
+@pytest.fixture
+def model_server():
+    """Factory fixture: ``model_server(model_id, cwd)`` starts MLflow's scoring server
+    (``mlflow models serve -m models:/<model_id> --env-manager local``, uvicorn from the lock) for
+    the store ``cwd/mlflow.db`` on a free port of 127.0.0.1 and returns its base address once
+    ``/ping`` answers; every server it started is stopped at teardown (its process group)."""
+    import signal
+
+    started = []
+
+    def start(model_id: str, cwd: Path, timeout: float = SERVER_START_TIMEOUT) -> str:
+        port, bindir = free_port(), os.path.dirname(sys.executable)
+        env = dict(os.environ, MLFLOW_TRACKING_URI=f"sqlite:///{Path(cwd) / 'mlflow.db'}",
+                   PATH=bindir + os.pathsep + os.environ.get("PATH", ""))  # MLflow starts `uvicorn` from PATH
+        log = Path(cwd) / "model-server.log"
+        with open(log, "wb") as out:
+            proc = subprocess.Popen([os.path.join(bindir, "mlflow"), "models", "serve", "-m", f"models:/{model_id}",
+                                     "--env-manager", "local", "-h", "127.0.0.1", "-p", str(port)],
+                                    cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        started.append(proc)
+        url, deadline = f"http://127.0.0.1:{port}", time.monotonic() + timeout
+        while True:  # a subprocess offers nothing to wait on but its port
+            try:
+                with urllib.request.urlopen(url + "/ping", timeout=2):
+                    return url
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"mlflow models serve did not start within {timeout:.0f} s "
+                                         f"(exit code {proc.poll()}):\n{log.read_text(errors='replace')[-3000:]}")
+                time.sleep(0.5)
+
+    yield start
+    for proc in started:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=30)
+
+
 @pytest.fixture
 def chromium_browser():
     """Debian's headless chromium under Playwright (``browser`` tests): skipped where it is

@@ -4,9 +4,7 @@ counted from each method's declared grid, with the values a classic learner fits
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -18,13 +16,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def field():
-    spec = importlib.util.spec_from_file_location("plcore_bench_field", REPO / "benchmarks" / "field.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    yield mod
-    sys.modules.pop(spec.name, None)
+def field(benchmark_module):
+    return benchmark_module("field")
 
 
 def _run(method, protocol="kfold", **params):

@@ -1,23 +1,12 @@
 """benchmarks/tracking_cost.py --single (issue 55, item 5): its table of one command's tracking
 cost, before and after, from the rounds' times (no timing here: the benchmark measures)."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("plcore_bench_tracking_cost", REPO / "benchmarks" / "tracking_cost.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    yield mod
-    sys.modules.pop(spec.name, None)
+def bench(benchmark_module):
+    return benchmark_module("tracking_cost")
 
 
 def test_the_single_command_table_shows_before_after_and_the_helper_floor(bench, capsys):

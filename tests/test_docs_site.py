@@ -316,40 +316,13 @@ def test_own_data_example_runs(tmp_path, monkeypatch, plcore_cli):
         assert line in proc.stdout.splitlines(), f"{line!r} not in the output:\n{proc.stdout}"
 
 
-def _serve(model_id: str, cwd: Path, port: int):
-    """``mlflow models serve`` of ``models:/<model_id>`` on 127.0.0.1 (its own session, to be
-    ended with its process group), once ``/ping`` answers."""
-    import urllib.request
-
-    bindir = os.path.dirname(sys.executable)
-    env = dict(os.environ, MLFLOW_TRACKING_URI=f"sqlite:///{cwd / 'mlflow.db'}",
-               PATH=bindir + os.pathsep + os.environ.get("PATH", ""))
-    log = cwd / "serve.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([os.path.join(bindir, "mlflow"), "models", "serve", "-m", f"models:/{model_id}",
-                                 "--env-manager", "local", "-h", "127.0.0.1", "-p", str(port)],
-                                cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    deadline = time.monotonic() + 180
-    while True:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/ping", timeout=2):
-                return proc
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                os.killpg(proc.pid, 15)
-                raise AssertionError(log.read_text()[-3000:])
-            time.sleep(0.5)
-
-
-def test_the_practitioners_loop_runs_as_the_page_says(tmp_path, monkeypatch, plcore_cli):
+def test_the_practitioners_loop_runs_as_the_page_says(tmp_path, monkeypatch, plcore_cli, model_server):
     """docs/own_data.md, "The practitioner's loop": its Python blocks write the files, then each
     command of the section runs as written (the model id the training run prints stands for
     ``<model id>``, another free port for the page's) and prints the lines the page shows; the
     ``curl`` call is made with the page's body."""
     import json
     import shlex
-    import signal
-    import socket
     import urllib.request
 
     page = (DOCS / "own_data.md").read_text(encoding="utf-8")
@@ -371,16 +344,9 @@ def test_the_practitioners_loop_runs_as_the_page_says(tmp_path, monkeypatch, plc
     assert (tmp_path / "predictions.csv").read_text().splitlines()[:2] == rows.splitlines()
     serve, curl, answer = blocks[4][1].strip(), blocks[5][1].strip(), blocks[6][1].strip()
     assert serve.startswith("mlflow models serve -m models:/<model id> --env-manager local -h 127.0.0.1")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = _serve(model_id, tmp_path, port)
-    try:
-        body = re.search(r"-d '(.*)'$", curl).group(1)
-        request = urllib.request.Request(f"http://127.0.0.1:{port}/invocations", data=body.encode(),
-                                         headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=60) as resp:
-            assert json.loads(resp.read()) == json.loads(answer)
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=30)
+    url = model_server(model_id, tmp_path)
+    body = re.search(r"-d '(.*)'$", curl).group(1)
+    request = urllib.request.Request(f"{url}/invocations", data=body.encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as resp:
+        assert json.loads(resp.read()) == json.loads(answer)

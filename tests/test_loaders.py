@@ -773,3 +773,22 @@ def test_flare_nominal_attributes_one_hot_with_categorical_onehot(data_home):
     features = ds.meta["features"]
     assert features.nominal_ == ["V1", "V2"] and ds.n_features == len(features.get_feature_names_out())
     assert set(np.unique(ds.X[:, :len(features.categories_[0])].sum(axis=1))) == {1.0}  # one category per row
+
+
+def test_onehot_refuses_a_repeated_feature_column_name(tmp_path):
+    """Found in review: a repeated name left the nominal column as zeros."""
+    path = tmp_path / "t.csv"
+    path.write_text("f,f,kind,cands\n1,2,x,a;b\n3,4,y,b\n")
+    with pytest.raises(DataValidationError, match=r"names the feature column\(s\) \['f'\] more than once"):
+        load_csv(path, candidate_column="cands", categorical="onehot")
+    path.write_text("f,f,cands\n1,2,a;b\n3,4,b\n")
+    assert "features" not in load_csv(path, candidate_column="cands").meta  # numbers: read by position
+
+
+def test_read_table_keeps_rows_whose_first_field_starts_with_a_hash(tmp_path):
+    from plcore.datasets import read_table
+
+    path = tmp_path / "new.csv"
+    path.write_text("# new rows\nid,f1\n#12,0.5\n\n#13,1.5\n")
+    frame = read_table(path)
+    assert frame["id"].tolist() == ["#12", "#13"] and frame.index.tolist() == [3, 5] and frame.index.name == "line"

@@ -105,6 +105,16 @@ def test_kfold_without_true_labels_estimates_label_free_as_a_textbook_loop_does(
     np.testing.assert_array_equal([p["y_pred"] for p in labelled.predictions], [p["y_pred"] for p in res.predictions])
 
 
+def test_label_free_estimates_are_the_same_for_sparse_candidate_sets():
+    import scipy.sparse as sp
+
+    X, S, _ = make_pl_data(n_samples=60)
+    dense = kfold(PlKnnLearner(k=5), PLDataset(X, S), n_splits=3, progress=False)
+    sparse = kfold(PlKnnLearner(k=5), PLDataset(X, sp.csr_matrix(S)), n_splits=3, progress=False)
+    for key in ("covering_rate", "approximated_accuracy"):
+        np.testing.assert_allclose([s[key] for s in sparse.steps], [s[key] for s in dense.steps])
+
+
 def test_label_free_selection_and_holdout_run_without_true_labels():
     """Nested selection scores candidate sets only, so it works as on labelled data: each fold's
     choice is logged, the refit searched on all rows; holdout estimates label-free likewise."""

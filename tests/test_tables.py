@@ -114,7 +114,9 @@ def _model():
 def test_prediction_model_answers_the_class_names_of_the_pipelines_indices():
     model, pipe, enc = _model()
     index = pipe.predict(enc.transform(FRAME))
-    np.testing.assert_array_equal(model.predict(FRAME[::-1].iloc[::-1]), np.array(["cat", "dog", "fox"])[index])
+    np.testing.assert_array_equal(model.predict(FRAME), np.array(["cat", "dog", "fox"])[index])
+    np.testing.assert_array_equal(model.predict(FRAME.iloc[::-1][["size", "b", "a", "colour"]]),
+                                  np.array(["cat", "dog", "fox"])[index][::-1])  # the rows' order kept
     np.testing.assert_allclose(model.predict_proba(FRAME), pipe.predict_proba(enc.transform(FRAME)))
     assert list(model.feature_names_in_) == ["a", "colour", "b", "size"] and model.n_features_in_ == 4
 
@@ -157,3 +159,17 @@ def test_mlflow_pyfunc_reads_columns_by_name_and_answers_class_names(tmp_path):
     assert list(np.asarray(got)) == list(model.predict(new)) and set(np.asarray(got)) <= {"cat", "dog", "fox"}
     with pytest.raises(Exception, match="missing inputs"):
         loaded.predict(new.drop(columns=["a"]))
+
+
+def test_column_names_that_are_numbers_and_nominal_numbers_read_back():
+    """Columns named 0, 1 (a frame without names) fit; a category ``"1"`` met as ``1.0`` in a
+    numeric column of new rows is the same category; a table of no rows is one line."""
+    frame = pd.DataFrame({0: [0.5, 1.5, 2.5, 3.5], 1: ["1", "x", "1", "x"]})
+    enc = FeatureColumns(categorical="onehot").fit(frame)
+    assert list(enc.feature_names_in_) == ["0", "1"] and enc.categories_ == [["1", "x"]]
+    new = pd.DataFrame({"1": [1.0, 1.0], "0": [0.0, 1.0]})  # the category "1" as a float column holds it
+    np.testing.assert_array_equal(enc.transform(new), [[0, 1, 0], [1, 1, 0]])
+    with pytest.raises(DataValidationError, match="no rows"):
+        enc.transform(new.iloc[:0])
+    with pytest.raises(DataValidationError, match="twice"):
+        FeatureColumns().fit(pd.DataFrame([[1, 2]], columns=["a", "a"]))

@@ -470,7 +470,7 @@ def load_arff(path, name: str | None = None, *, categorical: str = "error") -> P
         if data.shape[0] == 0:
             raise DataValidationError(f"{path}: the @data section holds no rows")
         if nominal:
-            frame = _arff_features(path, data, feats, nominal)
+            frame = _arff_features(path, data, meta, feats, nominal)
             features = FeatureColumns(categorical=categorical).fit(frame)
             X = features.transform(frame)
         else:  # missing values are refused by the data set's checks; the names kept afterwards
@@ -502,21 +502,27 @@ def load_arff(path, name: str | None = None, *, categorical: str = "error") -> P
     return ds
 
 
-def _arff_features(path, data, feats, nominal):
-    """The feature attributes of an ARFF file's rows as a DataFrame (nominal values as strings);
-    a missing value (``?``) is refused naming its rows and attributes."""
+def _arff_frame(data, meta, names):
+    """The attributes ``names`` of an ARFF file's rows as a DataFrame: nominal values as strings
+    (a missing ``?`` as NaN), numeric ones as floats."""
     import pandas as pd
 
     columns = {}
-    for f in feats:
-        if f in nominal:
+    for f in names:
+        if meta[f][0] == "nominal":
             values = np.array([v.decode() if isinstance(v, bytes) else str(v) for v in data[f]], dtype=object)
             columns[f] = np.where(missing_cells(values), np.nan, values)
         else:
             columns[f] = data[f].astype(np.float64)
-    frame = pd.DataFrame(columns)
+    return pd.DataFrame(columns)
+
+
+def _arff_features(path, data, meta, feats, nominal):
+    """The feature attributes of an ARFF file's rows (:func:`_arff_frame`); a missing value
+    (``?``) is refused naming its rows and attributes."""
+    frame = _arff_frame(data, meta, feats)
     gone = frame.isna().to_numpy() | ~np.isfinite(np.column_stack(
-        [np.zeros(len(frame)) if f in nominal else columns[f] for f in feats]))
+        [np.zeros(len(frame)) if f in nominal else frame[f].to_numpy() for f in feats]))
     if gone.any():
         r, c = np.nonzero(gone)
         raise DataValidationError(f"{path}: missing or non-finite feature values at rows {_first(np.unique(r))}, "
@@ -598,14 +604,16 @@ def _parse_cells(cells):
     return X, bad
 
 
-def _csv_rows(path, delimiter):
-    """Non-blank, non-comment rows of a CSV file as ``(file line, stripped fields)``."""
+def _csv_rows(path, delimiter, comments_after_header: bool = True):
+    """Non-blank, non-comment rows of a CSV file as ``(file line, stripped fields)``; with
+    ``comments_after_header=False`` a row starting with ``#`` is a comment only before the first
+    row (new rows whose first field is ``#123`` are rows)."""
     rows = []
     with open(path, newline="", encoding="utf-8-sig") as fh:
         reader = csv.reader(fh, delimiter=delimiter)
         for fields in reader:
             fields = [f.strip() for f in fields]
-            if not any(fields) or fields[0].startswith("#"):
+            if not any(fields) or (fields[0].startswith("#") and (comments_after_header or not rows)):
                 continue
             rows.append((reader.line_num, fields))
     return rows
@@ -688,27 +696,45 @@ def load_csv(path, name: str | None = None, label_column=None, delimiter: str = 
     return _accept_truth(ds, noisy, path)
 
 
+def _read_parquet(path: Path):
+    """A Parquet file's rows (pandas with pyarrow); a file pyarrow cannot read, or one of no
+    rows, is one line naming it."""
+    import pandas as pd
+
+    with _reading(path, "a Parquet file"):
+        try:
+            frame = pd.read_parquet(path)
+        except Exception as err:  # noqa: BLE001 - pyarrow raises many kinds for a bad file
+            raise DataValidationError(f"{path}: not a readable Parquet file ({type(err).__name__}: "
+                                      f"{_one_line(err) or 'no detail'})") from err
+    if frame.shape[0] == 0:
+        raise DataValidationError(f"{path}: the file holds no rows")
+    return frame
+
+
 def read_table(path, delimiter: str = ","):
     """The rows of a CSV file (its first row naming the columns; values as text, index the file
-    lines, named ``line``) or of a Parquet file (index the rows from 0, named ``row``) as a pandas
-    DataFrame, columns named as in the file: new rows for a model that reads its feature columns
-    by name (:class:`~plcore.tables.FeatureColumns`). A file that cannot be read, is empty or has
-    rows of another width is refused in one line naming it."""
+    lines, named ``line``), of a Parquet file or of an ARFF file (every attribute, its class too;
+    index the rows from 0, named ``row``) as a pandas DataFrame, columns named as in the file: new
+    rows for a model that reads its feature columns by name (:class:`~plcore.tables.FeatureColumns`).
+    A file that cannot be read, is empty or has rows of another width is refused in one line
+    naming it."""
     import pandas as pd
 
     path = _existing_file(path)
     if path.suffix.lower() == ".parquet":
-        with _reading(path, "a Parquet file"):
-            try:
-                frame = pd.read_parquet(path)
-            except Exception as err:  # noqa: BLE001 - pyarrow raises many kinds for a bad file
-                raise DataValidationError(f"{path}: not a readable Parquet file ({type(err).__name__}: "
-                                          f"{_one_line(err) or 'no detail'})") from err
+        frame = _read_parquet(path)
         frame.index = pd.RangeIndex(frame.shape[0], name="row")
         frame.columns = [str(c) for c in frame.columns]
         return frame
+    if path.suffix.lower() == ".arff":
+        with _reading(path, "an ARFF file"):
+            data, meta = arff.loadarff(path)
+            frame = _arff_frame(data, meta, meta.names())
+        frame.index = pd.RangeIndex(frame.shape[0], name="row")
+        return frame
     with _reading(path, "a CSV file"):
-        rows = _csv_rows(path, delimiter)
+        rows = _csv_rows(path, delimiter, comments_after_header=False)
     if len(rows) < 2:
         raise DataValidationError(f"{path}: needs a header row naming the columns and at least one data row")
     (_, header), rows = rows[0], rows[1:]
@@ -727,17 +753,9 @@ def load_parquet(path, name: str | None = None, label_column=None, *, candidate_
     """Load a Parquet file (pandas with pyarrow) as :func:`load_csv` reads a CSV file with a
     header: numeric feature columns and exact labels or candidate sets given by the same
     options. A candidate column may also hold lists of labels (no separator then)."""
-    import pandas as pd
-
     path = _existing_file(path)
     with _reading(path, "a Parquet file"):
-        try:
-            frame = pd.read_parquet(path)
-        except Exception as err:  # noqa: BLE001 - pyarrow raises many kinds for a bad file
-            raise DataValidationError(f"{path}: not a readable Parquet file ({type(err).__name__}: "
-                                      f"{_one_line(err) or 'no detail'})") from err
-        if frame.shape[0] == 0:
-            raise DataValidationError(f"{path}: the file holds no rows")
+        frame = _read_parquet(path)
         header = [str(c) for c in frame.columns]
         cells = frame.astype(object).where(frame.notna(), None).to_numpy(dtype=object)
         ds = _table_dataset(path, name, header, cells, None, label_column=label_column,
@@ -832,7 +850,11 @@ def _table_dataset(path, name, header, cells, lines, *, label_column, candidate_
             "nothing is imputed: fill or drop them first"
         )
     meta = {"source": str(path)}
-    if header is not None and len(set(col_names)) == len(col_names):  # the columns a model reads by name
+    repeated = sorted({n for n in col_names if col_names.count(n) > 1}) if header is not None else []
+    if nominal and repeated:
+        raise DataValidationError(f"{path}: the header names the feature column(s) {repeated[:10]} more than once; "
+                                  f"categorical={categorical} reads the columns by name: rename them")
+    if header is not None and not repeated:  # the columns a model reads by name (repeated names: by position)
         import pandas as pd
 
         frame = pd.DataFrame({name: cells[:, feat_cols[j]].astype(str) if j in nominal else X[:, j]

@@ -3,12 +3,12 @@
 ``run`` is a run id, or a run name (the latest FINISHED run of that name). The model is the
 pipeline the run refitted on all its training data (``protocol.refit=true``, logged as the
 run's MLflow model), which answers class names. A model trained on a table with named columns
-(CSV or Parquet with a header, ARFF) reads a CSV or Parquet file of new rows by those names,
-in any order; other columns (candidate sets, true labels, ids) are ignored, and nominal columns
+(CSV or Parquet with a header, ARFF) reads a CSV, Parquet or ARFF file of new rows by those
+names, in any order; other columns (candidate sets, true labels, ids) are ignored, and nominal columns
 are encoded as the training rows were. A model trained on data without column names reads the
 features by position (a named data set or a file loaded as for training). The output CSV holds
-one row per row of ``data``, in their order: the row's index (or, with ``id_column=``, that
-column's value), the predicted class name and, where the model gives them, one score per class.
+one row per row of ``data``, in their order: the row's position from 0 (or, with
+``id_column=``, that column's value), the predicted class name and, where the model gives them, one score per class.
 
 The model is read without running code from the store: plcore logs it with skops and reads
 only the types it trusts (classes of numpy, scipy, scikit-learn, plcore and its installed
@@ -39,7 +39,7 @@ USAGE = ("usage: python -m plcore predict run=<run id or run name> data=<file or
          "[out=<csv>] [id_column=<column>] [tracking_uri=<uri>] [data_home=<dir>] [experiment=<name>] [latest=true] "
          "[trust=true]")
 #: files read as tables of named columns (the rest is loaded as a data set)
-_TABLES = (".csv", ".parquet")
+_TABLES = (".csv", ".parquet", ".arff")
 
 
 def find_run(client, run: str, experiment_name: str | None = None, latest: bool = False):
@@ -86,8 +86,8 @@ def predict_file(model, classes, rows, *, encoded: bool = False):
 
 
 def read_new_rows(model, data: str, data_home=None):
-    """The rows ``data`` names, as ``(name, rows, table or None, encoded)``: a CSV or Parquet
-    file as a DataFrame (the model reads its columns by name; ``table`` is that DataFrame, for
+    """The rows ``data`` names, as ``(name, rows, table or None, encoded)``: a CSV, Parquet or
+    ARFF file as a DataFrame (the model reads its columns by name; ``table`` is that DataFrame, for
     ``id_column``), else the features of a data set or file loaded as for training, by position
     (``encoded``: as the model's training rows were, nominal columns one-hot)."""
     from plcore.datasets import load_dataset, read_table
@@ -102,7 +102,8 @@ def read_new_rows(model, data: str, data_home=None):
         if theirs is None or list(theirs.get_feature_names_out()) != list(mine.get_feature_names_out()):
             raise DataValidationError(
                 f"the model reads the feature columns {', '.join(map(str, mine.feature_names_in_[:10]))} by name: give "
-                f"data=<CSV or Parquet file> with them (data={data} does not have them as the model was trained)")
+                f"data=<CSV, Parquet or ARFF file> with them (data={data} does not have them as the model was "
+                "trained)")
         return ds.name, ds.X, None, True
     return ds.name, ds.X, None, False
 
@@ -226,9 +227,11 @@ def _ids(table, id_column, data):
     if not id_column:
         return None
     if table is None:
-        raise ConfigError(f"id_column={id_column} needs data=<CSV or Parquet file> read by column names (the model "
-                          f"reads {data} by position)")
+        raise ConfigError(f"id_column={id_column} needs data=<CSV, Parquet or ARFF file> read by column names (the "
+                          f"model reads {data} by position)")
     if id_column not in table.columns:
         raise DataValidationError(f"{data}: id_column={id_column!r}: no such column; the columns are "
                                   f"{', '.join(map(repr, list(table.columns)[:20]))}")
+    if list(table.columns).count(id_column) > 1:
+        raise DataValidationError(f"{data}: id_column={id_column!r}: the file names that column more than once")
     return table[id_column].tolist()
