@@ -1,0 +1,130 @@
+"""The leaderboard's run files (issue 56, item 2; design note section 2.4, 2.6, tests 2 and 5):
+packed predictions, the schema's checks, atomic writes and merging two machines' trees."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from plcore.exceptions import DataValidationError
+from plcore.leaderboard import (SCHEMA, iter_runs, merge_trees, pack_predictions, read_run, run_path,
+                                unpack_predictions, validate_run, write_run)
+
+
+def _record(name="plknn", dataset="lost", fold=0, pred=(0, 2, 1, 1), status="ok", protocol_hash="sha256:aa",
+            fingerprint="0123456789abcdef", test_digest=None):
+    rec = {"schema": SCHEMA, "protocol": {"id": "field-smoke", "version": 1, "hash": protocol_hash},
+           "track": "classification",
+           "component": {"kind": "learner", "name": name, "revision": 1, "spec_hash": "sha256:0badc0ffee12",
+                         "distribution": "plcore", "version": "0.9.0"},
+           "dataset": {"name": dataset, "fingerprint": fingerprint},
+           "fold": {"index": fold, "n_splits": 2, "test_digest": test_digest or f"sha256:f{fold}", "seed": 0},
+           "status": status, "error": None if status == "ok" else "ValueError: boom",
+           "selection": {"method": "none"}, "timing": {"fit_s": 0.1}}
+    if status == "ok":
+        rec["predictions"] = pack_predictions(np.asarray(pred), 3)
+    return rec
+
+
+@pytest.mark.parametrize("q, pred", [(3, [0, 2, 1, 1]), (300, [0, 299, 256, 7]), (2, [])])
+def test_predictions_round_trip_one_or_two_bytes_a_row(q, pred):
+    packed = pack_predictions(np.asarray(pred, dtype=int), q)
+    assert packed["encoding"] == ("uint8-base64" if q <= 256 else "uint16-base64")
+    assert len(__import__("base64").b64decode(packed["data"])) == len(pred) * (1 if q <= 256 else 2)
+    np.testing.assert_array_equal(unpack_predictions(packed), pred)
+    tampered = dict(packed, data=pack_predictions(np.asarray(pred[::-1] or [1], dtype=int), q)["data"])
+    if tampered["data"] != packed["data"]:
+        with pytest.raises(DataValidationError, match="sha256"):
+            unpack_predictions(tampered)
+    with pytest.raises(DataValidationError, match="class indices"):
+        pack_predictions(np.asarray([q]), q)
+
+
+def test_a_record_is_written_where_its_key_says_and_read_back(tmp_path):
+    rec = _record()
+    path = write_run(tmp_path, rec)
+    assert path == tmp_path / "field-smoke-1" / "classification" / "learner" / "plknn@r1-0badc0ff" / "lost" / "fold-0.json"
+    assert path == run_path(tmp_path, rec) and read_run(path) == rec
+    assert [p for p in os.listdir(path.parent) if p.startswith(".")] == []  # no temporary file left
+    assert [p for p, _ in iter_runs(tmp_path)] == [path]
+
+
+@pytest.mark.parametrize("change, needle", [
+    (lambda r: r.update(schema="plcore.leaderboard.run/0"), "schema 'plcore.leaderboard.run/0'"),
+    (lambda r: r.pop("dataset"), "lacks the field 'dataset'"),
+    (lambda r: r["fold"].pop("test_digest"), "lacks the field 'fold.test_digest'"),
+    (lambda r: r.update(status="done"), "status 'done' is not one of ok, failed, timeout, na"),
+    (lambda r: r.update(status="failed"), "status failed needs its error in one line"),
+    (lambda r: r.update(error="x"), "status ok with an error"),
+    (lambda r: r["component"].update(name="../evil"), "component.name='../evil' is not a name"),
+    (lambda r: r["selection"].update(note="data from /home/me/lost.mat"), "selection.note names a path of a machine"),
+])
+def test_bad_records_are_refused_in_one_line(change, needle):
+    rec = _record()
+    change(rec)
+    with pytest.raises(DataValidationError) as exc:
+        validate_run(rec)
+    assert "\n" not in str(exc.value) and needle in str(exc.value), str(exc.value)
+
+
+def test_a_failed_write_leaves_no_file(tmp_path, monkeypatch):
+    """Killed half-way (here: the rename fails), the writer leaves neither the file nor a temporary one."""
+    def boom(src, dst):
+        raise OSError("killed")
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(OSError):
+        write_run(tmp_path, _record())
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+
+
+def test_an_unreadable_file_is_one_line_naming_it(tmp_path):
+    path = run_path(tmp_path, _record())
+    path.parent.mkdir(parents=True)
+    path.write_text("{not json")
+    with pytest.raises(DataValidationError) as exc:
+        read_run(path)
+    assert str(path) in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_two_machines_trees_merge_into_their_union_and_identical_duplicates_are_dropped(tmp_path):
+    a, b, into = tmp_path / "a", tmp_path / "b", tmp_path / "into"
+    write_run(a, _record(fold=0))
+    write_run(a, _record(fold=1, pred=(1, 1, 1, 0)))
+    write_run(b, _record(fold=1, pred=(1, 1, 1, 0)))  # the same fold, the same predictions: a duplicate
+    write_run(b, _record(name="ipal", fold=0, status="failed"))
+    report = merge_trees([a, b], into)
+    assert len(report.copied) == 3 and len(report.duplicates) == 1
+    merged = {(r["component"]["name"], r["fold"]["index"]): r for _, r in iter_runs(into)}
+    assert set(merged) == {("plknn", 0), ("plknn", 1), ("ipal", 0)} and merged[("ipal", 0)]["status"] == "failed"
+    for path in a.rglob("fold-*.json"):  # copied byte for byte
+        assert (into / path.relative_to(a)).read_bytes() == path.read_bytes()
+    again = merge_trees([a, b], into)
+    assert again.copied == [] and len(again.duplicates) == 4
+
+
+@pytest.mark.parametrize("other, needle", [
+    (dict(pred=(2, 2, 2, 2)), "other predictions"),
+    (dict(status="timeout"), "status ok vs timeout"),
+    (dict(protocol_hash="sha256:bb"), "protocol hash sha256:aa vs sha256:bb"),
+    (dict(fingerprint="fedcba9876543210"), "data-set fingerprint"),
+    (dict(test_digest="sha256:other"), "fold digest"),
+])
+def test_a_conflicting_file_is_refused_in_one_line_naming_both_and_nothing_is_copied(tmp_path, other, needle):
+    a, b, into = tmp_path / "a", tmp_path / "b", tmp_path / "into"
+    first = write_run(a, _record())
+    write_run(a, _record(fold=1))
+    second = write_run(b, _record(**other))
+    with pytest.raises(DataValidationError) as exc:
+        merge_trees([a, b], into)
+    msg = str(exc.value)
+    assert "\n" not in msg and needle in msg and str(first) in msg and str(second) in msg, msg
+    assert "fold 0 of learner:plknn@r1 on lost (field-smoke/1)" in msg
+    assert not into.exists() or not list(into.rglob("*.json"))  # checked before anything was copied
+
+
+def test_files_are_json_a_person_can_read(tmp_path):
+    path = write_run(tmp_path, _record())
+    text = path.read_text()
+    assert text.endswith("\n") and json.loads(text)["status"] == "ok" and '\n "component": {' in text
