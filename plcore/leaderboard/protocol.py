@@ -1,0 +1,188 @@
+"""Frozen, versioned leaderboard protocols (issue 56, item 1; design note section 2.2).
+
+A protocol is a YAML file shipped with plcore (``plcore/leaderboard/protocols/<id>-<version>.yaml``),
+so that a plugin author who installs plcore runs the same thing. It holds the tracks (the metric,
+the outer folds, the nested label-free selection, the deep budget) and the data sets, each with the
+fingerprint of the data as loaded, how its candidate sets are made (its own, or a named bag
+generator with its parameters and seed), the digest of those candidate sets and one digest per
+outer fold (of the fold's sorted test rows, as OpenML stores its splits). Its hash
+(:func:`protocol_hash`, the sha256 of its canonical JSON) goes into every run file; a test pins it,
+so that a changed protocol needs a new version, and results of two versions never share a table.
+
+:func:`describe_dataset` computes a data set's entry (how a protocol is frozen:
+``python -m plcore.leaderboard.protocol freeze``); :func:`check_dataset` refuses, in one line,
+data whose fingerprint, candidate sets or folds differ from the protocol's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from plcore.exceptions import ConfigError, DataValidationError
+
+__all__ = ["PROTOCOL_DIR", "Protocol", "available_protocols", "load_protocol", "protocol_hash", "describe_dataset",
+           "check_dataset", "rows_digest"]
+
+#: the protocols shipped with plcore
+PROTOCOL_DIR = Path(__file__).resolve().parent / "protocols"
+
+
+def _canonical(data) -> bytes:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+
+
+def protocol_hash(data: dict) -> str:
+    """``sha256:<hex>`` of a protocol's canonical JSON (sorted keys, no spaces)."""
+    return "sha256:" + hashlib.sha256(_canonical(data)).hexdigest()
+
+
+def rows_digest(rows) -> str:
+    """``sha256:<hex>`` of sorted row indices (a fold's test rows), as little-endian int64."""
+    return "sha256:" + hashlib.sha256(np.sort(np.asarray(rows, dtype="<i8")).tobytes()).hexdigest()
+
+
+def _candidates_digest(S) -> str:
+    import scipy.sparse as sp
+
+    dense = S.toarray() if sp.issparse(S) else np.asarray(S)
+    return "sha256:" + hashlib.sha256(np.ascontiguousarray(dense, dtype=np.uint8).tobytes()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """A loaded protocol: its ``data`` (the file's content) and ``hash``."""
+
+    data: dict
+    hash: str
+
+    @property
+    def key(self) -> str:
+        """``<id>/<version>`` (``field-smoke/1``)."""
+        return f"{self.data['id']}/{self.data['version']}"
+
+    @property
+    def datasets(self) -> dict:
+        """``{name: entry}`` in the file's order."""
+        return {d["name"]: d for d in self.data["datasets"]}
+
+    def track(self, name: str) -> dict:
+        try:
+            return self.data["tracks"][name]
+        except KeyError:
+            raise ConfigError(f"protocol {self.key} has no track {name!r}; its tracks: "
+                              f"{', '.join(self.data['tracks'])}") from None
+
+
+def available_protocols() -> list[str]:
+    """The shipped protocols, ``<id>/<version>``, sorted."""
+    out = []
+    for path in sorted(PROTOCOL_DIR.glob("*.yaml")):
+        stem, _, version = path.stem.rpartition("-")
+        out.append(f"{stem}/{version}")
+    return out
+
+
+def load_protocol(key: str) -> Protocol:
+    """The shipped protocol ``<id>/<version>`` (``field/1``); an unknown one is one line listing them."""
+    import yaml
+
+    pid, sep, version = str(key).partition("/")
+    path = PROTOCOL_DIR / f"{pid}-{version}.yaml"
+    if not sep or not version.isdigit() or not path.is_file():
+        raise ConfigError(f"no leaderboard protocol {key!r}; the protocols: {', '.join(available_protocols())}")
+    data = yaml.safe_load(path.read_text())
+    if data.get("id") != pid or data.get("version") != int(version):
+        raise ConfigError(f"{path.name} says it is {data.get('id')}/{data.get('version')}, not {key}")
+    return Protocol(data, protocol_hash(data))
+
+
+def _load(name: str, entry: dict, data_home=None):
+    """The data set of an entry, its candidate sets made as the entry says."""
+    from plcore.datasets import load_dataset
+
+    ds = load_dataset(name, data_home=data_home, **entry.get("load", {}))
+    source = entry["candidates"]
+    if source == "native":
+        if not ds.is_partial:
+            raise DataValidationError(f"data set {name!r} has no candidate sets of its own")
+        return ds, ds
+    from plcore.registry import get_registry
+
+    options = dict(source)
+    generator = options.pop("generator")
+    bags = get_registry().create("bags", generator, **{k: v for k, v in options.items() if k != "seed"})
+    return ds, ds.with_candidates(bags.generate(ds.y_true, ds.X, source["seed"], n_classes=ds.n_classes))
+
+
+def describe_dataset(name: str, candidates, tracks: dict, *, load: dict | None = None, data_home=None) -> dict:
+    """A protocol's entry for a data set: its fingerprint as loaded, the candidate sets' source
+    (``"native"``, or ``{"generator": ..., <parameters>, "seed": ...}``) and digest, and per track
+    the digest of each split's test rows: the classification track's shuffled k-fold outer folds
+    (``n_splits``, ``seed``) as the k-fold protocol draws them, the clustering track's partitions'
+    labelled rows (``rho``, ``n_partitions``, ``seed``) as the clustering protocol draws them."""
+    from sklearn.model_selection import KFold
+
+    from plcore.run.protocols import clustering_partitions
+
+    entry = {"name": name, "candidates": candidates, **({"load": load} if load else {})}
+    ds, drawn = _load(name, entry, data_home)
+    splits = {}
+    if "classification" in tracks:
+        spec = tracks["classification"]
+        folds = KFold(n_splits=spec["n_splits"], shuffle=True, random_state=spec["seed"]).split(drawn.X)
+        splits["classification"] = [rows_digest(test) for _, test in folds]
+    if "clustering" in tracks:
+        spec = tracks["clustering"]
+        parts = clustering_partitions(drawn, rho=spec["rho"], n_partitions=spec["n_partitions"], splits="random",
+                                      random_state=spec["seed"])
+        splits["clustering"] = [rows_digest(np.flatnonzero(labelled)) for labelled, _ in parts]
+    entry.update(fingerprint=ds.fingerprint(), n_samples=int(ds.n_samples), n_classes=int(ds.n_classes),
+                 candidates_digest=_candidates_digest(drawn.S), splits=splits)
+    return entry
+
+
+def check_dataset(protocol: Protocol, name: str, data_home=None) -> dict:
+    """The protocol's entry for ``name``, after checking the data here against it: a fingerprint,
+    candidate sets or splits that differ are refused in one line (the results would not be
+    comparable). Returns the entry."""
+    entry = protocol.datasets.get(name)
+    if entry is None:
+        raise ConfigError(f"protocol {protocol.key} has no data set {name!r}; its data sets: "
+                          f"{', '.join(protocol.datasets)}")
+    here = describe_dataset(name, entry["candidates"], protocol.data["tracks"], load=entry.get("load"),
+                            data_home=data_home)
+    for key, what in (("fingerprint", "its fingerprint"), ("candidates_digest", "its candidate sets"),
+                      ("splits", "its folds")):
+        if here[key] != entry[key]:
+            shown = (f"{here[key]} here, {entry[key]} in the protocol" if key != "splits"
+                     else "the test rows of its folds differ")
+            raise DataValidationError(f"data set {name!r} differs from protocol {protocol.key}: {what} ({shown}); "
+                                      "its results would not be comparable")
+    return entry
+
+
+def _freeze(key: str, data_home=None) -> str:
+    """The protocol ``key``'s file with every data set's entry computed again (``freeze``): the
+    fingerprints and digests of a new protocol version, from its tracks and its data sets'
+    ``name``, ``candidates`` and ``load``."""
+    import yaml
+
+    pid, _, version = key.partition("/")
+    path = PROTOCOL_DIR / f"{pid}-{version}.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["datasets"] = [describe_dataset(d["name"], d["candidates"], data["tracks"], load=d.get("load"),
+                                         data_home=data_home) for d in data["datasets"]]
+    header = "".join(line + "\n" for line in path.read_text().splitlines() if line.startswith("#"))
+    return header + yaml.safe_dump(data, sort_keys=False, width=120)
+
+
+if __name__ == "__main__":  # python -m plcore.leaderboard.protocol freeze field-smoke/1 > file
+    if sys.argv[1:2] != ["freeze"] or len(sys.argv) != 3:
+        sys.exit("usage: python -m plcore.leaderboard.protocol freeze <id>/<version>  (prints the frozen file)")
+    sys.stdout.write(_freeze(sys.argv[2]))
