@@ -6,9 +6,10 @@ So far: the frozen, versioned protocols (:mod:`plcore.leaderboard.protocol`: ``f
 and ``field-quick/1`` shipped in ``protocols/``, their hashes pinned by a test, the data checked
 against their fingerprints and fold digests), the run file (:mod:`plcore.leaderboard.runfile`: its
 schema ``plcore.leaderboard.run/1``, packed predictions, atomic writes, validation) and merging
-trees of them (:func:`~plcore.leaderboard.runfile.merge_trees`). ``field/1`` (with the UCI sets
-``first-order-theorem`` and ``flare``), the registry-driven job list, the commands and the page
-follow.
+trees of them (:func:`~plcore.leaderboard.runfile.merge_trees`), the registry-driven rows and
+each cell's state (:mod:`plcore.leaderboard.jobs`) and ``python -m plcore leaderboard list``
+(:mod:`plcore.leaderboard.cli`). ``field/1`` (with the UCI sets ``first-order-theorem`` and
+``flare``), ``run``, ``merge``, ``page`` and ``verify`` follow.
 """
 
 from plcore.utils import lazy_exports

@@ -89,13 +89,22 @@ class ComponentSpec:
         {"log10_uniform": [-4.5, -2.5]}}`` (10**U(-4.5, -2.5)); a list is drawn from uniformly.
         Plain data; the vocabulary is :data:`plcore.utils.distributions.DISTRIBUTIONS`, checked
         here (a bad spec fails the plugin's load in one line).
+    leaderboard : bool or dict, optional
+        How the component joins the leaderboard (:mod:`plcore.leaderboard`; every learner,
+        reducer and clusterer joins by default): ``False`` opts out; ``{"na": {data set: reason}}``
+        declares data sets it cannot run (shown, and ranked as failures: never an advantage);
+        ``{"track": name}`` puts it in another track.
+    leaderboard_revision : int, optional
+        Bumped by the author when the component's results change while its spec does not (a
+        fixed bug): the leaderboard keys results by it and by the spec's hash (default 1).
     """
 
     def __init__(self, kind: str, name: str, cls: Any, config: dict | None = None,
                  description: str | None = None, prequential: Any = None, test_params: dict | None = None,
                  expected_failed_checks: dict | None = None, search_space: dict | None = None,
                  config_overrides: dict | None = None, display_name: str | None = None,
-                 search_distributions: dict | None = None):
+                 search_distributions: dict | None = None, leaderboard: bool | dict | None = None,
+                 leaderboard_revision: int = 1):
         self.kind, self.name = kind, name
         self.display_name = name if display_name is None else display_name
         self._cls, self._prequential = cls, prequential
@@ -104,6 +113,12 @@ class ComponentSpec:
         self.test_params, self.expected_failed_checks = test_params, expected_failed_checks
         self.search_space = search_space
         self.search_distributions = _checked_distributions(kind, name, search_distributions)
+        self.leaderboard = _checked_leaderboard(kind, name, leaderboard)
+        if (isinstance(leaderboard_revision, bool) or not isinstance(leaderboard_revision, int)
+                or leaderboard_revision < 1):
+            raise PluginError(f"{kind} {name!r}: leaderboard_revision must be a positive integer, got "
+                              f"{leaderboard_revision!r}")
+        self.leaderboard_revision = leaderboard_revision
 
     def __repr__(self):
         return f"ComponentSpec(kind={self.kind!r}, name={self.name!r}, cls={self.target!r})"
@@ -162,6 +177,20 @@ class ComponentSpec:
             return self.cls is cls
         except PluginError:
             return False
+
+
+def _checked_leaderboard(kind: str, name: str, value):
+    """``value`` if it is None, a bool or ``{"na": {data set: reason}, "track": name}``; else one-line PluginError."""
+    if value is None or isinstance(value, bool):
+        return value
+    ok = isinstance(value, dict) and set(value) <= {"na", "track"}
+    ok = ok and isinstance(value.get("na", {}), dict) and all(
+        isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in value.get("na", {}).items())
+    ok = ok and isinstance(value.get("track", ""), str)
+    if not ok:
+        raise PluginError(f"{kind} {name!r}: leaderboard must be False, or a dict with 'na' ({{data set: reason}}) "
+                          f"and/or 'track' (a name), got {value!r}")
+    return value
 
 
 def _checked_distributions(kind: str, name: str, space: dict | None) -> dict | None:

@@ -236,7 +236,8 @@ def _absolute_data_home() -> None:
 
 
 #: ``python -m plcore <command> ...``: the module whose ``main(argv)`` runs it
-_SUBCOMMANDS = {"report": "plcore.run.report", "predict": "plcore.run.predict", "import": "plcore.run.importer"}
+_SUBCOMMANDS = {"report": "plcore.run.report", "predict": "plcore.run.predict", "import": "plcore.run.importer",
+                "leaderboard": "plcore.leaderboard.cli"}
 
 
 def main(argv=None) -> int:

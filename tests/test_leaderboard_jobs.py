@@ -1,0 +1,132 @@
+"""Who is on the leaderboard (issue 56, item 3; design note 2.3, test 3): the rows come from the
+registry, so a plugin plcore has never heard of joins with no file of plcore changed; opting out,
+reference learners, reducers paired with the reference learner, clusterers, declared n/a data
+sets; and each cell's state from the run files (``leaderboard list``)."""
+
+import numpy as np
+import pytest
+
+from plcore.exceptions import PluginError
+from plcore.leaderboard import SCHEMA, load_protocol, pack_predictions, write_run
+from plcore.leaderboard.cli import listing
+from plcore.leaderboard.jobs import cell_states, entries, spec_hash
+from plcore.learners import PlKnnLearner
+from plcore.registry import ComponentSpec, Registry, hookimpl
+
+PROTOCOL = load_protocol("field-smoke/1")
+
+
+class _Baseline(PlKnnLearner):
+    """A learner trained on the true labels."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.pll_tags.exact_label_baseline = True
+        return tags
+
+
+class _Plugin:
+    """A third-party plugin nobody told plcore about."""
+
+    def __init__(self, specs):
+        self.specs = specs
+
+    @hookimpl
+    def plcore_components(self):
+        return self.specs
+
+
+def _registry(*specs):
+    reg = Registry()
+    reg.register(_Plugin(list(specs)), name="foo-plugin", distribution="plcore-foo", version="0.3")
+    return reg.load(entry_points=False)
+
+
+def test_a_plugin_learner_joins_the_classification_track_with_no_file_changed():
+    rows = entries(PROTOCOL, _registry(ComponentSpec("learner", "foo", PlKnnLearner)))
+    (foo,) = [e for e in rows if e.name == "foo"]
+    assert (foo.track, foo.section, foo.distribution, foo.version, foo.pipeline) == (
+        "classification", "ranked", "plcore-foo", "0.3", ["foo"])
+    assert foo.key == f"foo@r1-{foo.spec_hash.split(':')[1][:8]}"
+    assert {e.name for e in rows if e.kind == "learner"} >= {"foo", "plknn"}
+
+
+def test_opt_out_reference_na_and_track_come_from_the_spec():
+    from plcore.learners.plknn import PlKnnLearner as Knn
+
+    rows = entries(PROTOCOL, _registry(
+        ComponentSpec("learner", "hidden", Knn, leaderboard=False),
+        ComponentSpec("learner", "oracle", _Baseline),
+        ComponentSpec("learner", "big", Knn, leaderboard={"na": {"wine": "needs 40 GB"}}),
+    ))
+    names = {e.name: e for e in rows}
+    assert "hidden" not in names and names["oracle"].section == "reference" and names["big"].na == {"wine": "needs 40 GB"}
+    states = cell_states(PROTOCOL, rows, "nowhere")
+    assert states[(names["big"].key, "wine")] == "na" and states[(names["big"].key, "iris")] == "not run"
+    with pytest.raises(PluginError, match="leaderboard must be False, or a dict"):
+        ComponentSpec("learner", "bad", Knn, leaderboard={"na": ["wine"]})
+    with pytest.raises(PluginError, match="leaderboard_revision must be a positive integer"):
+        ComponentSpec("learner", "bad", Knn, leaderboard_revision=0)
+
+
+def test_a_changed_default_or_revision_makes_a_new_row():
+    a = ComponentSpec("learner", "foo", PlKnnLearner)
+    b = ComponentSpec("learner", "foo", PlKnnLearner, config_overrides={"k": 5})
+    c = ComponentSpec("learner", "foo", PlKnnLearner, search_space={"k": [3, 5]})
+    assert len({spec_hash(a), spec_hash(b), spec_hash(c)}) == 3 and spec_hash(a) == spec_hash(
+        ComponentSpec("learner", "foo", PlKnnLearner))
+    rows = entries(PROTOCOL, _registry(ComponentSpec("learner", "foo", PlKnnLearner, leaderboard_revision=2)))
+    assert [e.key for e in rows if e.name == "foo"][0].startswith("foo@r2-")
+
+
+def test_installed_reducers_pair_with_the_reference_learner_and_clusterers_cluster():
+    from plcore.registry import get_registry
+
+    rows = entries(PROTOCOL, get_registry())
+    kinds = {(e.kind, e.track) for e in rows}
+    assert kinds <= {("learner", "classification"), ("reducer", "classification"), ("clusterer", "clustering")}
+    for e in rows:
+        if e.kind == "reducer":
+            assert e.pipeline == [e.name, "plknn"]
+    assert [e.track for e in rows] == sorted(e.track for e in rows)
+
+
+def _record(entry, dataset, fold, status="ok"):
+    rec = {"schema": SCHEMA, "protocol": {"id": "field-smoke", "version": 1, "hash": PROTOCOL.hash},
+           "track": entry.track,
+           "component": {"kind": entry.kind, "name": entry.name, "revision": entry.revision,
+                         "spec_hash": entry.spec_hash},
+           "dataset": {"name": dataset, "fingerprint": PROTOCOL.datasets[dataset]["fingerprint"]},
+           "fold": {"index": fold, "n_splits": 2,
+                    "test_digest": PROTOCOL.datasets[dataset]["splits"][entry.track][fold]},
+           "status": status, "error": None if status == "ok" else "ValueError: boom"}
+    if status == "ok":
+        rec["predictions"] = pack_predictions(np.zeros(3, dtype=int), 3)
+    return rec
+
+
+def test_cell_states_and_the_listing_read_the_run_files(tmp_path):
+    rows = entries(PROTOCOL, _registry(ComponentSpec("learner", "foo", PlKnnLearner)))
+    (foo,) = [e for e in rows if e.name == "foo"]
+    write_run(tmp_path, _record(foo, "iris", 0))
+    write_run(tmp_path, _record(foo, "iris", 1))
+    write_run(tmp_path, _record(foo, "wine", 0, status="failed"))
+    states = cell_states(PROTOCOL, rows, tmp_path)
+    assert states[(foo.key, "iris")] == "done" and states[(foo.key, "wine")] == "partial 1/2"
+    write_run(tmp_path, _record(foo, "wine", 1))
+    assert cell_states(PROTOCOL, rows, tmp_path)[(foo.key, "wine")] == "failed"
+    other = dict(_record(foo, "iris", 0), protocol={"id": "field-smoke", "version": 1, "hash": "sha256:other"})
+    write_run(tmp_path / "elsewhere", other)
+    assert cell_states(PROTOCOL, rows, tmp_path / "elsewhere")[(foo.key, "iris")] == "not run"  # another hash
+    text = listing(PROTOCOL, rows, cell_states(PROTOCOL, rows, tmp_path))
+    assert text.startswith(f"protocol field-smoke/1 ({PROTOCOL.hash}); data sets: iris, wine")
+    (line,) = [ln for ln in text.splitlines() if ln.startswith(foo.key)]
+    assert line.split()[-2:] == ["done", "failed"] and "plcore-foo 0.3" in line
+
+
+def test_leaderboard_list_from_the_command_line(tmp_path, plcore_cli):
+    proc = plcore_cli(["leaderboard", "list", "--protocol", "field-smoke/1", "--results", str(tmp_path)], tmp_path)
+    assert proc.stdout.startswith("protocol field-smoke/1 (sha256:") and "plknn@r1-" in proc.stdout
+    assert "reference: trained on true labels" in proc.stdout and "clustering track" in proc.stdout
+    bad = plcore_cli(["leaderboard", "list", "--protocol", "field/9"], tmp_path, check=False)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: no leaderboard protocol 'field/9'")
