@@ -7,9 +7,11 @@ and ``field-quick/1`` shipped in ``protocols/``, their hashes pinned by a test, 
 against their fingerprints and fold digests), the run file (:mod:`plcore.leaderboard.runfile`: its
 schema ``plcore.leaderboard.run/1``, packed predictions, atomic writes, validation) and merging
 trees of them (:func:`~plcore.leaderboard.runfile.merge_trees`), the registry-driven rows and
-each cell's state (:mod:`plcore.leaderboard.jobs`) and ``python -m plcore leaderboard list``
-(:mod:`plcore.leaderboard.cli`). ``field/1`` (with the UCI sets ``first-order-theorem`` and
-``flare``), ``run``, ``merge``, ``page`` and ``verify`` follow.
+each cell's state (:mod:`plcore.leaderboard.jobs`), running the missing folds of the
+classification track (:mod:`plcore.leaderboard.runner`), and ``python -m plcore leaderboard list``
+and ``run`` (:mod:`plcore.leaderboard.cli`). ``field/1`` (with the UCI sets
+``first-order-theorem`` and ``flare``), the clustering track's runs, Hydra's launchers, ``merge``,
+``page`` and ``verify`` follow.
 """
 
 from plcore.utils import lazy_exports

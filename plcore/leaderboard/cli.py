@@ -1,6 +1,7 @@
-"""``python -m plcore leaderboard list [--protocol P] [--results DIR]``: the protocol and its hash,
-every installed component by track and section, and each cell's state (issue 56, item 4; the
-other commands follow)."""
+"""``python -m plcore leaderboard list|run``: ``list`` shows the protocol and its hash, every
+installed component by track and section, and each cell's state; ``run`` runs the missing folds
+of the chosen rows (``--only KIND:NAME``), each written as a run file (issue 56, item 4; ``merge``,
+``page`` and ``verify`` follow)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 
 from plcore.exceptions import ConfigError
 
-__all__ = ["main", "listing"]
+__all__ = ["main", "listing", "chosen"]
 
 
 def listing(protocol, rows, states) -> str:
@@ -42,14 +43,42 @@ def main(argv=None) -> int:
 
     ap = argparse.ArgumentParser(prog="python -m plcore leaderboard", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command")
-    ls = sub.add_parser("list", help="every eligible component by track and each cell's state")
-    ls.add_argument("--protocol", default="field-quick/1", help="the protocol, <id>/<version> (default field-quick/1)")
-    ls.add_argument("--results", default="leaderboard", help="the folder of run files (default ./leaderboard)")
+    for command, text in (("list", "every eligible component by track and each cell's state"),
+                          ("run", "run the missing folds of the chosen rows, each written as a run file")):
+        p = sub.add_parser(command, help=text)
+        p.add_argument("--protocol", default="field-quick/1", help="<id>/<version> (default field-quick/1)")
+        p.add_argument("--results", default="leaderboard", help="the folder of run files (default ./leaderboard)")
+        p.add_argument("--only", nargs="+", default=None, metavar="KIND:NAME", help="only these rows")
+        p.add_argument("--track", default=None, help="only this track")
+        if command == "run":
+            p.add_argument("--datasets", nargs="+", default=None, help="only these data sets of the protocol")
     args = ap.parse_args(list(sys.argv[1:] if argv is None else argv))
-    if args.command != "list":
-        raise ConfigError("usage: python -m plcore leaderboard list [--protocol <id>/<version>] [--results DIR] "
-                          "(run, merge, page and verify are not there yet)")
+    if args.command not in ("list", "run"):
+        raise ConfigError("usage: python -m plcore leaderboard list|run [--protocol <id>/<version>] [--results DIR] "
+                          "[--only KIND:NAME ...] (merge, page and verify are not there yet)")
     protocol = load_protocol(args.protocol)
-    rows = entries(protocol, get_registry())
-    print(listing(protocol, rows, cell_states(protocol, rows, args.results)))
+    registry = get_registry()
+    rows = chosen(entries(protocol, registry), args.only, args.track)
+    if args.command == "list":
+        print(listing(protocol, rows, cell_states(protocol, rows, args.results)))
+        return 0
+    from plcore.leaderboard.runner import run_missing
+
+    written = run_missing(protocol, rows, args.results, registry=registry, datasets=args.datasets,
+                          echo=lambda line: print(line, flush=True))
+    print(f"{len(written)} run file(s) written under {args.results}")
     return 0
+
+
+def chosen(rows, only=None, track=None):
+    """The rows named by ``only`` (``KIND:NAME``; a name that is no row is one line listing them)
+    and in ``track``."""
+    if track is not None:
+        rows = [e for e in rows if e.track == track]
+    if not only:
+        return rows
+    keys = {f"{e.kind}:{e.name}": e for e in rows}
+    unknown = [k for k in only if k not in keys]
+    if unknown:
+        raise ConfigError(f"--only {', '.join(unknown)}: no such row; the rows: {', '.join(sorted(keys))}")
+    return [keys[k] for k in only]

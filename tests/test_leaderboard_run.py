@@ -1,0 +1,83 @@
+"""``leaderboard run`` (issue 56, item 4; design note tests 4 and 7): the missing folds of the
+chosen rows written as run files, the same predictions the k-fold protocol makes, a failing
+method kept as a failed fold in one line, and a killed run resumed with only the missing folds."""
+
+from collections import defaultdict
+
+import numpy as np
+
+from plcore.leaderboard import iter_runs, load_protocol, unpack_predictions
+from plcore.leaderboard.cli import chosen
+from plcore.leaderboard.jobs import entries
+from plcore.leaderboard.runner import run_missing
+from plcore.learners import PlKnnLearner
+from plcore.registry import ComponentSpec, Registry, hookimpl
+
+PROTOCOL = load_protocol("field-smoke/1")
+
+
+class _Broken(PlKnnLearner):
+    """A learner whose fit fails, naming a file of this machine."""
+
+    def fit(self, X, y):
+        raise RuntimeError("cannot read /home/someone/weights.bin")
+
+
+class _Plugin:
+    @hookimpl
+    def plcore_components(self):
+        return [ComponentSpec("learner", "foo", PlKnnLearner, search_space={"k": [3, 7]}),
+                ComponentSpec("learner", "broken", _Broken)]
+
+
+def _rows(only):
+    reg = Registry()
+    reg.register(_Plugin(), name="foo-plugin", distribution="plcore-foo", version="0.3")
+    reg.load(entry_points=False)
+    return reg, chosen(entries(PROTOCOL, reg), only)
+
+
+def test_a_plugin_row_runs_every_fold_as_the_kfold_protocol_would(tmp_path):
+    from plcore.datasets import UniformBags, load_dataset
+    from plcore.run.protocols import Setup, kfold
+
+    reg, rows = _rows(["learner:foo"])
+    lines = []
+    written = run_missing(PROTOCOL, rows, tmp_path, registry=reg, echo=lines.append)
+    assert len(written) == 4 and len(lines) == 4 and all(" accuracy=" in line for line in lines)
+    runs = {(r["dataset"]["name"], r["fold"]["index"]): r for _, r in iter_runs(tmp_path)}
+    assert set(runs) == {("iris", 0), ("iris", 1), ("wine", 0), ("wine", 1)}
+    spec = PROTOCOL.track("classification")
+    for name in ("iris", "wine"):
+        res = kfold(Setup(learner=PlKnnLearner(), bags=UniformBags(r=1)), load_dataset(name),
+                    n_splits=spec["n_splits"], random_state=spec["seed"], refit=False, progress=False,
+                    select={**spec["select"], "space": {"learner.k": [3, 7]}})
+        by_fold = defaultdict(list)
+        for row in res.predictions:
+            by_fold[row["step"]].append((row["index"], row["y_pred"], row["y_true"]))
+        for fold, rows_ in by_fold.items():
+            rec = runs[(name, fold)]
+            pred = unpack_predictions(rec["predictions"])
+            np.testing.assert_array_equal(pred, [p for _, p, _ in sorted(rows_)])
+            assert rec["scores"]["accuracy"] == np.mean([p == t for _, p, t in rows_])
+            assert rec["selection"]["chosen"]["learner.k"] in (3, 7) and rec["component"]["distribution"] == "plcore-foo"
+
+
+def test_a_failing_method_is_a_failed_fold_in_one_line_without_machine_paths(tmp_path):
+    reg, rows = _rows(["learner:broken"])
+    run_missing(PROTOCOL, rows, tmp_path, registry=reg, datasets=["iris"], echo=lambda line: None)
+    recs = [r for _, r in iter_runs(tmp_path)]
+    assert [r["status"] for r in recs] == ["failed", "failed"]
+    assert recs[0]["error"] == "RuntimeError: cannot read weights.bin"
+
+
+def test_a_killed_run_resumes_with_only_the_missing_folds(tmp_path):
+    reg, rows = _rows(["learner:foo"])
+    run_missing(PROTOCOL, rows, tmp_path, registry=reg, echo=lambda line: None)
+    before = {p: p.read_bytes() for p, _ in iter_runs(tmp_path)}
+    assert run_missing(PROTOCOL, rows, tmp_path, registry=reg, echo=lambda line: None) == []  # nothing missing
+    lost = sorted(before)[1]
+    lost.unlink()  # as if the run had been killed before this fold
+    again = run_missing(PROTOCOL, rows, tmp_path, registry=reg, echo=lambda line: None)
+    assert again == [lost]
+    assert {p: p.read_bytes() for p in before if p != lost} == {p: b for p, b in before.items() if p != lost}
