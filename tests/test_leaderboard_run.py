@@ -1,12 +1,13 @@
-"""``leaderboard run`` (issue 56, item 4; design note tests 4 and 7): the missing folds of the
-chosen rows written as run files, the same predictions the k-fold protocol makes, a failing
-method kept as a failed fold in one line, and a killed run resumed with only the missing folds."""
+"""``leaderboard run`` and ``merge`` (issue 56, item 4; design note tests 4, 5 and 7): the missing
+folds of the chosen rows written as run files, the same predictions the k-fold protocol makes, a
+failing method kept as a failed fold in one line, a killed run resumed with only the missing
+folds, and two machines' files merged into the tree of a single run."""
 
 from collections import defaultdict
 
 import numpy as np
 
-from plcore.leaderboard import iter_runs, load_protocol, unpack_predictions
+from plcore.leaderboard import iter_runs, load_protocol, pack_predictions, unpack_predictions
 from plcore.leaderboard.cli import chosen
 from plcore.leaderboard.jobs import entries
 from plcore.leaderboard.runner import run_missing
@@ -81,3 +82,28 @@ def test_a_killed_run_resumes_with_only_the_missing_folds(tmp_path):
     again = run_missing(PROTOCOL, rows, tmp_path, registry=reg, echo=lambda line: None)
     assert again == [lost]
     assert {p: p.read_bytes() for p in before if p != lost} == {p: b for p, b in before.items() if p != lost}
+
+
+def test_two_machines_runs_merge_from_the_command_line_and_a_conflict_is_one_line(tmp_path, plcore_cli):
+    """Results made in two folders ("machines") merge into one tree equal to a single run's; a
+    conflicting file is refused in one line naming both."""
+    import json
+
+    reg, rows = _rows(["learner:foo"])
+    single, a, b = tmp_path / "single", tmp_path / "a", tmp_path / "b"
+    run_missing(PROTOCOL, rows, single, registry=reg, echo=lambda line: None)
+    run_missing(PROTOCOL, rows, a, registry=reg, datasets=["iris"], echo=lambda line: None)
+    run_missing(PROTOCOL, rows, b, registry=reg, datasets=["wine"], echo=lambda line: None)
+    proc = plcore_cli(["leaderboard", "merge", str(a), str(b), "--results", "merged"], tmp_path)
+    assert proc.stdout.strip() == "4 run file(s) merged into merged; 0 identical duplicate(s) dropped"
+    merged = {p.relative_to(tmp_path / "merged"): r for p, r in iter_runs(tmp_path / "merged")}
+    alone = {p.relative_to(single): r for p, r in iter_runs(single)}
+    drop = ("started_at", "finished_at", "timing")
+    assert {k: {f: v for f, v in r.items() if f not in drop} for k, r in merged.items()} == \
+        {k: {f: v for f, v in r.items() if f not in drop} for k, r in alone.items()}
+    (path, rec), = [(p, r) for p, r in iter_runs(b) if r["fold"]["index"] == 0]
+    rec["predictions"] = pack_predictions(np.zeros(len(unpack_predictions(rec["predictions"])), dtype=int), 3)
+    path.write_text(json.dumps(rec))
+    bad = plcore_cli(["leaderboard", "merge", str(b), "--results", "merged"], tmp_path, check=False)
+    err = bad.stderr.strip().splitlines()
+    assert bad.returncode == 2 and len(err) == 1 and "other predictions" in err[0] and str(path) in err[0], bad.stderr

@@ -1,7 +1,7 @@
-"""``python -m plcore leaderboard list|run``: ``list`` shows the protocol and its hash, every
+"""``python -m plcore leaderboard list|run|merge``: ``list`` shows the protocol and its hash, every
 installed component by track and section, and each cell's state; ``run`` runs the missing folds
-of the chosen rows (``--only KIND:NAME``), each written as a run file (issue 56, item 4; ``merge``,
-``page`` and ``verify`` follow)."""
+of the chosen rows (``--only KIND:NAME``), each written as a run file; ``merge SRC...`` brings
+other machines' run files in (issue 56, item 4; ``page`` and ``verify`` follow)."""
 
 from __future__ import annotations
 
@@ -52,10 +52,20 @@ def main(argv=None) -> int:
         p.add_argument("--track", default=None, help="only this track")
         if command == "run":
             p.add_argument("--datasets", nargs="+", default=None, help="only these data sets of the protocol")
+    mg = sub.add_parser("merge", help="bring other machines' run files in (identical ones dropped, conflicts refused)")
+    mg.add_argument("sources", nargs="+", metavar="SRC", help="folders of run files made elsewhere")
+    mg.add_argument("--results", default="leaderboard", help="the folder merged into (default ./leaderboard)")
     args = ap.parse_args(list(sys.argv[1:] if argv is None else argv))
+    if args.command == "merge":
+        from plcore.leaderboard.runfile import merge_trees
+
+        report = merge_trees(args.sources, args.results)
+        print(f"{len(report.copied)} run file(s) merged into {args.results}; {len(report.duplicates)} identical "
+              "duplicate(s) dropped")
+        return 0
     if args.command not in ("list", "run"):
-        raise ConfigError("usage: python -m plcore leaderboard list|run [--protocol <id>/<version>] [--results DIR] "
-                          "[--only KIND:NAME ...] (merge, page and verify are not there yet)")
+        raise ConfigError("usage: python -m plcore leaderboard list|run|merge ... (page and verify are not there "
+                          "yet); python -m plcore leaderboard --help")
     protocol = load_protocol(args.protocol)
     registry = get_registry()
     rows = chosen(entries(protocol, registry), args.only, args.track)
