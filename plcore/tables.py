@@ -95,14 +95,13 @@ def _as_numbers(values: np.ndarray):
 class FeatureColumns(TransformerMixin, BaseEstimator):
     """The feature columns of a table, by name: numeric columns as float64, nominal columns (any
     value not a number) refused (``categorical="error"``) or one-hot encoded
-    (``categorical="onehot"``; scikit-learn's :class:`~sklearn.preprocessing.OneHotEncoder`, the
-    categories those of the fitted rows, sorted).
+    (``categorical="onehot"``: one 0/1 column per category of the fitted rows, sorted).
 
     ``fit(frame)`` learns the columns (``feature_names_in_``, their order), which are nominal
-    (``nominal_``) and their categories; ``transform(frame)`` reads those columns by name, in any
-    order, ignoring the others, and refuses in one line a missing column, a missing value, a
-    non-numeric value in a numeric column and a category the fitted rows did not have. The output
-    keeps the columns' order, each nominal column replaced by its indicator columns
+    (``nominal_``) and their categories (``categories_``); ``transform(frame)`` reads those columns
+    by name, in any order, ignoring the others, and refuses in one line a missing column, a missing
+    value, a non-numeric value in a numeric column and a category the fitted rows did not have. The
+    output keeps the columns' order, each nominal column replaced by its indicator columns
     (``get_feature_names_out``: ``V1=a``).
     """
 
@@ -113,72 +112,56 @@ class FeatureColumns(TransformerMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         """Learn the feature columns of the DataFrame ``X``; return self."""
-        from sklearn.preprocessing import OneHotEncoder
-
         validate_params(self)
         frame = self._frame(X)
-        self.feature_names_in_ = np.asarray([str(c) for c in frame.columns], dtype=object)
+        self.feature_names_in_ = np.asarray(list(frame.columns), dtype=object)
         self.n_features_in_ = len(self.feature_names_in_)
-        nominal, categories = [], []
+        not_numbers = {}
         for name in self.feature_names_in_:
             values = frame[name].to_numpy()
             self._check_present(frame, name, values)
-            _, bad = _as_numbers(values)
+            bad = _as_numbers(values)[1]
             if bad.any():
-                nominal.append(name)
-                categories.append(sorted({_category(v) for v in values}))
-        if nominal and self.categorical == "error":
-            rows = {n: np.nonzero(_as_numbers(frame[n].to_numpy())[1])[0] for n in nominal}
-            first = nominal[0]
+                not_numbers[name] = np.nonzero(bad)[0]
+        self.nominal_ = list(not_numbers)
+        if self.nominal_ and self.categorical == "error":
+            first, rows = next(iter(not_numbers.items()))
             raise DataValidationError(
-                f"non-numeric feature values in column(s) {_listed(nominal)} (e.g. "
-                f"{frame[first].iloc[rows[first][0]]!r} at {_where(frame, rows[first])}): nominal features are "
+                f"non-numeric feature values in column(s) {_listed(self.nominal_)} (e.g. "
+                f"{frame[first].iloc[rows[0]]!r} at {_where(frame, rows)}): nominal features are "
                 "one-hot encoded with categorical=onehot (dataset.categorical=onehot on the command line)")
-        self.nominal_ = nominal
-        self.categories_ = categories
-        self.onehot_ = (OneHotEncoder(categories=[np.asarray(c, dtype=object) for c in categories],
-                                      sparse_output=False, dtype=np.float64, handle_unknown="error")
-                        .fit(np.column_stack([[_category(v) for v in frame[n]] for n in nominal]).astype(object))
-                        if nominal else None)
+        self.categories_ = [sorted({_category(v) for v in frame[n]}) for n in self.nominal_]
         return self
 
     def transform(self, X):
         """The feature matrix (float64) of the rows of ``X``, its columns read by name."""
         check_is_fitted(self)
         frame = self._frame(X, reading=True)
-        blocks, nominal = [], set(self.nominal_)
         codes = dict(zip(self.nominal_, self.categories_))
+        columns = []
         for name in self.feature_names_in_:
             values = frame[name].to_numpy()
             self._check_present(frame, name, values)
-            if name in nominal:
+            if name in codes:
                 cells = np.asarray([_category(v) for v in values], dtype=object)
-                unknown = np.nonzero(~np.isin(cells, np.asarray(codes[name], dtype=object)))[0]
+                known = np.asarray(codes[name], dtype=object)
+                unknown = np.nonzero(~np.isin(cells, known))[0]
                 if unknown.size:
                     raise DataValidationError(
                         f"unknown category {cells[unknown[0]]!r} in nominal feature column {name!r} at "
                         f"{_where(frame, unknown)}; the model knows {_listed(codes[name])}")
-                blocks.append(("nominal", name, cells))
-            else:
-                numbers, bad = _as_numbers(values)
-                if bad.any():
-                    rows = np.nonzero(bad)[0]
-                    raise DataValidationError(f"non-numeric value {values[rows[0]]!r} in feature column {name!r} at "
-                                              f"{_where(frame, rows)}")
-                inf = np.nonzero(~np.isfinite(numbers))[0]
-                if inf.size:
-                    raise DataValidationError(f"non-finite value {str(values[inf[0]])!r} in feature column {name!r} "
-                                              f"at {_where(frame, inf)}")
-                blocks.append(("numeric", name, numbers))
-        columns, encoded = [], {}
-        if self.onehot_ is not None:
-            cells = np.column_stack([c for kind, _, c in blocks if kind == "nominal"])
-            onehot = self.onehot_.transform(cells)
-            start = 0
-            for name, cats in zip(self.nominal_, self.categories_):
-                encoded[name], start = onehot[:, start:start + len(cats)], start + len(cats)
-        for kind, name, values in blocks:
-            columns.append(encoded[name] if kind == "nominal" else values[:, None])
+                columns.append((cells[:, None] == known[None, :]).astype(np.float64))  # one-hot
+                continue
+            numbers, bad = _as_numbers(values)
+            if bad.any():
+                rows = np.nonzero(bad)[0]
+                raise DataValidationError(f"non-numeric value {values[rows[0]]!r} in feature column {name!r} at "
+                                          f"{_where(frame, rows)}")
+            inf = np.nonzero(~np.isfinite(numbers))[0]
+            if inf.size:
+                raise DataValidationError(f"non-finite value {str(values[inf[0]])!r} in feature column {name!r} "
+                                          f"at {_where(frame, inf)}")
+            columns.append(numbers[:, None])
         return np.hstack(columns) if columns else np.empty((frame.shape[0], 0))
 
     def get_feature_names_out(self, input_features=None):
@@ -201,10 +184,12 @@ class FeatureColumns(TransformerMixin, BaseEstimator):
                              for name in self.feature_names_in_})
 
     def _frame(self, X, reading: bool = False):
+        """``X`` as a DataFrame with string column names; rows without names only when reading
+        numeric columns in the fitted order."""
         if not is_frame(X):
             if reading and not self.nominal_:
                 X = np.asarray(X, dtype=object)
-                if X.ndim == 2 and X.shape[1] == self.n_features_in_:  # rows without names: in the fitted order
+                if X.ndim == 2 and X.shape[1] == self.n_features_in_:
                     import pandas as pd
 
                     return pd.DataFrame(X, columns=list(self.feature_names_in_))
@@ -213,21 +198,16 @@ class FeatureColumns(TransformerMixin, BaseEstimator):
                                       f"with the columns {_listed(getattr(self, 'feature_names_in_', []))}")
         if X.shape[0] == 0:
             raise DataValidationError("the table has no rows")
+        X = X.rename(columns=str)
+        twice = list(dict.fromkeys(X.columns[X.columns.duplicated()]))
         if reading:
-            missing = [n for n in self.feature_names_in_ if n not in {str(c) for c in X.columns}]
+            missing = [n for n in self.feature_names_in_ if n not in set(X.columns)]
             if missing:
                 raise DataValidationError(f"the data lack the feature column(s) {_listed(missing)} (the model reads "
                                           f"the columns {_listed(self.feature_names_in_)} by name)")
-            X = X.rename(columns=str)
-            if X.columns.duplicated().any():
-                twice = sorted({c for c in X.columns[X.columns.duplicated()] if c in set(self.feature_names_in_)})
-                if twice:
-                    raise DataValidationError(f"the data name the feature column(s) {_listed(twice)} twice")
-        else:
-            X = X.rename(columns=str)
-            if X.columns.duplicated().any():
-                raise DataValidationError(f"the table names the column(s) "
-                                          f"{_listed(X.columns[X.columns.duplicated()])} twice")
+            twice = [c for c in twice if c in set(self.feature_names_in_)]  # other columns are ignored
+        if twice:
+            raise DataValidationError(f"the table names the column(s) {_listed(twice)} twice")
         return X
 
     @staticmethod

@@ -619,6 +619,17 @@ def _csv_rows(path, delimiter, comments_after_header: bool = True):
     return rows
 
 
+def _check_width(path, rows, width: int) -> None:
+    """Refuse, in one line naming the file lines, CSV rows (``(file line, fields)``) whose number of
+    fields is not ``width``."""
+    ragged = [(line, len(f)) for line, f in rows if len(f) != width]
+    if ragged:
+        shown = ", ".join(f"line {line} has {k}" for line, k in ragged[:5])
+        more = f", ... ({len(ragged)} lines in total)" if len(ragged) > 5 else ""
+        raise DataValidationError(f"{path}: rows have different numbers of fields: expected {width}, "
+                                  f"but {shown}{more}")
+
+
 def _typed_labels(labels):
     """Label strings as numbers where they all are (integers where whole, so that "2" sorts
     before "10"), else unchanged."""
@@ -680,13 +691,7 @@ def load_csv(path, name: str | None = None, label_column=None, delimiter: str = 
         rows = rows[skip_header:]
         if not rows:
             raise DataValidationError(f"{path}: no data rows after the header")
-        width = len(header) if header is not None else len(rows[0][1])
-        ragged = [(line, len(f)) for line, f in rows if len(f) != width]
-        if ragged:
-            shown = ", ".join(f"line {line} has {k}" for line, k in ragged[:5])
-            more = f", ... ({len(ragged)} lines in total)" if len(ragged) > 5 else ""
-            raise DataValidationError(f"{path}: rows have different numbers of fields: expected {width}, "
-                                      f"but {shown}{more}")
+        _check_width(path, rows, len(header) if header is not None else len(rows[0][1]))
         lines = np.array([line for line, _ in rows])
         cells = np.array([f for _, f in rows], dtype=object)
         ds = _table_dataset(path, name, header, cells, lines, label_column=label_column,
@@ -738,11 +743,7 @@ def read_table(path, delimiter: str = ","):
     if len(rows) < 2:
         raise DataValidationError(f"{path}: needs a header row naming the columns and at least one data row")
     (_, header), rows = rows[0], rows[1:]
-    ragged = [(line, len(f)) for line, f in rows if len(f) != len(header)]
-    if ragged:
-        shown = ", ".join(f"line {line} has {k}" for line, k in ragged[:5])
-        raise DataValidationError(f"{path}: rows have different numbers of fields: the header has {len(header)}, "
-                                  f"but {shown}")
+    _check_width(path, rows, len(header))
     return pd.DataFrame([f for _, f in rows], columns=header, dtype=object,
                         index=pd.Index([line for line, _ in rows], name="line"))
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from plcore.leaderboard.protocol import Protocol
 from plcore.leaderboard.runfile import iter_runs
@@ -92,14 +91,12 @@ def cell_states(protocol: Protocol, rows: list[Entry], results) -> dict:
     ``partial k/n`` (k splits have a file) or ``not run``, from the run files under ``results``
     made under this protocol's hash (files of another hash are not counted)."""
     have: dict = {}
-    root = Path(results) / f"{protocol.data['id']}-{protocol.data['version']}"
-    if root.exists():
-        for _, rec in iter_runs(Path(results)):
-            if rec["protocol"]["hash"] != protocol.hash:
-                continue
-            c = rec["component"]
-            key = f"{c['name']}@r{c['revision']}-{c['spec_hash'].split(':', 1)[-1][:8]}"
-            have.setdefault((rec["track"], key, rec["dataset"]["name"]), []).append(rec["status"])
+    for _, rec in iter_runs(results, f"{protocol.data['id']}-{protocol.data['version']}"):
+        if rec["protocol"]["hash"] != protocol.hash:
+            continue
+        c = rec["component"]
+        key = f"{c['name']}@r{c['revision']}-{c['spec_hash'].split(':', 1)[-1][:8]}"
+        have.setdefault((rec["track"], key, rec["dataset"]["name"]), []).append(rec["status"])
     states = {}
     for entry in rows:
         n = len(next(iter(protocol.datasets.values()))["splits"][entry.track]) if protocol.datasets else 0

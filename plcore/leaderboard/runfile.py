@@ -167,10 +167,11 @@ def read_run(path) -> dict:
     return validate_run(record, str(path))
 
 
-def iter_runs(root):
-    """``(path, record)`` of every run file under ``root``, in path order (temporary files of a
-    writer still at work are not run files)."""
-    for path in sorted(Path(root).glob("*/*/*/*/*/fold-*.json")):
+def iter_runs(root, protocol: str = "*"):
+    """``(path, record)`` of every run file under ``root`` (only those of the protocol folder
+    ``protocol``, ``<id>-<version>``, where given), in path order (temporary files of a writer
+    still at work are not run files)."""
+    for path in sorted(Path(root).glob(f"{protocol}/*/*/*/*/fold-*.json")):
         yield path, read_run(path)
 
 
