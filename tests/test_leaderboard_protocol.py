@@ -13,13 +13,14 @@ from plcore.leaderboard.protocol import (_freeze, available_protocols, check_dat
 
 #: the pinned hashes: a protocol changed without a new version fails here
 PINNED = {
+    "field/1": "sha256:25d60f9c3241bbf516a4ffa723602c392d0f813186ae6b6971f02e260a5b71dd",
     "field-quick/1": "sha256:b4ab9054636ca0c7da3fece491741b41e1e569bf6932ab946f1a2300e0596861",
     "field-smoke/1": "sha256:f1169feb74b95803040cd0c57f8622feb68063d4a77a1bed0e44ea9a657ebbfd",
 }
 
 
 def test_every_shipped_protocol_is_pinned_and_unchanged():
-    assert available_protocols() == sorted(PINNED)
+    assert sorted(available_protocols()) == sorted(PINNED)
     for key, pinned in PINNED.items():
         got = load_protocol(key).hash
         assert got == pinned, (f"protocol {key} changed (hash {got}, pinned {pinned}): a frozen protocol is never "
@@ -29,7 +30,7 @@ def test_every_shipped_protocol_is_pinned_and_unchanged():
 def test_an_unknown_protocol_is_one_line_listing_them():
     with pytest.raises(ConfigError) as exc:
         load_protocol("field/9")
-    assert "\n" not in str(exc.value) and "field-quick/1, field-smoke/1" in str(exc.value)
+    assert "\n" not in str(exc.value) and "field/1" in str(exc.value) and "field-smoke/1" in str(exc.value)
 
 
 def test_the_smoke_protocol_is_what_its_freezer_makes():
@@ -90,3 +91,25 @@ def test_the_quick_protocol_matches_the_shared_data(data_home):
         entry = check_dataset(protocol, name, data_home=data_home)
         assert len(entry["splits"]["classification"]) == 3 and len(entry["splits"]["clustering"]) == 3
     assert np.isin(["lost", "msrc-v2", "ecoli", "satimage", "semeion", "digits"], list(protocol.datasets)).all()
+
+
+@pytest.mark.data
+def test_the_full_protocol_is_what_its_freezer_makes_on_the_shared_data(data_home, monkeypatch):
+    """field/1 holds every real partial-label set and UCI set of the data home with digits and
+    Fashion-MNIST (classification only); flare's nominal attributes one-hot encoded; its file is
+    what freezing gives on the data here."""
+    from plcore.datasets import find_idx_folder
+    from plcore.leaderboard.protocol import PROTOCOL_DIR
+
+    try:
+        find_idx_folder("fashion-mnist", data_home)
+    except Exception:  # noqa: BLE001 - the image data are installed by .ci/run
+        pytest.skip("Fashion-MNIST's IDX files are not installed")
+    monkeypatch.setenv("PLCORE_DATA_HOME", str(data_home))
+    protocol = load_protocol("field/1")
+    assert list(protocol.datasets) == ["lost", "msrc-v2", "ecoli", "satimage", "semeion", "first-order-theorem",
+                                       "flare", "digits", "fashion-mnist"]
+    assert protocol.track_datasets("clustering") == list(protocol.datasets)[:-1]
+    assert protocol.datasets["flare"]["load"] == {"categorical": "onehot"}
+    assert [len(d["splits"]["classification"]) for d in protocol.datasets.values()] == [10] * 9
+    assert _freeze("field/1") == (PROTOCOL_DIR / "field-1.yaml").read_text()

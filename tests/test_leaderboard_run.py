@@ -7,6 +7,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from plcore.base import BaseClusterer
 from plcore.leaderboard import iter_runs, load_protocol, pack_predictions, unpack_predictions
 from plcore.leaderboard.cli import chosen
 from plcore.leaderboard.jobs import entries
@@ -107,3 +108,54 @@ def test_two_machines_runs_merge_from_the_command_line_and_a_conflict_is_one_lin
     bad = plcore_cli(["leaderboard", "merge", str(b), "--results", "merged"], tmp_path, check=False)
     err = bad.stderr.strip().splitlines()
     assert bad.returncode == 2 and len(err) == 1 and "other predictions" in err[0] and str(path) in err[0], bad.stderr
+
+
+def test_a_clusterer_row_runs_every_partition_as_the_clustering_protocol_would(tmp_path):
+    """The clustering track's folds are the clustering protocol's partitions: the same clusters of
+    every row, ACC and NMI on the unlabelled rows; a declared n/a data set is written as such."""
+    from plcore.run.protocols import Setup, clustering
+
+    class _Clusterers:
+        @hookimpl
+        def plcore_components(self):
+            return [ComponentSpec("clusterer", "km", _KMeans, config={"n_clusters": 3},
+                                  leaderboard={"na": {"wine": "declared for the test"}})]
+
+    reg = Registry()
+    reg.register(_Clusterers(), name="km-plugin", distribution="plcore-km", version="0.1")
+    reg.load(entry_points=False)
+    rows = chosen(entries(PROTOCOL, reg), ["clusterer:km"])
+    lines = []
+    run_missing(PROTOCOL, rows, tmp_path, registry=reg, echo=lines.append)
+    runs = {(r["dataset"]["name"], r["fold"]["index"]): r for _, r in iter_runs(tmp_path)}
+    assert {k: r["status"] for k, r in runs.items()} == {("iris", 0): "ok", ("iris", 1): "ok", ("wine", 0): "na",
+                                                         ("wine", 1): "na"}
+    assert runs[("wine", 0)]["error"] == "declared for the test" and len(lines) == 2
+    spec = PROTOCOL.track("clustering")
+    res = clustering(Setup(clusterer=reg.create("clusterer", "km")), _drawn_iris(), rho=spec["rho"], n_partitions=spec["n_partitions"], splits="random",
+                     preprocessing=spec["preprocessing"], preprocessing_by_part=spec["preprocessing_by_part"],
+                     random_state=spec["seed"], progress=False)
+    for p, step in enumerate(res.steps):
+        rec = runs[("iris", p)]
+        clusters = [row["cluster"] for row in res.predictions if row["step"] == p]
+        np.testing.assert_array_equal(unpack_predictions(rec["predictions"]), clusters)
+        assert rec["scores"] == {"acc": step["acc"], "nmi": step["nmi"]}
+
+
+class _KMeans(BaseClusterer):
+    """k-means of the features, ignoring the candidate sets."""
+
+    def __init__(self, n_clusters=3):
+        self.n_clusters = n_clusters
+
+    def _fit(self, X, S):
+        from sklearn.cluster import KMeans
+
+        self.labels_ = KMeans(self.n_clusters, n_init=2, random_state=0).fit_predict(X)
+        return self
+
+
+def _drawn_iris():
+    from plcore.leaderboard.protocol import _load
+
+    return _load("iris", PROTOCOL.datasets["iris"], None)[1]

@@ -19,6 +19,8 @@ UCI_DATASETS = {
     "ecoli": ("ecoli",),
     "satimage": ("statlog-landsat-satellite", "satimage"),
     "semeion": ("semeion",),
+    "first-order-theorem": ("first-order-theorem", "firstordertheorem"),
+    "flare": ("flare",),  # two nominal attributes: load_dataset("flare", categorical="onehot")
 }
 SKLEARN_DATASETS = ("iris", "wine", "breast_cancer", "digits")
 #: image sets in IDX files (``train-images-idx3-ubyte[.gz]`` etc.): name -> the folder name looked

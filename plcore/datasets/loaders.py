@@ -282,15 +282,15 @@ def _load(name_or_path, data_home, noisy, table, categorical="error") -> PLDatas
     given = [k for k, v in table.items() if v != _TABLE_DEFAULTS[k]]
     if given and path.suffix.lower() not in tables:
         raise DataValidationError(f"{', '.join(given)} apply to CSV and Parquet files only, not to {key!r}")
-    if categorical != "error" and (path.suffix.lower() not in (*tables, ".arff") or key in UCI_DATASETS):
-        raise DataValidationError(f"categorical={categorical} applies to CSV, Parquet and ARFF files only, not to "
+    if categorical != "error" and key not in UCI_DATASETS and path.suffix.lower() not in (*tables, ".arff"):
+        raise DataValidationError(f"categorical={categorical} applies to CSV, Parquet and ARFF files only (and the UCI sets), not to "
                                   f"{key!r}")
     if key in SKLEARN_DATASETS:
         return load_sklearn(key)
     if key in PALM_DATASETS:
         return load_palm(find_dataset_file(key, data_home), name=key, noisy=noisy)
     if key in UCI_DATASETS:
-        return load_arff(find_dataset_file(key, data_home), name=key)
+        return load_arff(find_dataset_file(key, data_home), name=key, categorical=categorical)
     if key in IDX_DATASETS:
         return load_idx(find_idx_folder(key, data_home), name=key, classes=IDX_DATASETS[key]["classes"])
     if path.is_dir() and _idx_file(path, _IDX_PARTS[0]):

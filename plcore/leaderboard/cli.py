@@ -29,7 +29,7 @@ def listing(protocol, rows, states) -> str:
             for e in mine:
                 name = e.key if len(e.pipeline) == 1 else f"{e.key} + {e.pipeline[1]}"
                 table.append([name, e.kind, f"{e.distribution} {e.version}",
-                              *(states[(e.key, d)] for d in datasets)])
+                              *(states.get((e.key, d), "-") for d in datasets)])
             widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
             lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in table]
     return "\n".join(lines)
@@ -50,8 +50,17 @@ def main(argv=None) -> int:
         p.add_argument("--results", default="leaderboard", help="the folder of run files (default ./leaderboard)")
         p.add_argument("--only", nargs="+", default=None, metavar="KIND:NAME", help="only these rows")
         p.add_argument("--track", default=None, help="only this track")
+        p.add_argument("--group", default=None, choices=["classic", "deep", "clustering"],
+                       help="only this group of rows (deep: the learners trained by epochs)")
         if command == "run":
             p.add_argument("--datasets", nargs="+", default=None, help="only these data sets of the protocol")
+    pg = sub.add_parser("page", help="render the leaderboard (Markdown, LaTeX, CD diagrams) from the run files alone")
+    pg.add_argument("--protocol", default="field-quick/1", help="<id>/<version> (default field-quick/1)")
+    pg.add_argument("--results", default="leaderboard", help="the folder of run files (default ./leaderboard)")
+    pg.add_argument("--out", default=None, help="write the page here (with .tex and the diagrams beside it); "
+                                               "default: print the Markdown")
+    pg.add_argument("--no-timings", action="store_true", help="leave out fit times and compute (pages that "
+                                                              "differ only where the runs did)")
     mg = sub.add_parser("merge", help="bring other machines' run files in (identical ones dropped, conflicts refused)")
     mg.add_argument("sources", nargs="+", metavar="SRC", help="folders of run files made elsewhere")
     mg.add_argument("--results", default="leaderboard", help="the folder merged into (default ./leaderboard)")
@@ -63,12 +72,14 @@ def main(argv=None) -> int:
         print(f"{len(report.copied)} run file(s) merged into {args.results}; {len(report.duplicates)} identical "
               "duplicate(s) dropped")
         return 0
+    if args.command == "page":
+        return _page(args)
     if args.command not in ("list", "run"):
         raise ConfigError("usage: python -m plcore leaderboard list|run|merge ... (page and verify are not there "
                           "yet); python -m plcore leaderboard --help")
     protocol = load_protocol(args.protocol)
     registry = get_registry()
-    rows = chosen(entries(protocol, registry), args.only, args.track)
+    rows = chosen(entries(protocol, registry), args.only, args.track, args.group)
     if args.command == "list":
         print(listing(protocol, rows, cell_states(protocol, rows, args.results)))
         return 0
@@ -80,11 +91,29 @@ def main(argv=None) -> int:
     return 0
 
 
-def chosen(rows, only=None, track=None):
-    """The rows named by ``only`` (``KIND:NAME``; a name that is no row is one line listing them)
-    and in ``track``."""
+def _page(args) -> int:
+    from plcore.leaderboard.page import collect, render_markdown, write_page
+    from plcore.leaderboard.protocol import load_protocol
+
+    protocol = load_protocol(args.protocol)
+    board = collect(protocol, args.results)
+    command = f"python -m plcore leaderboard page --protocol {protocol.key} --results {args.results}" + (
+        f" --out {args.out}" if args.out else "") + (" --no-timings" if args.no_timings else "")
+    if args.out is None:
+        sys.stdout.write(render_markdown(board, command=command, timings=not args.no_timings))
+        return 0
+    paths = write_page(board, args.out, command=command, timings=not args.no_timings)
+    print(f"{args.out}: {len(board.rows)} rows from {board.n_files} run files; {len(paths) - 1} more file(s) beside it")
+    return 0
+
+
+def chosen(rows, only=None, track=None, group=None):
+    """The rows named by ``only`` (``KIND:NAME``; a name that is no row is one line listing them),
+    in ``track`` and in ``group``."""
     if track is not None:
         rows = [e for e in rows if e.track == track]
+    if group is not None:
+        rows = [e for e in rows if e.group == group]
     if not only:
         return rows
     keys = {f"{e.kind}:{e.name}": e for e in rows}

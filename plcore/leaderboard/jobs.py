@@ -37,7 +37,8 @@ def spec_hash(spec) -> str:
 @dataclass
 class Entry:
     """One row of a track: a component (with the reference learner for a reducer), where it
-    ranks (``ranked`` or ``reference``) and the data sets it declares it cannot run."""
+    ranks (``ranked`` or ``reference``, and its ``group``: ``classic``, ``deep`` or
+    ``clustering``) and the data sets it declares it cannot run."""
 
     kind: str
     name: str
@@ -50,6 +51,7 @@ class Entry:
     version: str
     pipeline: list
     na: dict = field(default_factory=dict)
+    group: str = "classic"
 
     @property
     def key(self) -> str:
@@ -57,10 +59,18 @@ class Entry:
         return f"{self.name}@r{self.revision}-{self.spec_hash.split(':', 1)[-1][:8]}"
 
 
-def _sees_truth(registry, kind: str, name: str) -> bool:
+def _placing(registry, kind: str, name: str) -> tuple[str, str]:
+    """Where a component's row goes: its section (``reference`` for a learner trained on true
+    labels, else ``ranked``) and its group inside the track, each with its own ranks and
+    critical-difference diagram (``deep`` for learners trained by epochs, ``classic`` for the
+    other learners and the reducers, ``clustering`` for clusterers)."""
     from plcore.tags import get_pll_tags
 
-    return bool(get_pll_tags(registry.create(kind, name)).exact_label_baseline)
+    if kind == "clusterer":
+        return "ranked", "clustering"
+    tags = get_pll_tags(registry.create(kind, name))
+    section = "reference" if kind == "learner" and tags.exact_label_baseline else "ranked"
+    return section, "deep" if kind == "learner" and tags.epoch_checkpoints else "classic"
 
 
 def entries(protocol: Protocol, registry) -> list[Entry]:
@@ -77,11 +87,11 @@ def entries(protocol: Protocol, registry) -> list[Entry]:
             track = opt.get("track", TRACK_OF_KIND[kind])
             if track not in protocol.data["tracks"]:
                 continue
-            section = "reference" if kind == "learner" and _sees_truth(registry, kind, name) else "ranked"
+            section, group = _placing(registry, kind, name)
             pipeline = [name, reference] if kind == "reducer" and reference else [name]
             out.append(Entry(kind, name, comp.spec.display_name, track, section, comp.spec.leaderboard_revision,
                              spec_hash(comp.spec), comp.distribution, comp.version, pipeline,
-                             dict(opt.get("na", {}))))
+                             dict(opt.get("na", {})), group))
     return sorted(out, key=lambda e: (e.track, e.section != "ranked", e.kind, e.name))
 
 
@@ -99,8 +109,8 @@ def cell_states(protocol: Protocol, rows: list[Entry], results) -> dict:
         have.setdefault((rec["track"], key, rec["dataset"]["name"]), []).append(rec["status"])
     states = {}
     for entry in rows:
-        n = len(next(iter(protocol.datasets.values()))["splits"][entry.track]) if protocol.datasets else 0
-        for dataset in protocol.datasets:
+        for dataset in protocol.track_datasets(entry.track):
+            n = len(protocol.datasets[dataset]["splits"][entry.track])
             got = have.get((entry.track, entry.key, dataset), [])
             if dataset in entry.na:
                 state = "na"

@@ -27,7 +27,8 @@ import numpy as np
 from plcore.exceptions import ConfigError, DataValidationError
 
 __all__ = ["PROTOCOL_DIR", "Protocol", "available_protocols", "load_protocol", "protocol_hash", "describe_dataset",
-           "check_dataset", "rows_digest"]
+           "check_dataset", "rows_digest", "track_splits",
+           "split_digest", "fold_scores", "clustering_truth"]
 
 #: the protocols shipped with plcore
 PROTOCOL_DIR = Path(__file__).resolve().parent / "protocols"
@@ -70,6 +71,10 @@ class Protocol:
     def datasets(self) -> dict:
         """``{name: entry}`` in the file's order."""
         return {d["name"]: d for d in self.data["datasets"]}
+
+    def track_datasets(self, track: str) -> list:
+        """The data sets a track uses (each data set's ``tracks``, default every track), in order."""
+        return [name for name, d in self.datasets.items() if track in d["splits"]]
 
     def track(self, name: str) -> dict:
         try:
@@ -120,28 +125,64 @@ def _load(name: str, entry: dict, data_home=None):
     return ds, ds.with_candidates(bags.generate(ds.y_true, ds.X, source["seed"], n_classes=ds.n_classes))
 
 
-def describe_dataset(name: str, candidates, tracks: dict, *, load: dict | None = None, data_home=None) -> dict:
+def track_splits(spec: dict, track: str, drawn) -> list:
+    """A track's splits of the data set ``drawn``: the classification track's shuffled k-fold
+    outer folds ``(train, test)`` (``n_splits``, ``seed``) as the k-fold protocol draws them, the
+    clustering track's partitions ``(labelled, evaluated)`` masks (``rho``, ``n_partitions``,
+    ``seed``) as the clustering protocol draws them."""
+    if track == "classification":
+        from sklearn.model_selection import KFold
+
+        return list(KFold(n_splits=spec["n_splits"], shuffle=True, random_state=spec["seed"]).split(drawn.X))
+    if track == "clustering":
+        from plcore.run.protocols import clustering_partitions
+
+        return clustering_partitions(drawn, rho=spec["rho"], n_partitions=spec["n_partitions"], splits="random",
+                                     random_state=spec["seed"])
+    raise ConfigError(f"no leaderboard track {track!r}; the tracks: classification, clustering")
+
+
+def split_digest(track: str, split) -> str:
+    """The digest a protocol keeps of a split: of a fold's test rows, of a partition's labelled rows."""
+    return rows_digest(split[1] if track == "classification" else np.flatnonzero(split[0]))
+
+
+def fold_scores(spec: dict, track: str, drawn, split, pred) -> dict:
+    """The scores of one split's predictions, recomputed from them (never read from a file):
+    the classification track's metric on the test rows; the clustering track's metrics (ACC by the
+    best cluster map, NMI) on the evaluated rows over the classes with a true instance."""
+    from plcore.metrics import accuracy, clustering_accuracy, nmi
+
+    pred = np.asarray(pred)
+    if track == "classification":
+        return {spec["metric"]: accuracy(drawn.y_true[split[1]], pred)}
+    y, evaluated = clustering_truth(drawn), split[1]
+    found = {"acc": clustering_accuracy, "nmi": nmi}
+    return {m: float(found[m](y[evaluated], pred[evaluated])) for m in spec["metrics"]}
+
+
+def clustering_truth(drawn) -> np.ndarray:
+    """The true labels as columns of the clustering track's candidate matrix: the classes with a
+    true instance, in label order (the clustering protocol's ``classes="present"``)."""
+    keep = np.flatnonzero(np.bincount(drawn.y_true, minlength=drawn.n_classes) > 0)
+    position = np.full(drawn.n_classes, -1)
+    position[keep] = np.arange(keep.size)
+    return position[drawn.y_true]
+
+
+def describe_dataset(name: str, candidates, tracks: dict, *, load: dict | None = None, data_home=None,
+                     only: list | None = None) -> dict:
     """A protocol's entry for a data set: its fingerprint as loaded, the candidate sets' source
     (``"native"``, or ``{"generator": ..., <parameters>, "seed": ...}``) and digest, and per track
     the digest of each split's test rows: the classification track's shuffled k-fold outer folds
     (``n_splits``, ``seed``) as the k-fold protocol draws them, the clustering track's partitions'
-    labelled rows (``rho``, ``n_partitions``, ``seed``) as the clustering protocol draws them."""
-    from sklearn.model_selection import KFold
-
-    from plcore.run.protocols import clustering_partitions
-
-    entry = {"name": name, "candidates": candidates, **({"load": load} if load else {})}
+    labelled rows (``rho``, ``n_partitions``, ``seed``) as the clustering protocol draws them;
+    ``only`` names the tracks that use the data set (default: every track)."""
+    entry = {"name": name, "candidates": candidates, **({"load": load} if load else {}),
+             **({"tracks": list(only)} if only else {})}
     ds, drawn = _load(name, entry, data_home)
-    splits = {}
-    if "classification" in tracks:
-        spec = tracks["classification"]
-        folds = KFold(n_splits=spec["n_splits"], shuffle=True, random_state=spec["seed"]).split(drawn.X)
-        splits["classification"] = [rows_digest(test) for _, test in folds]
-    if "clustering" in tracks:
-        spec = tracks["clustering"]
-        parts = clustering_partitions(drawn, rho=spec["rho"], n_partitions=spec["n_partitions"], splits="random",
-                                      random_state=spec["seed"])
-        splits["clustering"] = [rows_digest(np.flatnonzero(labelled)) for labelled, _ in parts]
+    splits = {track: [split_digest(track, split) for split in track_splits(tracks[track], track, drawn)]
+              for track in ("classification", "clustering") if track in tracks and track in (only or tracks)}
     entry.update(fingerprint=ds.fingerprint(), n_samples=int(ds.n_samples), n_classes=int(ds.n_classes),
                  candidates_digest=_candidates_digest(drawn.S), splits=splits)
     return entry
@@ -156,7 +197,7 @@ def check_dataset(protocol: Protocol, name: str, data_home=None) -> dict:
         raise ConfigError(f"protocol {protocol.key} has no data set {name!r}; its data sets: "
                           f"{', '.join(protocol.datasets)}")
     here = describe_dataset(name, entry["candidates"], protocol.data["tracks"], load=entry.get("load"),
-                            data_home=data_home)
+                            data_home=data_home, only=entry.get("tracks"))
     for key, what in (("fingerprint", "its fingerprint"), ("candidates_digest", "its candidate sets"),
                       ("splits", "its folds")):
         if here[key] != entry[key]:
@@ -177,7 +218,7 @@ def _freeze(key: str, data_home=None) -> str:
     path = PROTOCOL_DIR / f"{pid}-{version}.yaml"
     data = yaml.safe_load(path.read_text())
     data["datasets"] = [describe_dataset(d["name"], d["candidates"], data["tracks"], load=d.get("load"),
-                                         data_home=data_home) for d in data["datasets"]]
+                                         data_home=data_home, only=d.get("tracks")) for d in data["datasets"]]
     header = "".join(line + "\n" for line in path.read_text().splitlines() if line.startswith("#"))
     return header + yaml.safe_dump(data, sort_keys=False, width=120)
 

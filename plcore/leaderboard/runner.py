@@ -7,13 +7,19 @@ with the protocol's nested label-free selection, then the test rows predicted. T
 checked against the protocol (fingerprint, candidate sets, fold digests: one line where they
 differ). A fold whose file exists is not run again, whatever its status: a killed run resumes
 with only the missing folds. A fold that raises is written with ``status: failed`` and its error
-in one line, so that a crash is seen, not retried blindly. The clustering track is not run yet.
+in one line, so that a crash is seen, not retried blindly. A clusterer's fold is a partition of the
+clustering track, run as the clustering protocol runs one
+(:func:`plcore.run.protocols._clustering.cluster_partition`): every row clustered, the labelled
+rows keeping their candidate sets. The scores are computed from the predictions by
+:func:`~plcore.leaderboard.protocol.fold_scores`, as ``page`` recomputes them.
 """
 
 from __future__ import annotations
 
+import os
 import platform
 import re
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -22,7 +28,7 @@ import numpy as np
 
 from plcore.exceptions import ConfigError
 from plcore.leaderboard.jobs import Entry
-from plcore.leaderboard.protocol import Protocol, _load, check_dataset
+from plcore.leaderboard.protocol import Protocol, _load, check_dataset, fold_scores, track_splits
 from plcore.leaderboard.runfile import SCHEMA, pack_predictions, run_path, write_run
 
 __all__ = ["run_missing", "fold_record"]
@@ -44,6 +50,9 @@ def _setup(protocol: Protocol, entry: Entry, registry):
 
     spec = protocol.track(entry.track)
     deep = spec.get("deep", {})
+    if entry.kind == "clusterer":
+        setup = Setup(clusterer=registry.create("clusterer", entry.name))
+        return setup, check_select(dict(spec["select"]), setup, registry)
     if entry.kind == "reducer":
         setup = Setup(reducer=registry.create("reducer", entry.name),
                       learner=registry.create("learner", entry.pipeline[1]))
@@ -51,7 +60,8 @@ def _setup(protocol: Protocol, entry: Entry, registry):
         setup = Setup(learner=registry.create(entry.kind, entry.name))
     select = dict(spec["select"])
     if "n_epochs" in setup.learner.get_params() and deep:
-        setup.learner.set_params(n_epochs=deep["n_epochs"])
+        if "n_epochs" in deep:  # else the learner's own
+            setup.learner.set_params(n_epochs=deep["n_epochs"])
         if deep.get("space"):
             select["space"] = {f"learner.{k}": list(v) for k, v in deep["space"].items()}
     return setup, check_select(select, setup, registry)
@@ -69,29 +79,50 @@ def _versions() -> dict:
     return out
 
 
+def _machine() -> dict:
+    """What the timings were measured on (no name or path of the machine): CPU count, architecture,
+    system, and the GPU where PyTorch is loaded and sees one."""
+    out = {"cpus": os.cpu_count(), "arch": platform.machine(), "system": platform.system(), "gpu": None}
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        out["gpu"] = torch.cuda.get_device_name(0)
+    return out
+
+
+def _header(protocol: Protocol, entry: Entry, dataset: str, fold: int) -> dict:
+    """The fields every run file of this fold has, before it runs."""
+    entry_data = protocol.datasets[dataset]
+    return {"schema": SCHEMA, "protocol": {"id": protocol.data["id"], "version": protocol.data["version"],
+                                           "hash": protocol.hash},
+            "track": entry.track,
+            "component": {"kind": entry.kind, "name": entry.name, "display_name": entry.display_name,
+                          "revision": entry.revision, "spec_hash": entry.spec_hash,
+                          "distribution": entry.distribution, "version": entry.version,
+                          "pipeline": list(entry.pipeline), "section": entry.section, "group": entry.group},
+            "dataset": {"name": dataset, "fingerprint": entry_data["fingerprint"],
+                        "candidates_digest": entry_data["candidates_digest"]},
+            "fold": {"index": fold, "n_splits": len(entry_data["splits"][entry.track]),
+                     "test_digest": entry_data["splits"][entry.track][fold],
+                     "seed": protocol.track(entry.track)["seed"]},
+            "software": _versions()}
+
+
+def _na_record(protocol: Protocol, entry: Entry, dataset: str, fold: int) -> dict:
+    """The run file of a fold on a data set the component declares it cannot run (its reason as the error)."""
+    return {**_header(protocol, entry, dataset, fold), "status": "na",
+            "error": " ".join(str(entry.na[dataset] or "declared not applicable").split())}
+
+
 def fold_record(protocol: Protocol, entry: Entry, dataset: str, fold: int, *, registry, data, splits) -> dict:
     """Run one fold and return its run file's record (``status: failed`` with its error where it
     raised; the warnings it gave, on one line each, in ``warnings``)."""
-    spec = protocol.track(entry.track)
-    ds, drawn = data
-    train, test = splits[fold]
-    entry_data = protocol.datasets[dataset]
-    record = {"schema": SCHEMA, "protocol": {"id": protocol.data["id"], "version": protocol.data["version"],
-                                             "hash": protocol.hash},
-              "track": entry.track,
-              "component": {"kind": entry.kind, "name": entry.name, "display_name": entry.display_name,
-                            "revision": entry.revision, "spec_hash": entry.spec_hash,
-                            "distribution": entry.distribution, "version": entry.version,
-                            "pipeline": list(entry.pipeline)},
-              "dataset": {"name": dataset, "fingerprint": entry_data["fingerprint"],
-                          "candidates_digest": entry_data["candidates_digest"]},
-              "fold": {"index": fold, "n_splits": spec["n_splits"],
-                       "test_digest": entry_data["splits"][entry.track][fold], "seed": spec["seed"]},
-              "software": _versions(), "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    _, drawn = data
+    record = {**_header(protocol, entry, dataset, fold), "machine": _machine(),
+              "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:  # kept in the file, not printed per fold
         warnings.simplefilter("always")
-        _run_into(record, protocol, entry, registry, ds, drawn, train, test, fold)
+        _run_into(record, protocol, entry, registry, drawn, splits[fold], fold)
     said = sorted({_PATH.sub("", " ".join(str(w.message).split()))[:300] for w in caught})
     if said:
         record["warnings"] = said[:5]
@@ -100,40 +131,65 @@ def fold_record(protocol: Protocol, entry: Entry, dataset: str, fold: int, *, re
     return record
 
 
-def _run_into(record, protocol, entry, registry, ds, drawn, train, test, fold) -> None:
+def _run_into(record, protocol, entry, registry, drawn, split, fold) -> None:
     """Fit and predict one fold (:func:`fold_record`), its outcome put into ``record``."""
-    from plcore.metrics import accuracy
-    from plcore.run.protocols._shared import _feeds_truth, _singletons
-    from plcore.run.protocols._splits import _evaluate_split
-
     spec = protocol.track(entry.track)
     try:
         setup, select = _setup(protocol, entry, registry)
-        feed = _feeds_truth(setup.learner, "auto", drawn)
-        predictions: list = []
-        step = _evaluate_split(setup, drawn.X, drawn.S, drawn.y_true, train, test, spec["preprocessing"], fold,
-                               predictions, classes=drawn.classes,
-                               S_learner=_singletons(drawn.y_true, drawn.n_classes) if feed else None,
-                               select=select, random_state=spec["seed"])
-        pred = np.asarray([row["y_pred"] for row in predictions])
-        record.update(status="ok", error=None, predictions=pack_predictions(pred, drawn.n_classes),
-                      scores={"accuracy": accuracy(drawn.y_true[test], pred)},
+        if entry.track == "clustering":
+            pred, chosen, timing = _cluster_fold(setup, select, spec, drawn, split)
+        else:
+            pred, chosen, timing = _classify_fold(setup, select, spec, drawn, split, fold)
+        n_labels = int(pred.max()) + 1 if entry.track == "clustering" and pred.size else drawn.n_classes
+        record.update(status="ok", error=None, predictions=pack_predictions(pred, max(n_labels, drawn.n_classes)),
+                      scores=fold_scores(spec, entry.track, drawn, split, pred),
                       selection={"method": select["method"],
-                                 "chosen": {k[len("selected."):]: (v if isinstance(v, (int, float, str)) else repr(v))
-                                            for k, v in step.items() if k.startswith("selected.")}},
-                      timing={"fit_s": step["fit_time"], "predict_s": step["predict_time"]})
+                                 "chosen": {k: (v if isinstance(v, (int, float, str)) else repr(v))
+                                            for k, v in chosen.items()}},
+                      timing=timing)
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as err:  # noqa: BLE001 - a method that fails is a result of the leaderboard
         record.update(status="failed", error=_one_line(err))
 
 
+def _classify_fold(setup, select, spec, drawn, split, fold):
+    """The test rows' predicted class indices of one outer fold, the chosen parameters and the timings."""
+    from plcore.run.protocols._shared import _feeds_truth, _singletons
+    from plcore.run.protocols._splits import _evaluate_split
+
+    train, test = split
+    feed = _feeds_truth(setup.learner, "auto", drawn)
+    predictions: list = []
+    step = _evaluate_split(setup, drawn.X, drawn.S, drawn.y_true, train, test, spec["preprocessing"], fold,
+                           predictions, classes=drawn.classes,
+                           S_learner=_singletons(drawn.y_true, drawn.n_classes) if feed else None,
+                           select=select, random_state=spec["seed"])
+    chosen = {k[len("selected."):]: v for k, v in step.items() if k.startswith("selected.")}
+    return (np.asarray([row["y_pred"] for row in predictions], dtype=np.int64), chosen,
+            {"fit_s": step["fit_time"], "predict_s": step["predict_time"]})
+
+
+def _cluster_fold(setup, select, spec, drawn, split):
+    """Every row's cluster of one partition, the chosen parameters and the timings."""
+    from plcore.run.pipeline import make_preprocessor
+    from plcore.run.protocols._clustering import cluster_partition
+
+    labelled, _ = split
+    keep = np.flatnonzero(np.bincount(drawn.y_true, minlength=drawn.n_classes) > 0)
+    scaler = make_preprocessor(spec["preprocessing"])
+    X_all = drawn.X if scaler is None else scaler.fit_transform(drawn.X)
+    clusterer, chosen, _, fit_time = cluster_partition(
+        setup.clusterer, drawn, X_all, keep, labelled, select=select, select_seed=int(spec["seed"]),
+        by_part=scaler if spec.get("preprocessing_by_part") else None)
+    chosen = {k[len("selected."):] if k.startswith("selected.") else k: v for k, v in chosen.items()}
+    return np.asarray(clusterer.labels_, dtype=np.int64), chosen, {"fit_s": fit_time}
+
+
 def run_missing(protocol: Protocol, rows: list[Entry], results, *, registry, datasets=None, data_home=None,
                 echo=print) -> list[Path]:
     """Run every fold of ``rows`` x ``datasets`` (default: the protocol's) that has no run file
     under ``results`` yet, writing each as it ends; returns the files written."""
-    from sklearn.model_selection import KFold
-
     names = list(datasets or protocol.datasets)
     unknown = [d for d in names if d not in protocol.datasets]
     if unknown:
@@ -141,25 +197,29 @@ def run_missing(protocol: Protocol, rows: list[Entry], results, *, registry, dat
                           f"{', '.join(protocol.datasets)}")
     written = []
     for dataset in names:
-        todo = [e for e in rows if e.track == "classification" and dataset not in e.na]
-        spec = protocol.track("classification")
-        folds = range(spec["n_splits"])
-        missing = {(e.key, k): e for e in todo for k in folds
-                   if not run_path(results, _key_record(protocol, e, dataset, k)).exists()}
+        missing = {}
+        for e in rows:
+            if dataset not in protocol.track_datasets(e.track):
+                continue
+            for k in range(len(protocol.datasets[dataset]["splits"][e.track])):
+                if run_path(results, _key_record(protocol, e, dataset, k)).exists():
+                    continue
+                if dataset in e.na:  # declared: written as such, imputed as a failure on the page
+                    written.append(write_run(results, _na_record(protocol, e, dataset, k)))
+                else:
+                    missing[(e.key, k)] = e
         if not missing:
             continue
         entry = check_dataset(protocol, dataset, data_home=data_home)
         data = _load(dataset, entry, data_home)
-        splits = list(KFold(n_splits=spec["n_splits"], shuffle=True, random_state=spec["seed"]).split(data[1].X))
+        splits = {track: track_splits(protocol.track(track), track, data[1]) for track in {e.track for e in
+                                                                                            missing.values()}}
         for (key, fold), e in missing.items():
-            record = fold_record(protocol, e, dataset, fold, registry=registry, data=data, splits=splits)
+            record = fold_record(protocol, e, dataset, fold, registry=registry, data=data, splits=splits[e.track])
             written.append(write_run(results, record))
-            shown = (f"accuracy={record['scores']['accuracy']:.4f}" if record["status"] == "ok"
+            shown = (" ".join(f"{m}={v:.4f}" for m, v in record["scores"].items()) if record["status"] == "ok"
                      else f"{record['status']}: {record['error']}")
             echo(f"{e.kind}:{e.name} on {dataset} fold {fold}: {shown} ({record['timing']['wall_s']:.1f} s)")
-    for e in rows:
-        if e.track != "classification":
-            echo(f"{e.kind}:{e.name}: the {e.track} track is not run by `leaderboard run` yet")
     return written
 
 

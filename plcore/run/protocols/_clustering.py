@@ -94,6 +94,35 @@ def _diagnostics(clusterer, y, evaluated) -> dict:
     return out
 
 
+def cluster_partition(clusterer, ds: PLDataset, X_all, keep, labelled, *, select: dict, select_seed: int,
+                      by_part=None):
+    """Cluster every row of one partition: the ``labelled`` rows keep their candidate sets (in the
+    ``keep`` columns; a row left with none counts as unlabelled), the others get every label;
+    ``by_part`` (a scaler) is fitted separately on the labelled and the unlabelled rows of ``ds.X``
+    instead of using ``X_all``. The clusterer's parameters are chosen by ``select`` from the
+    labelled rows' candidate sets. Returns the fitted clusterer, the choices, the trials (or None)
+    and the fit time."""
+    S = dense_candidates(ds.S)[:, keep]  # a copy
+    emptied = labelled & ~S.any(axis=1)  # every candidate in a left-out column (a noisy bag)
+    if emptied.any():
+        warnings.warn(f"clustering: {int(emptied.sum())} labelled row(s) of {ds.name} had candidates only in "
+                      f"left-out label columns; they are treated as unlabelled", UserWarning, stacklevel=3)
+    S[~labelled | emptied] = True
+    X = X_all
+    if by_part is not None:
+        X = np.empty_like(X_all, dtype=np.float64)
+        for part in (labelled, ~labelled):
+            if part.any():
+                X[part] = clone(by_part).fit_transform(ds.X[part])
+    t0 = time.perf_counter()
+    selected, trials = {}, None
+    if select["method"] != "none":
+        clusterer, selected, trials = select_clusterer(clusterer, X, S, select, select_seed)
+    else:
+        clusterer = clone(clusterer).fit(X, S)
+    return clusterer, selected, trials, time.perf_counter() - t0
+
+
 def clustering(setup: Setup, dataset: PLDataset, *, rho: float = 0.1, n_partitions: int = 10,
                splits: str = "auto", draw: str = "stratified", classes: str = "present",
                preprocessing: str = "standardize", preprocessing_by_part: bool = False,
@@ -156,27 +185,10 @@ def clustering(setup: Setup, dataset: PLDataset, *, rho: float = 0.1, n_partitio
                                                          progress)):
         ds = apply_bags(dataset, setup.bags, int(rng.randint(np.iinfo(np.int32).max)),
                         fit_rows=np.flatnonzero(labelled))  # a generator learning from labels: the labelled rows
-        S = dense_candidates(ds.S)[:, keep]  # a copy
-        emptied = labelled & ~S.any(axis=1)  # every candidate in a left-out column (a noisy bag)
-        if emptied.any():
-            warnings.warn(f"clustering: {int(emptied.sum())} labelled row(s) of {dataset.name} had candidates only in "
-                          f"left-out label columns; they are treated as unlabelled", UserWarning, stacklevel=2)
-        S[~labelled | emptied] = True
-        X = X_all
-        if preprocessing_by_part and scaler is not None:
-            X = np.empty_like(X_all, dtype=np.float64)
-            for part in (labelled, ~labelled):
-                if part.any():
-                    X[part] = clone(scaler).fit_transform(dataset.X[part])
-        t0 = time.perf_counter()
-        selected = {}
-        trials = None
-        if select["method"] != "none":
-            clusterer, selected, trials = select_clusterer(setup.clusterer, X, S, select, select_seed)
-        else:
-            clusterer = clone(setup.clusterer).fit(X, S)
+        clusterer, selected, trials, fit_time = cluster_partition(
+            setup.clusterer, ds, X_all, keep, labelled, select=select, select_seed=select_seed,
+            by_part=scaler if preprocessing_by_part else None)
         labels = np.asarray(clusterer.labels_)
-        fit_time = time.perf_counter() - t0
         if trials is not None:  # reporting only, outside the timing
             candidate_acc.append([clustering_accuracy(y[evaluated], np.asarray(lab)[evaluated]) for _, lab in trials])
         mapping = best_cluster_map(y[evaluated], labels[evaluated])

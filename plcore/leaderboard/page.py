@@ -1,0 +1,419 @@
+"""``leaderboard page``: the leaderboard rendered from run files alone (issue 56, items 5 and 7;
+design note 2.7 and 2.8).
+
+Every score on the page is recomputed from the files' packed predictions on the protocol's data
+(:func:`~plcore.leaderboard.protocol.fold_scores`); a file whose stored score disagrees is refused
+in one line. Rows are the components found in the files (the newest revision of each; older ones
+listed as superseded), so the page needs no plugin installed.
+
+Ranking with holes, honestly:
+
+- a row with a final state (done, failed, timeout, na) on every data set of the protocol is
+  ranked; a failed, timeout or na cell is imputed with the worst done cell of the ranked rows on
+  that data set (its folds' scores; 0 where none is done), marked ``†`` and counted;
+- a row with a cell not run, or run in part, is shown with what it has, unranked, saying what is
+  missing;
+- ranks, the Friedman test and the Nemenyi critical difference are always over the protocol's
+  data sets, one comparison per group of a track (``classic`` and ``deep`` in the classification
+  track, ``clustering``), with Nemenyi tie groups (the bars of the CD diagram) as letters;
+- learners trained on true labels are a reference section, never ranked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from plcore.exceptions import DataValidationError
+from plcore.leaderboard.protocol import Protocol, _load, check_dataset, fold_scores, track_splits
+from plcore.leaderboard.runfile import iter_runs, unpack_predictions
+
+__all__ = ["Row", "Board", "collect", "render_markdown", "render_latex", "write_page", "GROUPS"]
+
+#: the groups of each track, in page order, with their titles
+GROUPS = {"classification": {"classic": "classic learners and reducers (with the reference learner)",
+                             "deep": "deep learners"},
+          "clustering": {"clustering": "clusterers"}}
+_TOLERANCE = 1e-9
+
+
+@dataclass
+class Row:
+    """A component's row: its identity and its folds' records, ``folds[data set][fold]``."""
+
+    track: str
+    kind: str
+    name: str
+    key: str
+    display_name: str
+    section: str
+    group: str
+    distribution: str
+    version: str
+    pipeline: list
+    revision: int
+    folds: dict = field(default_factory=lambda: defaultdict(dict))
+
+    @property
+    def label(self) -> str:
+        return self.display_name if self.kind != "reducer" else f"{self.display_name} + {self.pipeline[-1]}"
+
+
+@dataclass
+class Board:
+    """What :func:`collect` read: the protocol, the current rows, the superseded ones, the scores
+    recomputed per fold (``scores[(row key, data set)][fold] = {metric: value}``) and the files'
+    digest."""
+
+    protocol: Protocol
+    rows: list
+    superseded: list
+    scores: dict
+    snapshot: str
+    n_files: int
+    timings: dict = field(default_factory=dict)
+
+    def n_splits(self, track: str, dataset: str) -> int:
+        return len(self.protocol.datasets[dataset]["splits"][track])
+
+    def state(self, row: Row, dataset: str) -> str:
+        """``done``, ``failed``, ``timeout``, ``na``, ``partial k/n`` or ``not run``."""
+        got = [rec["status"] for rec in row.folds.get(dataset, {}).values()]
+        n = self.n_splits(row.track, dataset)
+        if len(got) < n:
+            return f"partial {len(got)}/{n}" if got else "not run"
+        if all(s == "ok" for s in got):
+            return "done"
+        return next(s for s in ("failed", "timeout", "na") if s in got)
+
+
+def _current(rows: dict) -> tuple[list, list]:
+    """The newest row of each component (highest revision, then the latest finished fold) and the
+    others, superseded."""
+    by_component = defaultdict(list)
+    for row in rows.values():
+        by_component[(row.track, row.kind, row.name)].append(row)
+    current, superseded = [], []
+    for versions in by_component.values():
+        def newest(r):
+            return r.revision, max((rec.get("finished_at", "") for f in r.folds.values() for rec in f.values()),
+                                   default="")
+        versions.sort(key=newest)
+        current.append(versions[-1])
+        superseded += versions[:-1]
+    order = (lambda r: (r.track, r.section != "ranked", r.kind, r.name, r.key))
+    return sorted(current, key=order), sorted(superseded, key=order)
+
+
+def collect(protocol: Protocol, results, *, data_home=None) -> Board:
+    """Read every run file of ``protocol`` under ``results`` and recompute its scores from its
+    predictions (a file made under another hash of this protocol version, or whose stored score
+    disagrees with its predictions, is refused in one line)."""
+    results = Path(results)
+    rows: dict = {}
+    listing = []
+    timings: dict = defaultdict(float)
+    for path, rec in iter_runs(results, f"{protocol.data['id']}-{protocol.data['version']}"):
+        if rec["protocol"]["hash"] != protocol.hash:
+            raise DataValidationError(f"{path}: made under protocol hash {rec['protocol']['hash']}, not "
+                                      f"{protocol.key}'s {protocol.hash}")
+        c = rec["component"]
+        key = f"{c['name']}@r{c['revision']}-{c['spec_hash'].split(':', 1)[-1][:8]}"
+        row = rows.setdefault((rec["track"], c["kind"], key), Row(
+            rec["track"], c["kind"], c["name"], key, c.get("display_name", c["name"]), c.get("section", "ranked"),
+            c.get("group", "clustering" if c["kind"] == "clusterer" else "classic"), c.get("distribution", "?"),
+            str(c.get("version", "?")), list(c.get("pipeline", [c["name"]])), int(c["revision"])))
+        row.folds[rec["dataset"]["name"]][int(rec["fold"]["index"])] = rec
+        listing.append((path.relative_to(results).as_posix(), hashlib.sha256(path.read_bytes()).hexdigest()))
+        timings[(rec["track"], row.group)] += float(rec.get("timing", {}).get("wall_s", 0.0))
+    current, superseded = _current(rows)
+    snapshot = "sha256:" + hashlib.sha256(json.dumps(sorted(listing)).encode()).hexdigest()
+    return Board(protocol, current, superseded, _recompute(protocol, rows.values(), data_home), snapshot,
+                 len(listing), dict(timings))
+
+
+def _recompute(protocol: Protocol, rows, data_home) -> dict:
+    """``{(row key, data set): {fold: {metric: value}}}`` of every ok fold, from its predictions."""
+    wanted = defaultdict(list)
+    for row in rows:
+        for dataset, folds in row.folds.items():
+            for fold, rec in folds.items():
+                if rec["status"] == "ok":
+                    wanted[dataset].append((row, fold, rec))
+    scores: dict = defaultdict(dict)
+    for dataset in protocol.datasets:
+        if not wanted[dataset]:
+            continue
+        _, drawn = _load(dataset, check_dataset(protocol, dataset, data_home=data_home), data_home)
+        splits = {t: track_splits(protocol.track(t), t, drawn) for t in {r.track for r, _, _ in wanted[dataset]}}
+        for row, fold, rec in wanted[dataset]:
+            split = splits[row.track][fold]
+            pred = unpack_predictions(rec["predictions"])
+            expected = len(split[1]) if row.track == "classification" else drawn.n_samples
+            where = f"fold {fold} of {row.kind}:{row.key} on {dataset}"
+            if pred.size != expected:
+                raise DataValidationError(f"{where}: {pred.size} predictions for {expected} rows")
+            got = fold_scores(protocol.track(row.track), row.track, drawn, split, pred)
+            for metric, value in got.items():
+                stored = rec.get("scores", {}).get(metric)
+                if stored is None or abs(float(stored) - value) > _TOLERANCE:
+                    raise DataValidationError(f"{where}: the stored {metric} {stored} disagrees with its "
+                                              f"predictions ({value:.6f}); the file is refused")
+            scores[(row.key, dataset)][fold] = got
+    return dict(scores)
+
+
+@dataclass
+class Table:
+    """One group's comparison: its ranked rows' comparison (``None`` under 2 ranked rows), the
+    imputed cells, the tie groups, win/tie/loss against the reference, and the unranked rows."""
+
+    track: str
+    group: str
+    metric: str
+    ranked: list
+    comparison: object
+    imputed: set
+    tie_groups: dict
+    wtl: dict
+    unranked: list
+    reference: str = ""
+
+
+def _metrics(protocol: Protocol, track: str) -> list:
+    spec = protocol.track(track)
+    return list(spec.get("metrics", [spec.get("metric", "accuracy")]))
+
+
+def _fold_values(board: Board, key, dataset, metric) -> list:
+    folds = board.scores.get((key, dataset), {})
+    return [folds[k][metric] for k in sorted(folds)]
+
+
+def tables(board: Board) -> list:
+    """Every (track, group, metric) comparison of the page, as :class:`Table` s."""
+    from plcore.run.comparison import compare, win_tie_loss
+
+    out = []
+    for track, groups in GROUPS.items():
+        if track not in board.protocol.data["tracks"]:
+            continue
+        datasets = board.protocol.track_datasets(track)
+        reference_learner = board.protocol.track(track).get("reference_learner")
+        for group in groups:
+            mine = [r for r in board.rows if r.track == track and r.group == group and r.section == "ranked"]
+            if not mine:
+                continue
+            ranked = [r for r in mine if all(not board.state(r, d).startswith(("partial", "not run"))
+                                             for d in datasets)]
+            unranked = [r for r in mine if r not in ranked]
+            for metric in _metrics(board.protocol, track):
+                scores, imputed = {}, set()
+                for d in datasets:
+                    done = {r.key: _fold_values(board, r.key, d, metric) for r in ranked if board.state(r, d) == "done"}
+                    worst = min(done.values(), key=np.mean) if done else [0.0] * board.n_splits(track, d)
+                    for r in ranked:
+                        if r.key in done:
+                            scores[(r.key, d)] = done[r.key]
+                        else:
+                            scores[(r.key, d)] = list(worst)
+                            imputed.add((r.key, d))
+                c = compare(scores) if len(ranked) >= 2 else None
+                if c is not None:
+                    c.labels = {r.key: r.label for r in ranked}
+                ref = next((r for r in board.rows if r.track == track and r.kind == "learner"
+                            and r.name == reference_learner and all(board.state(r, d) == "done" for d in datasets)),
+                           None)
+                wtl = {}
+                if ref is not None:  # each row's wins, ties and losses against the reference learner
+                    both = {**scores, **{(ref.key, d): _fold_values(board, ref.key, d, metric) for d in datasets}}
+                    wtl = {m: (lose, tie, win) for m, (win, tie, lose) in win_tie_loss(both, ref.key).items()}
+                out.append(Table(track, group, metric, ranked, c, imputed, _tie_groups(c), wtl, unranked,
+                                 ref.label if ref is not None else ""))
+    return out
+
+
+def _tie_groups(c) -> dict:
+    """``{method: "ab"}``: the Nemenyi groups (maximal runs of methods, by average rank, whose
+    ranks differ by less than the critical difference: the bars of the CD diagram) each method
+    is in, lettered from the best; ``{}`` without a critical difference."""
+    if c is None or c.critical_difference is None:
+        return {}
+    order = sorted(range(len(c.methods)), key=lambda i: (c.ranks[i], c.methods[i]))
+    spans, last_end = [], -1
+    for start in range(len(order)):
+        end = start
+        while end + 1 < len(order) and c.ranks[order[end + 1]] - c.ranks[order[start]] < c.critical_difference:
+            end += 1
+        if end > last_end:  # not inside the previous span
+            spans.append((start, end))
+            last_end = end
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    groups = defaultdict(str)
+    for g, (start, end) in enumerate(spans):
+        for pos in range(start, end + 1):
+            groups[c.methods[order[pos]]] += letters[g % 26]
+    return dict(groups)
+
+
+def _cell(board: Board, table: Table, row: Row, dataset: str, digits: int = 3) -> str:
+    """``mean ± std`` of a cell; ``† failed`` etc. for an imputed one; the state otherwise."""
+    state = board.state(row, dataset)
+    if state != "done":
+        return f"† {state}" if (row.key, dataset) in table.imputed else state
+    values = _fold_values(board, row.key, dataset, table.metric)
+    return f"{np.mean(values):.{digits}f} ± {np.std(values):.{digits}f}"
+
+
+def _median_fit(row: Row) -> float | None:
+    fits = [rec["timing"]["fit_s"] for f in row.folds.values() for rec in f.values()
+            if rec["status"] == "ok" and "fit_s" in rec.get("timing", {})]
+    return float(np.median(fits)) if fits else None
+
+
+def _missing(board: Board, row: Row) -> str:
+    parts = [f"{d} {board.state(row, d).replace('partial ', '')}" for d in board.protocol.track_datasets(row.track)
+             if board.state(row, d).startswith(("partial", "not run"))]
+    return "not ranked: " + ", ".join(parts)
+
+
+def _header(board: Board, command: str) -> list:
+    p = board.protocol
+    plcore_versions = sorted({str(rec["software"].get("plcore")) for r in board.rows for f in r.folds.values()
+                              for rec in f.values() if rec.get("software")})
+    lines = [f"Protocol **{p.key}** (`{p.hash}`): {p.data.get('description', '')}.", "",
+             f"Rendered by `{command}` from {board.n_files} run file(s), results snapshot `{board.snapshot}`"
+             f" (plcore {', '.join(plcore_versions) or '?'}). Every score is recomputed from the files' predictions.",
+             "", "| data set | rows | classes | candidate sets | fingerprint |", "|---|---|---|---|---|"]
+    for name, d in p.datasets.items():
+        cands = d["candidates"] if d["candidates"] == "native" else ", ".join(
+            f"{k}={v}" for k, v in d["candidates"].items())
+        lines.append(f"| {name} | {d['n_samples']} | {d['n_classes']} | {cands} | `{d['fingerprint']}` |")
+    return lines
+
+
+def render_markdown(board: Board, *, command: str, timings: bool = True, diagrams: dict | None = None) -> str:
+    """The page as Markdown: header, then per track and group the ranked table (average rank,
+    Nemenyi groups, win/tie/loss against the reference learner, imputed cells), the Friedman test
+    and CD, the CD diagram (``diagrams[(track, group, metric)]``: a file name), the unranked rows;
+    then the reference section, the failures and the superseded rows."""
+    from plcore.run.comparison import ranked_methods
+
+    p = board.protocol
+    lines = [f"# Leaderboard: {p.key}", "", *_header(board, command)]
+    by_key = {r.key: r for r in board.rows}
+    for t in tables(board):
+        k, datasets = len(t.ranked), p.track_datasets(t.track)
+        lines += ["", f"## {t.track}: {GROUPS[t.track][t.group]} ({t.metric})", ""]
+        head = ["rank", "method", *datasets, "average rank", "Nemenyi group", "imputed"]
+        head += [f"vs {t.reference}: win/tie/loss"] if t.wtl else []
+        head += ["median fit (s)"] if timings else []
+        head += ["distribution"]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        order = ranked_methods(t.comparison) if t.comparison is not None else [r.key for r in t.ranked]
+        for pos, key in enumerate(order, 1):
+            row = by_key[key]
+            i = t.comparison.methods.index(key) if t.comparison is not None else None
+            n_imp = sum((key, d) in t.imputed for d in datasets)
+            cells = [str(pos), row.label, *(_cell(board, t, row, d) for d in datasets),
+                     "–" if i is None or t.comparison.ranks is None else f"{t.comparison.ranks[i]:.2f}",
+                     t.tie_groups.get(key, "–"), f"{100 * n_imp / len(datasets):.0f}%"]
+            if t.wtl:
+                cells.append("–" if key not in t.wtl else "/".join(map(str, t.wtl[key])))
+            if timings:
+                fit = _median_fit(row)
+                cells.append("–" if fit is None else f"{fit:.2f}")
+            cells.append(f"{row.distribution} {row.version}")
+            lines.append("| " + " | ".join(cells) + " |")
+        c = t.comparison
+        lines.append("")
+        if c is not None and c.friedman is not None:
+            lines.append(f"{k} ranked rows over the protocol's {len(datasets)} data sets: Friedman chi2 = "
+                         f"{c.friedman[0]:.3f}, p = {c.friedman[1]:.3g}; Nemenyi critical difference (0.05) = "
+                         f"{c.critical_difference:.2f} average ranks (methods whose ranks differ by less share a "
+                         "group letter).")
+        else:
+            lines.append(f"{k} ranked row(s): no Friedman test (it needs 3 rows and rows that do not all tie).")
+        if t.imputed:
+            lines.append(f"`†`: {len(t.imputed)} cell(s) failed, timed out or not applicable, imputed with the "
+                         "worst done cell of the ranked rows on that data set.")
+        if diagrams and (t.track, t.group, t.metric) in diagrams:
+            lines += ["", f"![critical-difference diagram: {t.track}, {t.group}, {t.metric}]"
+                          f"({diagrams[(t.track, t.group, t.metric)]})"]
+        if t.unranked:
+            lines += ["", "Not ranked yet (cells not run):", ""]
+            lines += [f"- {r.label} (`{r.kind}:{r.key}`): {_missing(board, r)}" for r in t.unranked]
+    refs = [r for r in board.rows if r.section == "reference"]
+    datasets = p.track_datasets("classification") if refs else []
+    if refs:
+        lines += ["", "## Reference: trained on true labels (not ranked)", "",
+                  "| method | " + " | ".join(datasets) + " |", "|" + "---|" * (len(datasets) + 1)]
+        for r in refs:
+            cells = []
+            for d in datasets:
+                values = [rec["scores"][_metrics(p, r.track)[0]] for rec in r.folds.get(d, {}).values()
+                          if rec["status"] == "ok"]
+                cells.append(f"{np.mean(values):.3f}" if board.state(r, d) == "done" else board.state(r, d))
+            lines.append(f"| {r.label} | " + " | ".join(cells) + " |")
+    failures = [(r, d, rec) for r in board.rows for d in p.track_datasets(r.track)
+                for _, rec in sorted(r.folds.get(d, {}).items()) if rec["status"] != "ok"]
+    if failures:
+        lines += ["", "## Failures, timeouts and declared not-applicable cells", ""]
+        seen = set()
+        for r, d, rec in failures:
+            if (r.key, d, rec["error"]) not in seen:
+                seen.add((r.key, d, rec["error"]))
+                lines.append(f"- `{r.kind}:{r.key}` on {d} ({rec['status']}): {rec['error']}")
+    if board.superseded:
+        lines += ["", "## Superseded (an older revision or spec; never ranked)", ""]
+        lines += [f"- `{r.kind}:{r.key}`" for r in board.superseded]
+    if timings and board.timings:
+        spent = ", ".join(f"{track} {group} {seconds / 60:.1f} min" for (track, group), seconds
+                          in sorted(board.timings.items()))
+        machines = sorted({f"{rec['machine']['cpus']} CPU(s) {rec['machine']['arch']}"
+                           + (f", {rec['machine']['gpu']}" if rec["machine"].get("gpu") else "")
+                           for r in board.rows for f in r.folds.values() for rec in f.values() if rec.get("machine")})
+        lines += ["", f"Compute in these files (sum of the folds' wall times): {spent}; measured on "
+                      f"{'; '.join(machines) or 'unrecorded machines'}."]
+    return "\n".join(lines) + "\n"
+
+
+def render_latex(board: Board) -> str:
+    """Each ranked table as a LaTeX ``table`` (booktabs), as :func:`plcore.run.comparison.latex_table`
+    writes it, imputed cells included as their imputed scores."""
+    from plcore.run.comparison import latex_table
+
+    parts = []
+    for t in tables(board):
+        if t.comparison is not None:
+            parts.append(latex_table(t.comparison, by_rank=True,
+                                     caption=f"{board.protocol.key}, {t.track} ({t.group}): {t.metric}; imputed "
+                                             f"cells: {len(t.imputed)}"))
+    return "\n".join(parts)
+
+
+def write_page(board: Board, out, *, command: str, timings: bool = True) -> list:
+    """Write ``out`` (Markdown), the LaTeX tables beside it (``.tex``) and one CD diagram per
+    table (``<stem>_cd_<track>_<group>_<metric>.svg``/``.png``); returns the paths written."""
+    from plcore.run.comparison import cd_diagram
+
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    written, diagrams = [], {}
+    for t in tables(board):
+        if t.comparison is None:
+            continue
+        stem = out.with_name(f"{out.stem}_cd_{t.track}_{t.group}_{t.metric}")
+        paths = cd_diagram(t.comparison, stem, title=f"{board.protocol.key}: {t.track}, {t.group} ({t.metric})")
+        if paths:
+            diagrams[(t.track, t.group, t.metric)] = stem.name + ".svg"
+            written += paths
+    out.write_text(render_markdown(board, command=command, timings=timings, diagrams=diagrams))
+    tex = out.with_suffix(".tex")
+    tex.write_text(render_latex(board))
+    return [out, tex, *written]
