@@ -130,3 +130,52 @@ def test_leaderboard_list_from_the_command_line(tmp_path, plcore_cli):
     assert "reference: trained on true labels" in proc.stdout and "clustering track" in proc.stdout
     bad = plcore_cli(["leaderboard", "list", "--protocol", "field/9"], tmp_path, check=False)
     assert bad.returncode == 2 and bad.stderr.startswith("error: no leaderboard protocol 'field/9'")
+
+
+# --- the cost of what is missing (`leaderboard list`): fits per fold from each row's declared grid
+
+
+def _fits(protocol, kind, name):
+    from plcore.registry import get_registry
+
+    reg = get_registry()
+    if (kind, name) not in reg.components:
+        pytest.skip(f"{kind} {name} is not installed")
+    from plcore.leaderboard.jobs import fits_per_fold
+
+    (entry,) = [e for e in entries(load_protocol(protocol), reg) if (e.kind, e.name) == (kind, name)]
+    return fits_per_fold(load_protocol(protocol).track(entry.track), entry, reg), reg.components
+
+
+def _points(components, kind, name, skip=()):
+    import math
+
+    return math.prod(len(v) for k, v in components[(kind, name)].spec.search_space.items() if k not in skip)
+
+
+def test_a_grid_fitted_together_is_one_fit_per_inner_fold_and_the_refit():
+    assert _fits("field/1", "learner", "plknn")[0] == 1 * 3 + 1  # PL-KNN's k values: one fit (path_params)
+    assert _fits("field-quick/1", "learner", "plknn")[0] == 2 * 2 + 1  # two random points, two inner folds
+
+
+def test_other_grids_count_every_point_or_every_point_of_the_rest():
+    fits, comps = _fits("field/1", "learner", "plsvm")
+    assert fits == _points(comps, "learner", "plsvm") * 3 + 1 and _points(comps, "learner", "plsvm") > 2
+    fits, comps = _fits("field/1", "learner", "plecoc")
+    assert fits == _points(comps, "learner", "plecoc", skip=("code_length",)) * 3 + 1  # code lengths together
+    fits, comps = _fits("field/1", "reducer", "cenda")
+    assert fits == _points(comps, "reducer", "cenda") * 3 + 1  # times PL-KNN's grid, fitted together
+
+
+def test_a_deep_learner_counts_the_protocols_grid_and_its_epochs():
+    from plcore.registry import get_registry
+
+    full, _ = _fits("field/1", "learner", "proden")
+    quick, _ = _fits("field-quick/1", "learner", "proden")
+    default = get_registry().create("learner", "proden").get_params()["n_epochs"]
+    assert full == 4 * 3 + 1 and quick == pytest.approx((2 * 2 + 1) * 50 / default)
+
+
+def test_a_clustering_partition_fits_each_point_once():
+    fits, comps = _fits("field/1", "clusterer", "plc")
+    assert fits == _points(comps, "clusterer", "plc") and _fits("field-quick/1", "clusterer", "plc")[0] == 2

@@ -9,8 +9,7 @@ import numpy as np
 
 from plcore.base import BaseClusterer
 from plcore.leaderboard import iter_runs, load_protocol, pack_predictions, unpack_predictions
-from plcore.leaderboard.cli import chosen
-from plcore.leaderboard.jobs import entries
+from plcore.leaderboard.jobs import chosen, entries
 from plcore.leaderboard.runner import run_missing
 from plcore.learners import PlKnnLearner
 from plcore.registry import ComponentSpec, Registry, hookimpl

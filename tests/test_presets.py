@@ -88,22 +88,32 @@ def test_glob_over_presets_sees_plugin_presets(hydra_conf):
     assert papers and papers <= set(options)
 
 
-def test_field_presets_sweep_registered_components_on_every_data_set_we_hold():
-    """The field table (benchmarks/field.py) runs these four sweeps: each option they sweep is a
-    registered component, and each covers lost, msrc-v2 and the UCI sets."""
+def _named_components(node) -> set:
+    """``(kind, name)`` of every component a preset names: in its defaults list (``/learner: x``,
+    ``override /reducer: y``) and in its sweeper's parameters (``learner: a,b``)."""
+    kinds = ("learner", "reducer", "clusterer", "bags")
+    named = set()
+    for item in node.get("defaults", []) or []:
+        for key, value in (item.items() if isinstance(item, dict) else []):
+            kind = key.replace("override", "").strip().strip("/").lstrip("+")
+            if kind in kinds and isinstance(value, str):
+                named.add((kind, value))
+    for key, value in (node.get("hydra", {}) or {}).get("sweeper", {}).get("params", {}).items():
+        kind = key.lstrip("+")
+        if kind in kinds:
+            named.update((kind, v.strip()) for v in str(value).split(","))
+    return named
+
+
+def test_the_cores_presets_name_no_plugin_component():
+    """Issue 15's layout rule (kept again by issue 56): the core's conf/ names only core components;
+    the field table's rows come from the registry (``leaderboard``), not from hand lists."""
     reg = get_registry()
-    nodes = {p.stem: yaml.safe_load(p.read_text()) for p in CORE_PRESETS.glob("field_*.yaml")}
-    for package in ("plcore_deep", "plcore_plc"):
-        nodes.update({name: node for name, node in load_presets(package).items() if name.startswith("field_")})
-    assert {"field_base", "field_classic", "field_reducers", "field_deep", "field_clustering"} <= set(nodes)
-    swept = {}
-    for node in nodes.values():
-        for key, value in node.get("hydra", {}).get("sweeper", {}).get("params", {}).items():
-            swept.setdefault(key.lstrip("+"), set()).update(v.strip() for v in str(value).split(","))
-    for kind in ("learner", "reducer", "clusterer", "dataset"):
-        missing = swept[kind] - set(reg.names(kind))
-        assert not missing, f"the field presets sweep unregistered {kind}(s): {missing}"
-    assert {"lost", "msrc-v2", "ecoli", "satimage", "semeion", "digits"} <= swept["dataset"]
-    deep = {name for (kind, name), c in reg.components.items() if kind == "learner" and c.distribution == "plcore-deep"}
-    assert deep <= swept["learner"] and {"plknn", "ipal", "plsvm", "plecoc", "aknn", "avg_pegasos"} <= swept["learner"]
-    assert {"cenda", "saute", "delin"} <= swept["reducer"] and "plc" in swept["clusterer"]
+    named = {}
+    for path in sorted(find_conf_dir().rglob("*.yaml")):
+        for kind, name in _named_components(yaml.safe_load(path.read_text()) or {}):
+            named.setdefault((kind, name), []).append(path.name)
+    assert named, "no preset names a component: the check reads nothing"
+    plugin = {k: v for k, v in named.items() if k in reg.components and reg.components[k].distribution != "plcore"}
+    assert not plugin, f"core presets name plugin components: {plugin}"
+    assert not list(find_conf_dir().rglob("field_*.yaml"))

@@ -2,16 +2,15 @@
 set, fold), so that they are recomputed rather than trusted, resume for free and merge across
 machines (``../shared/design/leaderboard.md``, section 2.4 and 2.6).
 
-So far: the frozen, versioned protocols (:mod:`plcore.leaderboard.protocol`: ``field-smoke/1``
-and ``field-quick/1`` shipped in ``protocols/``, their hashes pinned by a test, the data checked
-against their fingerprints and fold digests), the run file (:mod:`plcore.leaderboard.runfile`: its
-schema ``plcore.leaderboard.run/1``, packed predictions, atomic writes, validation) and merging
-trees of them (:func:`~plcore.leaderboard.runfile.merge_trees`), the registry-driven rows and
-each cell's state (:mod:`plcore.leaderboard.jobs`), running the missing folds of the
-classification track (:mod:`plcore.leaderboard.runner`), and ``python -m plcore leaderboard list``
-and ``run`` (:mod:`plcore.leaderboard.cli`). ``field/1`` (with the UCI sets
-``first-order-theorem`` and ``flare``), the clustering track's runs, Hydra's launchers, ``merge``,
-``page`` and ``verify`` follow.
+The parts: the frozen, versioned protocols (:mod:`plcore.leaderboard.protocol`: ``field/1``,
+``field-quick/1`` and ``field-smoke/1`` shipped in ``protocols/``, their hashes pinned by a test,
+the data checked against their fingerprints and fold digests), the run file
+(:mod:`plcore.leaderboard.runfile`: schema, packed predictions, atomic writes, merging trees),
+the registry-driven rows, cell states and cost estimates (:mod:`plcore.leaderboard.jobs`),
+running the missing folds (:mod:`plcore.leaderboard.runner`, or one Hydra job per row:
+:mod:`plcore.leaderboard.sweep`), the page with its ranking with holes
+(:mod:`plcore.leaderboard.page`), ``verify`` (:mod:`plcore.leaderboard.verify`) and the command
+line (:mod:`plcore.leaderboard.cli`, ``python -m plcore leaderboard``).
 """
 
 from plcore.utils import lazy_exports

@@ -1,7 +1,9 @@
-"""``python -m plcore leaderboard list|run|merge``: ``list`` shows the protocol and its hash, every
-installed component by track and section, and each cell's state; ``run`` runs the missing folds
-of the chosen rows (``--only KIND:NAME``), each written as a run file; ``merge SRC...`` brings
-other machines' run files in (issue 56, item 4; ``page`` and ``verify`` follow)."""
+"""``python -m plcore leaderboard list|run|merge|page|verify``: ``list`` shows the protocol and its
+hash, every installed component by track and section, and each cell's state; ``run`` runs the
+missing folds of the chosen rows (``--only KIND:NAME``), each written as a run file, here or by a
+Hydra launcher; ``merge SRC...`` brings other machines' run files in; ``page`` renders the
+leaderboard from the files; ``verify`` recomputes every stored score and re-runs one fold per data
+set (issue 56, item 4)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import sys
 
 from plcore.exceptions import ConfigError
 
-__all__ = ["main", "listing", "chosen"]
+__all__ = ["main", "listing"]
 
 
 def listing(protocol, rows, states) -> str:
@@ -37,7 +39,7 @@ def listing(protocol, rows, states) -> str:
 
 def main(argv=None) -> int:
     """Entry point of ``python -m plcore leaderboard``."""
-    from plcore.leaderboard.jobs import cell_states, entries
+    from plcore.leaderboard.jobs import cell_states, chosen, entries
     from plcore.leaderboard.protocol import load_protocol
     from plcore.registry import get_registry
 
@@ -54,6 +56,10 @@ def main(argv=None) -> int:
                        help="only this group of rows (deep: the learners trained by epochs)")
         if command == "run":
             p.add_argument("--datasets", nargs="+", default=None, help="only these data sets of the protocol")
+            p.add_argument("--launcher", default=None, help="a Hydra launcher (joblib, ray, submitit_slurm): one job "
+                                                             "per row; default: the rows one after another here")
+            p.add_argument("--override", nargs="+", default=[], metavar="KEY=VALUE",
+                           help="Hydra overrides for the launcher (hydra.launcher.n_jobs=2)")
     pg = sub.add_parser("page", help="render the leaderboard (Markdown, LaTeX, CD diagrams) from the run files alone")
     pg.add_argument("--protocol", default="field-quick/1", help="<id>/<version> (default field-quick/1)")
     pg.add_argument("--results", default="leaderboard", help="the folder of run files (default ./leaderboard)")
@@ -61,6 +67,10 @@ def main(argv=None) -> int:
                                                "default: print the Markdown")
     pg.add_argument("--no-timings", action="store_true", help="leave out fit times and compute (pages that "
                                                               "differ only where the runs did)")
+    vf = sub.add_parser("verify", help="recompute every stored score; re-run one fold per data set of the rows")
+    vf.add_argument("--protocol", default="field-quick/1", help="<id>/<version> (default field-quick/1)")
+    vf.add_argument("--results", default="leaderboard", help="the folder of run files (default ./leaderboard)")
+    vf.add_argument("--only", nargs="+", default=None, metavar="KIND:NAME", help="re-run only these rows")
     mg = sub.add_parser("merge", help="bring other machines' run files in (identical ones dropped, conflicts refused)")
     mg.add_argument("sources", nargs="+", metavar="SRC", help="folders of run files made elsewhere")
     mg.add_argument("--results", default="leaderboard", help="the folder merged into (default ./leaderboard)")
@@ -74,14 +84,36 @@ def main(argv=None) -> int:
         return 0
     if args.command == "page":
         return _page(args)
+    if args.command == "verify":
+        from plcore.leaderboard.protocol import load_protocol
+        from plcore.leaderboard.verify import verify
+
+        found = verify(load_protocol(args.protocol), args.results, registry=get_registry(), only=args.only,
+                       echo=lambda line: print(line, flush=True))
+        return 0 if found.ok else 1
     if args.command not in ("list", "run"):
-        raise ConfigError("usage: python -m plcore leaderboard list|run|merge ... (page and verify are not there "
-                          "yet); python -m plcore leaderboard --help")
+        raise ConfigError("usage: python -m plcore leaderboard list|run|merge|page|verify ...; "
+                          "python -m plcore leaderboard --help")
     protocol = load_protocol(args.protocol)
     registry = get_registry()
     rows = chosen(entries(protocol, registry), args.only, args.track, args.group)
     if args.command == "list":
-        print(listing(protocol, rows, cell_states(protocol, rows, args.results)))
+        from plcore.leaderboard.jobs import estimate_missing
+
+        states = cell_states(protocol, rows, args.results)
+        print(listing(protocol, rows, states))
+        seconds, unknown = estimate_missing(protocol, rows, states, args.results, registry)
+        todo = sum(1 for s in states.values() if s != "done" and not s.startswith(("failed", "timeout", "na")))
+        print(f"\n{todo} cell(s) to run: about {seconds / 3600:.1f} h on a machine like the one that measured the "
+              f"other tiers' folds under {args.results}" + (f"; {unknown} cell(s) with no measurement to scale"
+                                                             if unknown else ""))
+        return 0
+    if args.launcher:
+        from plcore.leaderboard.sweep import launch
+
+        launch(protocol.key, [f"{e.kind}:{e.name}" for e in rows], args.results, launcher=args.launcher,
+               datasets=args.datasets, overrides=args.override)
+        print(f"{len(rows)} row(s) run by Hydra's {args.launcher} launcher into {args.results}")
         return 0
     from plcore.leaderboard.runner import run_missing
 
@@ -92,32 +124,19 @@ def main(argv=None) -> int:
 
 
 def _page(args) -> int:
-    from plcore.leaderboard.page import collect, render_markdown, write_page
+    from plcore.leaderboard.jobs import entries
+    from plcore.leaderboard.page import collect, not_run_lines, page_command, render_markdown, write_page
     from plcore.leaderboard.protocol import load_protocol
+    from plcore.registry import get_registry
 
     protocol = load_protocol(args.protocol)
     board = collect(protocol, args.results)
-    command = f"python -m plcore leaderboard page --protocol {protocol.key} --results {args.results}" + (
-        f" --out {args.out}" if args.out else "") + (" --no-timings" if args.no_timings else "")
+    registry = get_registry()
+    not_run = not_run_lines(board, entries(protocol, registry), args.results, registry)
+    command = page_command(protocol, args.results, args.out, timings=not args.no_timings)
     if args.out is None:
-        sys.stdout.write(render_markdown(board, command=command, timings=not args.no_timings))
+        sys.stdout.write(render_markdown(board, command=command, timings=not args.no_timings, not_run=not_run))
         return 0
-    paths = write_page(board, args.out, command=command, timings=not args.no_timings)
+    paths = write_page(board, args.out, command=command, timings=not args.no_timings, not_run=not_run)
     print(f"{args.out}: {len(board.rows)} rows from {board.n_files} run files; {len(paths) - 1} more file(s) beside it")
     return 0
-
-
-def chosen(rows, only=None, track=None, group=None):
-    """The rows named by ``only`` (``KIND:NAME``; a name that is no row is one line listing them),
-    in ``track`` and in ``group``."""
-    if track is not None:
-        rows = [e for e in rows if e.track == track]
-    if group is not None:
-        rows = [e for e in rows if e.group == group]
-    if not only:
-        return rows
-    keys = {f"{e.kind}:{e.name}": e for e in rows}
-    unknown = [k for k in only if k not in keys]
-    if unknown:
-        raise ConfigError(f"--only {', '.join(unknown)}: no such row; the rows: {', '.join(sorted(keys))}")
-    return [keys[k] for k in only]

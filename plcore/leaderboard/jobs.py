@@ -16,10 +16,12 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 
+from plcore.exceptions import ConfigError
 from plcore.leaderboard.protocol import Protocol
 from plcore.leaderboard.runfile import iter_runs
 
-__all__ = ["Entry", "spec_hash", "entries", "cell_states", "TRACK_OF_KIND"]
+__all__ = ["Entry", "spec_hash", "entries", "chosen", "cell_states", "fits_per_fold", "estimate_missing",
+           "TRACK_OF_KIND"]
 
 #: the track each kind joins by default
 TRACK_OF_KIND = {"learner": "classification", "reducer": "classification", "clusterer": "clustering"}
@@ -122,3 +124,107 @@ def cell_states(protocol: Protocol, rows: list[Entry], results) -> dict:
                 state = next(s for s in ("failed", "timeout", "na") if s in got)
             states[(entry.key, dataset)] = state
     return states
+
+
+def _grid(registry, kind: str, name: str) -> tuple[int, int]:
+    """(points of a component's declared grid, how many of them one fit serves: the product of the
+    values of its ``path_params``, which a classic learner fits together)."""
+    import math
+
+    from plcore.tags import get_pll_tags
+
+    comp = registry.components.get((kind, name))
+    if comp is None or not comp.spec.search_space:
+        return 1, 1
+    space = comp.spec.search_space
+    path = get_pll_tags(registry.create(kind, name)).path_params if kind == "learner" else ()
+    return math.prod(len(v) for v in space.values()), math.prod(len(v) for k, v in space.items() if k in path)
+
+
+def fits_per_fold(spec: dict, entry: Entry, registry) -> float:
+    """The fits one fold of ``entry`` makes under a track's settings ``spec``: the grid's points
+    (a reducer's times its learner's; a deep learner's the protocol's ``deep.space``) searched by
+    the inner folds, then the refit (a clustering partition fits each point once), times the
+    epochs where a deep learner's are set (over its own default otherwise). A classic learner's
+    ``path_params`` values cost one fit together; a deep learner's stacked points are counted one
+    each (an estimate on the high side)."""
+    import math
+
+    deep = entry.group == "deep"
+    if deep and spec.get("deep", {}).get("space"):
+        points, together = math.prod(len(v) for v in spec["deep"]["space"].values()), 1
+    else:
+        points, together = 1, 1
+        for kind, name in zip(("reducer", "learner") if entry.kind == "reducer" else (entry.kind,), entry.pipeline):
+            p, t = _grid(registry, kind, name)
+            points, together = points * p, together * t
+    select = spec.get("select", {})
+    tried = min(points, select.get("n_iter", points)) if select.get("method") == "random" else points
+    if select.get("method", "none") == "none" or points <= 1:
+        fits = 1.0
+    elif entry.track == "clustering":
+        fits = float(tried)
+    else:
+        fits = max(1, tried // together if select.get("method") == "grid" else tried) * select.get("cv", 3) + 1.0
+    if deep:
+        epochs = spec.get("deep", {}).get("n_epochs")
+        default = registry.create("learner", entry.name).get_params().get("n_epochs", 1)
+        fits *= (epochs or default) / max(default, 1)
+    return fits
+
+
+def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, results, registry) -> tuple[float, int]:
+    """(estimated seconds of the folds not yet run, cells with no measurement to scale): each
+    missing fold costs the mean wall time of the same row's folds on the same data set under
+    another protocol of ``results``, times the ratio of fits per fold (:func:`fits_per_fold`) and
+    of training rows. A cell with no such measurement is counted, not guessed."""
+    measured: dict = {}
+    for path, rec in iter_runs(results):
+        if rec["protocol"]["hash"] == protocol.hash or rec["status"] != "ok" or "wall_s" not in rec.get("timing", {}):
+            continue
+        c = rec["component"]
+        key = (f"{c['name']}@r{c['revision']}-{c['spec_hash'].split(':', 1)[-1][:8]}", rec["dataset"]["name"])
+        measured.setdefault(key, {}).setdefault(path.parts[-6], []).append(rec["timing"]["wall_s"])
+    from plcore.leaderboard.protocol import load_protocol
+
+    seconds, unknown = 0.0, 0
+    for entry in rows:
+        spec = protocol.track(entry.track)
+        for dataset in protocol.track_datasets(entry.track):
+            state = states.get((entry.key, dataset), "not run")
+            n = len(protocol.datasets[dataset]["splits"][entry.track])
+            missing = n if state == "not run" else n - int(state.split()[1].split("/")[0]) if state.startswith(
+                "partial") else 0
+            if not missing:
+                continue
+            source = measured.get((entry.key, dataset))
+            if not source:
+                unknown += 1
+                continue
+            folder, times = next(iter(sorted(source.items())))
+            other = load_protocol(folder.rsplit("-", 1)[0] + "/" + folder.rsplit("-", 1)[1])
+            ratio = fits_per_fold(spec, entry, registry) / fits_per_fold(other.track(entry.track), entry, registry)
+            rows_ratio = _train_share(spec, entry.track) / _train_share(other.track(entry.track), entry.track)
+            seconds += missing * sum(times) / len(times) * ratio * rows_ratio
+    return seconds, unknown
+
+
+def _train_share(spec: dict, track: str) -> float:
+    """The share of rows a fold trains on (the clustering track clusters every row)."""
+    return 1.0 - 1.0 / spec["n_splits"] if track == "classification" else 1.0
+
+
+def chosen(rows, only=None, track=None, group=None):
+    """The rows named by ``only`` (``KIND:NAME``; a name that is no row is one line listing them),
+    in ``track`` and in ``group``."""
+    if track is not None:
+        rows = [e for e in rows if e.track == track]
+    if group is not None:
+        rows = [e for e in rows if e.group == group]
+    if not only:
+        return rows
+    keys = {f"{e.kind}:{e.name}": e for e in rows}
+    unknown = [k for k in only if k not in keys]
+    if unknown:
+        raise ConfigError(f"--only {', '.join(unknown)}: no such row; the rows: {', '.join(sorted(keys))}")
+    return [keys[k] for k in only]

@@ -33,7 +33,8 @@ from plcore.exceptions import DataValidationError
 from plcore.leaderboard.protocol import Protocol, _load, check_dataset, fold_scores, track_splits
 from plcore.leaderboard.runfile import iter_runs, unpack_predictions
 
-__all__ = ["Row", "Board", "collect", "render_markdown", "render_latex", "write_page", "GROUPS"]
+__all__ = ["Row", "Board", "Table", "GROUPS", "collect", "tables", "render_markdown", "render_latex", "page_command",
+           "diagram_files", "not_run_lines", "write_page"]
 
 #: the groups of each track, in page order, with their titles
 GROUPS = {"classification": {"classic": "classic learners and reducers (with the reference learner)",
@@ -67,8 +68,9 @@ class Row:
 @dataclass
 class Board:
     """What :func:`collect` read: the protocol, the current rows, the superseded ones, the scores
-    recomputed per fold (``scores[(row key, data set)][fold] = {metric: value}``) and the files'
-    digest."""
+    recomputed per fold (``scores[(row key, data set)][fold] = {metric: value}``) and the results'
+    digest (of every file's place, status and predictions' digest or error: equal results, equal
+    digest, wherever and whenever they ran)."""
 
     protocol: Protocol
     rows: list
@@ -129,7 +131,8 @@ def collect(protocol: Protocol, results, *, data_home=None) -> Board:
             c.get("group", "clustering" if c["kind"] == "clusterer" else "classic"), c.get("distribution", "?"),
             str(c.get("version", "?")), list(c.get("pipeline", [c["name"]])), int(c["revision"])))
         row.folds[rec["dataset"]["name"]][int(rec["fold"]["index"])] = rec
-        listing.append((path.relative_to(results).as_posix(), hashlib.sha256(path.read_bytes()).hexdigest()))
+        listing.append((path.relative_to(results).as_posix(), rec["status"],
+                        rec.get("predictions", {}).get("sha256") or rec.get("error")))
         timings[(rec["track"], row.group)] += float(rec.get("timing", {}).get("wall_s", 0.0))
     current, superseded = _current(rows)
     snapshot = "sha256:" + hashlib.sha256(json.dumps(sorted(listing)).encode()).hexdigest()
@@ -297,15 +300,20 @@ def _header(board: Board, command: str) -> list:
     return lines
 
 
-def render_markdown(board: Board, *, command: str, timings: bool = True, diagrams: dict | None = None) -> str:
+def render_markdown(board: Board, *, command: str, timings: bool = True, diagrams: dict | None = None,
+                    not_run: list | None = None) -> str:
     """The page as Markdown: header, then per track and group the ranked table (average rank,
     Nemenyi groups, win/tie/loss against the reference learner, imputed cells), the Friedman test
     and CD, the CD diagram (``diagrams[(track, group, metric)]``: a file name), the unranked rows;
-    then the reference section, the failures and the superseded rows."""
+    then the reference section, the failures, the superseded rows and ``not_run``: lines on the
+    installed rows that have no file yet (:func:`not_run_lines`)."""
     from plcore.run.comparison import ranked_methods
 
     p = board.protocol
     lines = [f"# Leaderboard: {p.key}", "", *_header(board, command)]
+    if not board.rows:
+        lines += ["", f"No run file of this protocol yet: `python -m plcore leaderboard list --protocol {p.key}` "
+                      "lists its rows and estimates their cost."]
     by_key = {r.key: r for r in board.rows}
     for t in tables(board):
         k, datasets = len(t.ranked), p.track_datasets(t.track)
@@ -372,6 +380,8 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
     if board.superseded:
         lines += ["", "## Superseded (an older revision or spec; never ranked)", ""]
         lines += [f"- `{r.kind}:{r.key}`" for r in board.superseded]
+    if not_run:
+        lines += ["", "## Not run yet on this protocol (installed here, no run file)", "", *not_run]
     if timings and board.timings:
         spent = ", ".join(f"{track} {group} {seconds / 60:.1f} min" for (track, group), seconds
                           in sorted(board.timings.items()))
@@ -397,23 +407,57 @@ def render_latex(board: Board) -> str:
     return "\n".join(parts)
 
 
-def write_page(board: Board, out, *, command: str, timings: bool = True) -> list:
-    """Write ``out`` (Markdown), the LaTeX tables beside it (``.tex``) and one CD diagram per
-    table (``<stem>_cd_<track>_<group>_<metric>.svg``/``.png``); returns the paths written."""
+def not_run_lines(board: Board, installed: list, results, registry) -> list:
+    """One line per group of the installed rows (:func:`plcore.leaderboard.jobs.entries`) with no
+    run file of the board's protocol: their names and the estimated cost of running them
+    (:func:`plcore.leaderboard.jobs.estimate_missing`, from the other tiers' files under ``results``)."""
+    from plcore.leaderboard.jobs import estimate_missing
+
+    have = {r.key for r in board.rows} | {r.key for r in board.superseded}
+    missing = [e for e in installed if e.key not in have]
+    out = []
+    for track, groups in GROUPS.items():
+        for group in groups:
+            mine = [e for e in missing if e.track == track and e.group == group]
+            if not mine:
+                continue
+            seconds, unknown = estimate_missing(board.protocol, mine, {}, results, registry)
+            cost = f"about {seconds / 3600:.1f} h on one core, scaled from the other tiers' folds" + (
+                f" ({unknown} of the cells with no measurement to scale, not counted)" if unknown else "")
+            out.append(f"- {track}, {GROUPS[track][group]}: {len(mine)} row(s) ({', '.join(e.name for e in mine)}); "
+                       f"{cost}")
+    return out
+
+
+def page_command(protocol: Protocol, results, out=None, *, timings: bool = True) -> str:
+    """The command that renders a page (printed on it, so that anyone can rebuild it)."""
+    return (f"python -m plcore leaderboard page --protocol {protocol.key} --results {Path(results).as_posix()}"
+            + (f" --out {Path(out).as_posix()}" if out else "") + ("" if timings else " --no-timings"))
+
+
+def diagram_files(board: Board, out) -> dict:
+    """``{(track, group, metric): "<stem>_cd_<track>_<group>_<metric>"}``: the CD diagram of every
+    table with a Friedman test, named after the page ``out``."""
+    out = Path(out)
+    return {(t.track, t.group, t.metric): f"{out.stem}_cd_{t.track}_{t.group}_{t.metric}" for t in tables(board)
+            if t.comparison is not None and t.comparison.critical_difference is not None}
+
+
+def write_page(board: Board, out, *, command: str, timings: bool = True, not_run: list | None = None) -> list:
+    """Write ``out`` (Markdown), the LaTeX tables beside it (``.tex``) and the CD diagrams
+    (:func:`diagram_files`, ``.svg`` and ``.png``); returns the paths written."""
     from plcore.run.comparison import cd_diagram
 
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    written, diagrams = [], {}
+    stems = diagram_files(board, out)
+    written = []
     for t in tables(board):
-        if t.comparison is None:
-            continue
-        stem = out.with_name(f"{out.stem}_cd_{t.track}_{t.group}_{t.metric}")
-        paths = cd_diagram(t.comparison, stem, title=f"{board.protocol.key}: {t.track}, {t.group} ({t.metric})")
-        if paths:
-            diagrams[(t.track, t.group, t.metric)] = stem.name + ".svg"
-            written += paths
-    out.write_text(render_markdown(board, command=command, timings=timings, diagrams=diagrams))
+        if (t.track, t.group, t.metric) in stems:
+            written += cd_diagram(t.comparison, out.with_name(stems[(t.track, t.group, t.metric)]),
+                                  title=f"{board.protocol.key}: {t.track}, {t.group} ({t.metric})")
+    out.write_text(render_markdown(board, command=command, timings=timings,
+                                   diagrams={k: v + ".svg" for k, v in stems.items()}, not_run=not_run))
     tex = out.with_suffix(".tex")
     tex.write_text(render_latex(board))
     return [out, tex, *written]

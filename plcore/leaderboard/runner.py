@@ -42,6 +42,16 @@ def _one_line(err: BaseException) -> str:
     return _PATH.sub("", text)[:500]
 
 
+def _create(registry, kind: str, name: str, seed):
+    """The component as its Hydra node composes it (the constructor's defaults and the spec's
+    ``config_overrides``), a ``random_state`` left unset fixed to the protocol's ``seed`` so that
+    a fold gives the same predictions wherever it runs (``verify``)."""
+    est = registry.create(kind, name, **registry.get(kind, name).spec.config_overrides)
+    if "random_state" in est.get_params(deep=False) and est.get_params(deep=False)["random_state"] is None:
+        est.set_params(random_state=seed)
+    return est
+
+
 def _setup(protocol: Protocol, entry: Entry, registry):
     """The run's components: the entry's estimator (a reducer with the reference learner), a deep
     learner with the protocol's epochs; and the selection settings for them."""
@@ -51,13 +61,13 @@ def _setup(protocol: Protocol, entry: Entry, registry):
     spec = protocol.track(entry.track)
     deep = spec.get("deep", {})
     if entry.kind == "clusterer":
-        setup = Setup(clusterer=registry.create("clusterer", entry.name))
+        setup = Setup(clusterer=_create(registry, "clusterer", entry.name, spec["seed"]))
         return setup, check_select(dict(spec["select"]), setup, registry)
     if entry.kind == "reducer":
-        setup = Setup(reducer=registry.create("reducer", entry.name),
-                      learner=registry.create("learner", entry.pipeline[1]))
+        setup = Setup(reducer=_create(registry, "reducer", entry.name, spec["seed"]),
+                      learner=_create(registry, "learner", entry.pipeline[1], spec["seed"]))
     else:
-        setup = Setup(learner=registry.create(entry.kind, entry.name))
+        setup = Setup(learner=_create(registry, entry.kind, entry.name, spec["seed"]))
     select = dict(spec["select"])
     if "n_epochs" in setup.learner.get_params() and deep:
         if "n_epochs" in deep:  # else the learner's own
