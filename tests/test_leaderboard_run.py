@@ -158,3 +158,24 @@ def _drawn_iris():
     from plcore.leaderboard.protocol import _load
 
     return _load("iris", PROTOCOL.datasets["iris"], None)[1]
+
+
+def test_each_cell_that_ran_is_also_an_mlflow_run_for_browsing(tmp_path):
+    """Item 2: the files are the truth; MLflow gets one run per cell with its folds as steps and
+    the run files as artifacts."""
+    from mlflow.tracking import MlflowClient
+
+    reg, rows = _rows(["learner:foo"])
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    run_missing(PROTOCOL, rows, tmp_path / "out", registry=reg, echo=lambda line: None, tracking_uri=uri)
+    client = MlflowClient(uri)
+    runs = client.search_runs([client.get_experiment_by_name("leaderboard-field-smoke-1").experiment_id])
+    assert sorted(r.data.params["dataset"] for r in runs) == ["iris", "wine"]
+    files = {(r["dataset"]["name"], r["fold"]["index"]): r for _, r in iter_runs(tmp_path / "out")}
+    for run in runs:
+        assert run.info.status == "FINISHED" and run.data.params["key"] == rows[0].key
+        history = client.get_metric_history(run.info.run_id, "fold/accuracy")
+        assert {(m.step, m.value) for m in history} == {
+            (k, files[(run.data.params["dataset"], k)]["scores"]["accuracy"]) for k in (0, 1)}
+        artifacts = {a.path for a in client.list_artifacts(run.info.run_id, "leaderboard")}
+        assert artifacts == {"leaderboard/fold-0.json", "leaderboard/fold-1.json"}

@@ -60,6 +60,8 @@ def main(argv=None) -> int:
                                                              "per row; default: the rows one after another here")
             p.add_argument("--override", nargs="+", default=[], metavar="KEY=VALUE",
                            help="Hydra overrides for the launcher (hydra.launcher.n_jobs=2)")
+            p.add_argument("--tracking-uri", default=None, help="also log each cell that ran as an MLflow run "
+                                                                  "(experiment leaderboard-<id>-<version>), for browsing")
     pg = sub.add_parser("page", help="render the leaderboard (Markdown, LaTeX, CD diagrams) from the run files alone")
     pg.add_argument("--protocol", default="field-quick/1", help="<id>/<version> (default field-quick/1)")
     pg.add_argument("--results", default="leaderboard", help="the folder of run files (default ./leaderboard)")
@@ -112,13 +114,13 @@ def main(argv=None) -> int:
         from plcore.leaderboard.sweep import launch
 
         launch(protocol.key, [f"{e.kind}:{e.name}" for e in rows], args.results, launcher=args.launcher,
-               datasets=args.datasets, overrides=args.override)
+               datasets=args.datasets, overrides=args.override, tracking_uri=args.tracking_uri)
         print(f"{len(rows)} row(s) run by Hydra's {args.launcher} launcher into {args.results}")
         return 0
     from plcore.leaderboard.runner import run_missing
 
     written = run_missing(protocol, rows, args.results, registry=registry, datasets=args.datasets,
-                          echo=lambda line: print(line, flush=True))
+                          echo=lambda line: print(line, flush=True), tracking_uri=args.tracking_uri)
     print(f"{len(written)} run file(s) written under {args.results}")
     return 0
 

@@ -364,8 +364,7 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
         for r in refs:
             cells = []
             for d in datasets:
-                values = [rec["scores"][_metrics(p, r.track)[0]] for rec in r.folds.get(d, {}).values()
-                          if rec["status"] == "ok"]
+                values = _fold_values(board, r.key, d, _metrics(p, r.track)[0])
                 cells.append(f"{np.mean(values):.3f}" if board.state(r, d) == "done" else board.state(r, d))
             lines.append(f"| {r.label} | " + " | ".join(cells) + " |")
     failures = [(r, d, rec) for r in board.rows for d in p.track_datasets(r.track)

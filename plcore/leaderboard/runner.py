@@ -197,9 +197,10 @@ def _cluster_fold(setup, select, spec, drawn, split):
 
 
 def run_missing(protocol: Protocol, rows: list[Entry], results, *, registry, datasets=None, data_home=None,
-                echo=print) -> list[Path]:
+                echo=print, tracking_uri: str | None = None) -> list[Path]:
     """Run every fold of ``rows`` x ``datasets`` (default: the protocol's) that has no run file
-    under ``results`` yet, writing each as it ends; returns the files written."""
+    under ``results`` yet, writing each as it ends; returns the files written. With
+    ``tracking_uri`` each cell that ran is also an MLflow run, for browsing (:func:`_browse`)."""
     names = list(datasets or protocol.datasets)
     unknown = [d for d in names if d not in protocol.datasets]
     if unknown:
@@ -224,13 +225,41 @@ def run_missing(protocol: Protocol, rows: list[Entry], results, *, registry, dat
         data = _load(dataset, entry, data_home)
         splits = {track: track_splits(protocol.track(track), track, data[1]) for track in {e.track for e in
                                                                                             missing.values()}}
+        done: dict = {}
         for (key, fold), e in missing.items():
             record = fold_record(protocol, e, dataset, fold, registry=registry, data=data, splits=splits[e.track])
             written.append(write_run(results, record))
+            done.setdefault(key, (e, []))[1].append(record)
             shown = (" ".join(f"{m}={v:.4f}" for m, v in record["scores"].items()) if record["status"] == "ok"
                      else f"{record['status']}: {record['error']}")
             echo(f"{e.kind}:{e.name} on {dataset} fold {fold}: {shown} ({record['timing']['wall_s']:.1f} s)")
+        if tracking_uri:
+            for e, records in done.values():
+                _browse(tracking_uri, protocol, e, dataset, records)
     return written
+
+
+def _browse(tracking_uri: str, protocol: Protocol, entry: Entry, dataset: str, records: list) -> None:
+    """The folds of a cell that just ran as one MLflow run of the experiment
+    ``leaderboard-<id>-<version>`` (params: the component, its key, the data set and the
+    protocol's hash; per fold its scores and fit time; the run files as artifacts). The files stay
+    the source of truth: the page never reads MLflow."""
+    import json
+
+    from plcore.tracking.mlflow_run import start_run
+
+    tcfg = {"enabled": True, "tracking_uri": tracking_uri,
+            "experiment_name": f"leaderboard-{protocol.data['id']}-{protocol.data['version']}"}
+    params = {"component": f"{entry.kind}:{entry.name}", "key": entry.key, "dataset": dataset,
+              "protocol": protocol.key, "protocol_hash": protocol.hash, "pipeline": " + ".join(entry.pipeline)}
+    tags = {"plcore.leaderboard": protocol.key, "plcore.leaderboard.group": entry.group}
+    with start_run(tcfg, params=params, tags=tags, config_yaml=json.dumps(params, indent=1),
+                   run_name=f"{entry.display_name} · {dataset} · {protocol.key}", step_name="fold") as run:
+        for rec in sorted(records, key=lambda r: r["fold"]["index"]):
+            run.log_step({"step": rec["fold"]["index"], **rec.get("scores", {}),
+                          "fit_time": rec.get("timing", {}).get("fit_s", float("nan")),
+                          "ok": float(rec["status"] == "ok")})
+            run.log_text(json.dumps(rec, indent=1, sort_keys=True), f"leaderboard/fold-{rec['fold']['index']}.json")
 
 
 def _key_record(protocol: Protocol, entry: Entry, dataset: str, fold: int) -> dict:

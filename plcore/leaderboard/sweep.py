@@ -24,6 +24,7 @@ class LaunchConfig:
     results: str = "leaderboard"
     row: str = ""
     datasets: list = field(default_factory=list)
+    tracking_uri: str = ""
 
 
 def _job(cfg) -> None:
@@ -36,10 +37,11 @@ def _job(cfg) -> None:
     registry = get_registry()
     rows = chosen(entries(protocol, registry), [cfg.row])
     run_missing(protocol, rows, cfg.results, registry=registry, datasets=list(cfg.datasets) or None,
-                echo=lambda line: print(line, flush=True))
+                echo=lambda line: print(line, flush=True), tracking_uri=cfg.tracking_uri or None)
 
 
-def launch(protocol: str, rows: list, results, *, launcher: str, datasets=None, overrides=()) -> None:
+def launch(protocol: str, rows: list, results, *, launcher: str, datasets=None, overrides=(),
+           tracking_uri: str | None = None) -> None:
     """Run ``rows`` (``KIND:NAME``) as a Hydra multirun over ``launcher``; its own outputs (the
     jobs' logs and configs) go to a temporary folder, the run files to ``results``."""
     from pathlib import Path
@@ -51,7 +53,7 @@ def launch(protocol: str, rows: list, results, *, launcher: str, datasets=None, 
     quoted = ",".join(f"'{r}'" for r in rows)
     argv = ["--multirun", f"hydra/launcher={launcher}", f"protocol={protocol}",
             f"results='{Path(results).resolve().as_posix()}'", f"row={quoted}",
-            f"datasets=[{','.join(datasets or [])}]", "hydra/job_logging=none", "hydra/hydra_logging=none",
+            f"datasets=[{','.join(datasets or [])}]", f"tracking_uri='{tracking_uri or ''}'", "hydra/job_logging=none", "hydra/hydra_logging=none",
             f"hydra.sweep.dir='{tempfile.mkdtemp(prefix='plcore-leaderboard-')}'", "hydra.job.chdir=false",
             *overrides]
     app = hydra.main(version_base=None, config_name="plcore_leaderboard_launch")(_job)
