@@ -79,6 +79,7 @@ class Board:
     snapshot: str
     n_files: int
     timings: dict = field(default_factory=dict)
+    n_bytes: int = 0
 
     def n_splits(self, track: str, dataset: str) -> int:
         return len(self.protocol.datasets[dataset]["splits"][track])
@@ -120,6 +121,7 @@ def collect(protocol: Protocol, results, *, data_home=None) -> Board:
     rows: dict = {}
     listing = []
     timings: dict = defaultdict(float)
+    n_bytes = 0
     for path, rec in iter_runs(results, f"{protocol.data['id']}-{protocol.data['version']}"):
         if rec["protocol"]["hash"] != protocol.hash:
             raise DataValidationError(f"{path}: made under protocol hash {rec['protocol']['hash']}, not "
@@ -134,10 +136,11 @@ def collect(protocol: Protocol, results, *, data_home=None) -> Board:
         listing.append((path.relative_to(results).as_posix(), rec["status"],
                         rec.get("predictions", {}).get("sha256") or rec.get("error")))
         timings[(rec["track"], row.group)] += float(rec.get("timing", {}).get("wall_s", 0.0))
+        n_bytes += path.stat().st_size
     current, superseded = _current(rows)
     snapshot = "sha256:" + hashlib.sha256(json.dumps(sorted(listing)).encode()).hexdigest()
     return Board(protocol, current, superseded, _recompute(protocol, rows.values(), data_home), snapshot,
-                 len(listing), dict(timings))
+                 len(listing), dict(timings), n_bytes)
 
 
 def _recompute(protocol: Protocol, rows, data_home) -> dict:
@@ -285,13 +288,16 @@ def _missing(board: Board, row: Row) -> str:
     return "not ranked: " + ", ".join(parts)
 
 
-def _header(board: Board, command: str) -> list:
+def _header(board: Board, command: str, timings: bool) -> list:
     p = board.protocol
     plcore_versions = sorted({str(rec["software"].get("plcore")) for r in board.rows for f in r.folds.values()
                               for rec in f.values() if rec.get("software")})
     lines = [f"Protocol **{p.key}** (`{p.hash}`): {p.data.get('description', '')}.", "",
-             f"Rendered by `{command}` from {board.n_files} run file(s), results snapshot `{board.snapshot}`"
-             f" (plcore {', '.join(plcore_versions) or '?'}). Every score is recomputed from the files' predictions.",
+             f"Rendered by `{command}` from {board.n_files} run file(s)"
+             + (f" ({board.n_bytes / 1e6:.2f} MB)" if timings else "")
+             + f", results snapshot `{board.snapshot}` (plcore {', '.join(plcore_versions) or '?'}). Every score is "
+             "recomputed from the files' predictions; how rows are ranked, imputed and grouped: "
+             "[the leaderboard](../leaderboard.md#ranking-with-holes).",
              "", "| data set | rows | classes | candidate sets | fingerprint |", "|---|---|---|---|---|"]
     for name, d in p.datasets.items():
         cands = d["candidates"] if d["candidates"] == "native" else ", ".join(
@@ -310,7 +316,7 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
     from plcore.run.comparison import ranked_methods
 
     p = board.protocol
-    lines = [f"# Leaderboard: {p.key}", "", *_header(board, command)]
+    lines = [f"# Leaderboard: {p.key}", "", *_header(board, command, timings)]
     if not board.rows:
         lines += ["", f"No run file of this protocol yet: `python -m plcore leaderboard list --protocol {p.key}` "
                       "lists its rows and estimates their cost."]
