@@ -165,3 +165,27 @@ def test_two_machines_files_merged_render_the_page_of_a_single_run(registry, res
     merge_trees([a, b], merged)
     pages = [render_markdown(collect(PROTOCOL, root), command="page", timings=False) for root in (merged, results)]
     assert pages[0] == pages[1]
+
+
+def test_a_file_out_of_its_place_or_of_other_folds_is_refused(results, tmp_path):
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(results, copy)
+    path, rec = next((p, r) for p, r in iter_runs(copy) if r["fold"]["index"] == 0)
+    moved = path.with_name("fold-1.json")
+    moved.write_text(path.read_text())  # fold 0's file where fold 1's belongs
+    with pytest.raises(DataValidationError, match="its content places it at"):
+        collect(PROTOCOL, copy)
+    path.with_name("fold-1.json").unlink()
+    rec["fold"]["test_digest"] = "sha256:" + "0" * 64
+    path.write_text(json.dumps(rec))
+    with pytest.raises(DataValidationError, match="its fold digest sha256:0+ is not the protocol's"):
+        collect(PROTOCOL, copy)
+
+
+def test_an_imputed_cell_wins_nothing_against_the_reference(results):
+    board = collect(PROTOCOL, results)
+    (t,) = [t for t in tables(board) if t.group == "classic"]
+    wobbly = next(r.key for r in t.ranked if r.name == "wobbly")
+    assert sum(t.wtl[wobbly]) == 1  # iris only: its failed wine cell is not paired with PL-KNN

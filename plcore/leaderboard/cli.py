@@ -100,16 +100,16 @@ def main(argv=None) -> int:
     registry = get_registry()
     rows = chosen(entries(protocol, registry), args.only, args.track, args.group)
     if args.command == "list":
-        from plcore.leaderboard.jobs import estimate_missing
+        from plcore.leaderboard.jobs import cost_text, estimate_missing
 
         states = cell_states(protocol, rows, args.results)
         print(listing(protocol, rows, states))
+        todo = [k for k, s in states.items() if s == "not run" or s.startswith("partial")]
         seconds, unknown = estimate_missing(protocol, rows, states, args.results, registry)
-        todo = sum(1 for s in states.values() if s != "done" and not s.startswith(("failed", "timeout", "na")))
-        print(f"\n{todo} cell(s) to run: about {seconds / 3600:.1f} h on a machine like the one that measured the "
-              f"other tiers' folds under {args.results}" + (f"; {unknown} cell(s) with no measurement to scale"
-                                                             if unknown else ""))
+        print(f"\n{len(todo)} cell(s) to run: {cost_text(seconds, unknown, len(todo)) if todo else 'nothing'}")
         return 0
+    if args.launcher and not rows:
+        raise ConfigError("no row to run: --only, --track and --group chose none")
     if args.launcher:
         from plcore.leaderboard.sweep import launch
 

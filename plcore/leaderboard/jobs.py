@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 
 from plcore.exceptions import ConfigError
 from plcore.leaderboard.protocol import Protocol
-from plcore.leaderboard.runfile import iter_runs
+from plcore.leaderboard.runfile import iter_runs, row_key, state_of
 
 __all__ = ["Entry", "spec_hash", "entries", "chosen", "cell_states", "fits_per_fold", "estimate_missing",
+           "cost_text",
            "TRACK_OF_KIND"]
 
 #: the track each kind joins by default
@@ -58,7 +59,7 @@ class Entry:
     @property
     def key(self) -> str:
         """``name@r<revision>-<spec8>``, as the run files' folder names it."""
-        return f"{self.name}@r{self.revision}-{self.spec_hash.split(':', 1)[-1][:8]}"
+        return row_key({"name": self.name, "revision": self.revision, "spec_hash": self.spec_hash})
 
 
 def _placing(registry, kind: str, name: str) -> tuple[str, str]:
@@ -106,23 +107,13 @@ def cell_states(protocol: Protocol, rows: list[Entry], results) -> dict:
     for _, rec in iter_runs(results, f"{protocol.data['id']}-{protocol.data['version']}"):
         if rec["protocol"]["hash"] != protocol.hash:
             continue
-        c = rec["component"]
-        key = f"{c['name']}@r{c['revision']}-{c['spec_hash'].split(':', 1)[-1][:8]}"
-        have.setdefault((rec["track"], key, rec["dataset"]["name"]), []).append(rec["status"])
+        have.setdefault((rec["track"], row_key(rec["component"]), rec["dataset"]["name"]), []).append(rec["status"])
     states = {}
     for entry in rows:
         for dataset in protocol.track_datasets(entry.track):
             n = len(protocol.datasets[dataset]["splits"][entry.track])
             got = have.get((entry.track, entry.key, dataset), [])
-            if dataset in entry.na:
-                state = "na"
-            elif len(got) < n:
-                state = f"partial {len(got)}/{n}" if got else "not run"
-            elif all(s == "ok" for s in got):
-                state = "done"
-            else:
-                state = next(s for s in ("failed", "timeout", "na") if s in got)
-            states[(entry.key, dataset)] = state
+            states[(entry.key, dataset)] = "na" if dataset in entry.na else state_of(got, n)
     return states
 
 
@@ -158,18 +149,21 @@ def fits_per_fold(spec: dict, entry: Entry, registry) -> float:
         for kind, name in zip(("reducer", "learner") if entry.kind == "reducer" else (entry.kind,), entry.pipeline):
             p, t = _grid(registry, kind, name)
             points, together = points * p, together * t
-    select = spec.get("select", {})
-    tried = min(points, select.get("n_iter", points)) if select.get("method") == "random" else points
-    if select.get("method", "none") == "none" or points <= 1:
+    from plcore.run.defaults import SELECT_DEFAULTS
+
+    select = {**SELECT_DEFAULTS, **spec.get("select", {})}
+    tried = min(points, select["n_iter"]) if select["method"] == "random" else points
+    if select["method"] == "none" or points <= 1:
         fits = 1.0
     elif entry.track == "clustering":
         fits = float(tried)
     else:
-        fits = max(1, tried // together if select.get("method") == "grid" else tried) * select.get("cv", 3) + 1.0
+        fits = max(1, tried // together if select["method"] == "grid" else tried) * select["cv"] + 1.0
     if deep:
-        epochs = spec.get("deep", {}).get("n_epochs")
-        default = registry.create("learner", entry.name).get_params().get("n_epochs", 1)
-        fits *= (epochs or default) / max(default, 1)
+        comp = registry.get("learner", entry.name)
+        default = registry.create("learner", entry.name, **comp.spec.config_overrides).get_params().get("n_epochs")
+        default = default or 1
+        fits *= (spec.get("deep", {}).get("n_epochs") or default) / default
     return fits
 
 
@@ -178,20 +172,29 @@ def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, result
     missing fold costs the mean wall time of the same row's folds on the same data set under
     another protocol of ``results``, times the ratio of fits per fold (:func:`fits_per_fold`) and
     of training rows. A cell with no such measurement is counted, not guessed."""
-    measured: dict = {}
-    for path, rec in iter_runs(results):
-        if rec["protocol"]["hash"] == protocol.hash or rec["status"] != "ok" or "wall_s" not in rec.get("timing", {}):
-            continue
-        c = rec["component"]
-        key = (f"{c['name']}@r{c['revision']}-{c['spec_hash'].split(':', 1)[-1][:8]}", rec["dataset"]["name"])
-        measured.setdefault(key, {}).setdefault(path.parts[-6], []).append(rec["timing"]["wall_s"])
+    from plcore.exceptions import ConfigError
     from plcore.leaderboard.protocol import load_protocol
 
+    measured: dict = {}
+    others: dict = {}
+    for _, rec in iter_runs(results):
+        if rec["protocol"]["hash"] == protocol.hash or rec["status"] != "ok" or "wall_s" not in rec.get("timing", {}):
+            continue
+        p = rec["protocol"]
+        if (p["id"], p["version"]) not in others:
+            try:
+                others[(p["id"], p["version"])] = load_protocol(f"{p['id']}/{p['version']}")
+            except ConfigError:  # a protocol this plcore does not ship: its times cannot be scaled
+                others[(p["id"], p["version"])] = None
+        other = others[(p["id"], p["version"])]
+        if other is not None:
+            key = (row_key(rec["component"]), rec["dataset"]["name"])
+            measured.setdefault(key, {}).setdefault(other.key, (other, []))[1].append(rec["timing"]["wall_s"])
     seconds, unknown = 0.0, 0
     for entry in rows:
         spec = protocol.track(entry.track)
         for dataset in protocol.track_datasets(entry.track):
-            state = states.get((entry.key, dataset), "not run")
+            state = "na" if dataset in entry.na else states.get((entry.key, dataset), "not run")
             n = len(protocol.datasets[dataset]["splits"][entry.track])
             missing = n if state == "not run" else n - int(state.split()[1].split("/")[0]) if state.startswith(
                 "partial") else 0
@@ -201,12 +204,20 @@ def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, result
             if not source:
                 unknown += 1
                 continue
-            folder, times = next(iter(sorted(source.items())))
-            other = load_protocol(folder.rsplit("-", 1)[0] + "/" + folder.rsplit("-", 1)[1])
+            other, times = source[sorted(source)[0]]
             ratio = fits_per_fold(spec, entry, registry) / fits_per_fold(other.track(entry.track), entry, registry)
             rows_ratio = _train_share(spec, entry.track) / _train_share(other.track(entry.track), entry.track)
             seconds += missing * sum(times) / len(times) * ratio * rows_ratio
     return seconds, unknown
+
+
+def cost_text(seconds: float, unknown: int, cells: int) -> str:
+    """How :func:`estimate_missing`'s figures are said: "about 1.2 h on one core, scaled from the
+    other tiers' folds", with the cells that had no measurement; "no estimate" when none had one."""
+    if unknown >= cells:
+        return "no estimate (no fold of these rows on these data sets under another protocol to scale)"
+    return (f"about {seconds / 3600:.1f} h on one core, scaled from the other tiers' folds"
+            + (f" ({unknown} of the {cells} cells with no measurement to scale, not counted)" if unknown else ""))
 
 
 def _train_share(spec: dict, track: str) -> float:

@@ -31,7 +31,7 @@ import numpy as np
 
 from plcore.exceptions import DataValidationError
 from plcore.leaderboard.protocol import Protocol, _load, check_dataset, fold_scores, track_splits
-from plcore.leaderboard.runfile import iter_runs, unpack_predictions
+from plcore.leaderboard.runfile import iter_runs, row_key, run_path, state_of, unpack_predictions
 
 __all__ = ["Row", "Board", "Table", "GROUPS", "collect", "tables", "render_markdown", "render_latex", "page_command",
            "diagram_files", "not_run_lines", "write_page"]
@@ -62,7 +62,9 @@ class Row:
 
     @property
     def label(self) -> str:
-        return self.display_name if self.kind != "reducer" else f"{self.display_name} + {self.pipeline[-1]}"
+        """How the page names the row (a reducer with its learner), safe in a Markdown table."""
+        text = self.display_name if self.kind != "reducer" else f"{self.display_name} + {self.pipeline[-1]}"
+        return text.replace("|", "/")
 
 
 @dataclass
@@ -86,13 +88,8 @@ class Board:
 
     def state(self, row: Row, dataset: str) -> str:
         """``done``, ``failed``, ``timeout``, ``na``, ``partial k/n`` or ``not run``."""
-        got = [rec["status"] for rec in row.folds.get(dataset, {}).values()]
-        n = self.n_splits(row.track, dataset)
-        if len(got) < n:
-            return f"partial {len(got)}/{n}" if got else "not run"
-        if all(s == "ok" for s in got):
-            return "done"
-        return next(s for s in ("failed", "timeout", "na") if s in got)
+        return state_of([rec["status"] for rec in row.folds.get(dataset, {}).values()],
+                        self.n_splits(row.track, dataset))
 
 
 def _current(rows: dict) -> tuple[list, list]:
@@ -123,11 +120,9 @@ def collect(protocol: Protocol, results, *, data_home=None) -> Board:
     timings: dict = defaultdict(float)
     n_bytes = 0
     for path, rec in iter_runs(results, f"{protocol.data['id']}-{protocol.data['version']}"):
-        if rec["protocol"]["hash"] != protocol.hash:
-            raise DataValidationError(f"{path}: made under protocol hash {rec['protocol']['hash']}, not "
-                                      f"{protocol.key}'s {protocol.hash}")
+        _check_place(protocol, results, path, rec)
         c = rec["component"]
-        key = f"{c['name']}@r{c['revision']}-{c['spec_hash'].split(':', 1)[-1][:8]}"
+        key = row_key(c)
         row = rows.setdefault((rec["track"], c["kind"], key), Row(
             rec["track"], c["kind"], c["name"], key, c.get("display_name", c["name"]), c.get("section", "ranked"),
             c.get("group", "clustering" if c["kind"] == "clusterer" else "classic"), c.get("distribution", "?"),
@@ -141,6 +136,30 @@ def collect(protocol: Protocol, results, *, data_home=None) -> Board:
     snapshot = "sha256:" + hashlib.sha256(json.dumps(sorted(listing)).encode()).hexdigest()
     return Board(protocol, current, superseded, _recompute(protocol, rows.values(), data_home), snapshot,
                  len(listing), dict(timings), n_bytes)
+
+
+def _check_place(protocol: Protocol, results: Path, path: Path, rec: dict) -> None:
+    """Refuse, in one line, a run file that is not where its content places it, or not of this
+    protocol: another hash, a data set the track does not use, a fold out of range, or another
+    fingerprint, candidate sets or fold digest than the protocol's."""
+    if path != run_path(results, rec):
+        raise DataValidationError(f"{path}: its content places it at {run_path(results, rec)}")
+    if rec["protocol"]["hash"] != protocol.hash:
+        raise DataValidationError(f"{path}: made under protocol hash {rec['protocol']['hash']}, not "
+                                  f"{protocol.key}'s {protocol.hash}")
+    dataset, fold = rec["dataset"]["name"], int(rec["fold"]["index"])
+    if dataset not in protocol.track_datasets(rec["track"]):
+        raise DataValidationError(f"{path}: the {rec['track']} track of {protocol.key} has no data set {dataset!r}")
+    entry = protocol.datasets[dataset]
+    splits = entry["splits"][rec["track"]]
+    if not 0 <= fold < len(splits):
+        raise DataValidationError(f"{path}: fold {fold} of {len(splits)}")
+    for field_, have, want in (("fingerprint", rec["dataset"]["fingerprint"], entry["fingerprint"]),
+                               ("fold digest", rec["fold"]["test_digest"], splits[fold]),
+                               ("candidates digest", rec["dataset"].get("candidates_digest", entry["candidates_digest"]),
+                                entry["candidates_digest"])):
+        if have != want:
+            raise DataValidationError(f"{path}: its {field_} {have} is not the protocol's {want}")
 
 
 def _recompute(protocol: Protocol, rows, data_home) -> dict:
@@ -237,7 +256,8 @@ def tables(board: Board) -> list:
                            None)
                 wtl = {}
                 if ref is not None:  # each row's wins, ties and losses against the reference learner
-                    both = {**scores, **{(ref.key, d): _fold_values(board, ref.key, d, metric) for d in datasets}}
+                    both = {k: v for k, v in scores.items() if k not in imputed}  # a hole wins nothing
+                    both.update({(ref.key, d): _fold_values(board, ref.key, d, metric) for d in datasets})
                     wtl = {m: (lose, tie, win) for m, (win, tie, lose) in win_tie_loss(both, ref.key).items()}
                 out.append(Table(track, group, metric, ranked, c, imputed, _tie_groups(c), wtl, unranked,
                                  ref.label if ref is not None else ""))
@@ -336,7 +356,7 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
             n_imp = sum((key, d) in t.imputed for d in datasets)
             cells = [str(pos), row.label, *(_cell(board, t, row, d) for d in datasets),
                      "–" if i is None or t.comparison.ranks is None else f"{t.comparison.ranks[i]:.2f}",
-                     t.tie_groups.get(key, "–"), f"{100 * n_imp / len(datasets):.0f}%"]
+                     t.tie_groups.get(key, "–"), f"{100 * n_imp / max(len(datasets), 1):.0f}%"]
             if t.wtl:
                 cells.append("–" if key not in t.wtl else "/".join(map(str, t.wtl[key])))
             if timings:
@@ -381,7 +401,7 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
         for r, d, rec in failures:
             if (r.key, d, rec["error"]) not in seen:
                 seen.add((r.key, d, rec["error"]))
-                lines.append(f"- `{r.kind}:{r.key}` on {d} ({rec['status']}): {rec['error']}")
+                lines.append(f"- `{r.kind}:{r.key}` on {d} ({rec['status']}): {rec['error'].replace('|', '/')}")
     if board.superseded:
         lines += ["", "## Superseded (an older revision or spec; never ranked)", ""]
         lines += [f"- `{r.kind}:{r.key}`" for r in board.superseded]
@@ -416,7 +436,7 @@ def not_run_lines(board: Board, installed: list, results, registry) -> list:
     """One line per group of the installed rows (:func:`plcore.leaderboard.jobs.entries`) with no
     run file of the board's protocol: their names and the estimated cost of running them
     (:func:`plcore.leaderboard.jobs.estimate_missing`, from the other tiers' files under ``results``)."""
-    from plcore.leaderboard.jobs import estimate_missing
+    from plcore.leaderboard.jobs import cost_text, estimate_missing
 
     have = {r.key for r in board.rows} | {r.key for r in board.superseded}
     missing = [e for e in installed if e.key not in have]
@@ -427,8 +447,8 @@ def not_run_lines(board: Board, installed: list, results, registry) -> list:
             if not mine:
                 continue
             seconds, unknown = estimate_missing(board.protocol, mine, {}, results, registry)
-            cost = f"about {seconds / 3600:.1f} h on one core, scaled from the other tiers' folds" + (
-                f" ({unknown} of the cells with no measurement to scale, not counted)" if unknown else "")
+            cells = sum(1 for e in mine for d in board.protocol.track_datasets(track) if d not in e.na)
+            cost = cost_text(seconds, unknown, cells)
             out.append(f"- {track}, {GROUPS[track][group]}: {len(mine)} row(s) ({', '.join(e.name for e in mine)}); "
                        f"{cost}")
     return out
@@ -436,8 +456,21 @@ def not_run_lines(board: Board, installed: list, results, registry) -> list:
 
 def page_command(protocol: Protocol, results, out=None, *, timings: bool = True) -> str:
     """The command that renders a page (printed on it, so that anyone can rebuild it)."""
-    return (f"python -m plcore leaderboard page --protocol {protocol.key} --results {Path(results).as_posix()}"
-            + (f" --out {Path(out).as_posix()}" if out else "") + ("" if timings else " --no-timings"))
+    return (f"python -m plcore leaderboard page --protocol {protocol.key} --results {_shown(results)}"
+            + (f" --out {_shown(out)}" if out else "") + ("" if timings else " --no-timings"))
+
+
+def _shown(path) -> str:
+    """A path as a page prints it: relative to the current folder, never a path of this machine."""
+    import os
+
+    path = Path(path)
+    if not path.is_absolute():
+        return path.as_posix()
+    try:
+        return Path(os.path.relpath(path)).as_posix()
+    except ValueError:  # another drive
+        return path.name
 
 
 def diagram_files(board: Board, out) -> dict:

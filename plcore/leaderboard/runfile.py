@@ -31,8 +31,8 @@ import numpy as np
 
 from plcore.exceptions import DataValidationError
 
-__all__ = ["SCHEMA", "STATUSES", "MergeReport", "pack_predictions", "unpack_predictions", "run_key", "run_path",
-           "validate_run", "write_run", "read_run", "iter_runs", "merge_trees"]
+__all__ = ["SCHEMA", "STATUSES", "MergeReport", "pack_predictions", "unpack_predictions", "run_key", "row_key", "state_of",
+           "run_path", "validate_run", "write_run", "read_run", "iter_runs", "merge_trees"]
 
 SCHEMA = "plcore.leaderboard.run/1"
 #: a fold's outcome: scored, raised (its one-line error kept), ran out of time, declared not applicable
@@ -79,11 +79,26 @@ def run_key(record: dict) -> tuple:
             c["spec_hash"], record["dataset"]["name"], int(record["fold"]["index"]))
 
 
+def row_key(component: dict) -> str:
+    """A leaderboard row's key, ``<name>@r<revision>-<spec8>``, from a run file's ``component``."""
+    return f"{component['name']}@r{component['revision']}-{component['spec_hash'].split(':', 1)[-1][:8]}"
+
+
+def state_of(statuses: list, n: int) -> str:
+    """A cell's state from its folds' statuses (``n`` folds): ``done`` (every fold ok), ``failed``
+    / ``timeout`` / ``na`` (every fold has a final state, one of them this one), ``partial k/n``
+    (k folds have a file) or ``not run``."""
+    if len(statuses) < n:
+        return f"partial {len(statuses)}/{n}" if statuses else "not run"
+    if all(s == "ok" for s in statuses):
+        return "done"
+    return next(s for s in ("failed", "timeout", "na") if s in statuses)
+
+
 def run_path(root, record: dict) -> Path:
     """``<root>/<protocol>-<version>/<track>/<kind>/<name>@r<revision>-<spec8>/<data set>/fold-<k>.json``."""
-    pid, version, track, kind, name, revision, spec, dataset, fold = run_key(record)
-    spec8 = spec.split(":", 1)[-1][:8]
-    return (Path(root) / f"{pid}-{version}" / track / kind / f"{name}@r{revision}-{spec8}" / dataset
+    pid, version, track, kind, _, _, _, dataset, fold = run_key(record)
+    return (Path(root) / f"{pid}-{version}" / track / kind / row_key(record["component"]) / dataset
             / f"fold-{fold}.json")
 
 

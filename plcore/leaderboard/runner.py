@@ -127,8 +127,8 @@ def fold_record(protocol: Protocol, entry: Entry, dataset: str, fold: int, *, re
     """Run one fold and return its run file's record (``status: failed`` with its error where it
     raised; the warnings it gave, on one line each, in ``warnings``)."""
     _, drawn = data
-    record = {**_header(protocol, entry, dataset, fold), "machine": _machine(),
-              "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    record = {**_header(protocol, entry, dataset, fold), "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                                                      time.gmtime())}
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:  # kept in the file, not printed per fold
         warnings.simplefilter("always")
@@ -137,6 +137,7 @@ def fold_record(protocol: Protocol, entry: Entry, dataset: str, fold: int, *, re
     if said:
         record["warnings"] = said[:5]
     record["timing"] = {**record.get("timing", {}), "wall_s": time.perf_counter() - t0}
+    record["machine"] = _machine()  # after the fold: a deep learner has loaded PyTorch by then
     record["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     return record
 
@@ -183,10 +184,10 @@ def _classify_fold(setup, select, spec, drawn, split, fold):
 def _cluster_fold(setup, select, spec, drawn, split):
     """Every row's cluster of one partition, the chosen parameters and the timings."""
     from plcore.run.pipeline import make_preprocessor
-    from plcore.run.protocols._clustering import cluster_partition
+    from plcore.run.protocols._clustering import _present_classes, cluster_partition
 
     labelled, _ = split
-    keep = np.flatnonzero(np.bincount(drawn.y_true, minlength=drawn.n_classes) > 0)
+    keep = _present_classes(drawn, "present")
     scaler = make_preprocessor(spec["preprocessing"])
     X_all = drawn.X if scaler is None else scaler.fit_transform(drawn.X)
     clusterer, chosen, _, fit_time = cluster_partition(

@@ -356,7 +356,10 @@ def cd_diagram(c: Comparison, stem, *, title: str | None = None) -> list:
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     paths = [stem.with_name(stem.name + ext) for ext in (".png", ".svg")]
-    for path in paths:
-        fig.savefig(path, dpi=150 if path.suffix == ".png" else None, bbox_inches="tight",
-                    metadata={"Date": None} if path.suffix == ".svg" else None)
+    import matplotlib
+
+    with matplotlib.rc_context({"svg.hashsalt": "plcore"}):  # the same SVG ids on every render
+        for path in paths:
+            fig.savefig(path, dpi=150 if path.suffix == ".png" else None, bbox_inches="tight",
+                        metadata={"Date": None} if path.suffix == ".svg" else None)
     return paths
