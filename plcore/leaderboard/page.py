@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from plcore.exceptions import DataValidationError
-from plcore.leaderboard.protocol import Protocol, _load, check_dataset, fold_scores, track_splits
+from plcore.leaderboard.protocol import Protocol, checked_data, fold_scores
 from plcore.leaderboard.runfile import iter_runs, row_key, run_path, state_of, unpack_predictions
 
 __all__ = ["Row", "Board", "Table", "GROUPS", "collect", "tables", "render_markdown", "render_latex", "page_command",
@@ -174,8 +174,7 @@ def _recompute(protocol: Protocol, rows, data_home) -> dict:
     for dataset in protocol.datasets:
         if not wanted[dataset]:
             continue
-        _, drawn = _load(dataset, check_dataset(protocol, dataset, data_home=data_home), data_home)
-        splits = {t: track_splits(protocol.track(t), t, drawn) for t in {r.track for r, _, _ in wanted[dataset]}}
+        (_, drawn), splits = checked_data(protocol, dataset, data_home)
         for row, fold, rec in wanted[dataset]:
             split = splits[row.track][fold]
             pred = unpack_predictions(rec["predictions"])

@@ -210,6 +210,14 @@ def check_dataset(protocol: Protocol, name: str, data_home=None) -> dict:
     return entry
 
 
+def checked_data(protocol: Protocol, name: str, data_home=None):
+    """The data set ``name`` checked against the protocol (:func:`check_dataset`), loaded with its
+    candidate sets, and the splits of each track that uses it: ``((ds, drawn), {track: splits})``."""
+    data = _load(name, check_dataset(protocol, name, data_home=data_home), data_home)
+    return data, {t: track_splits(protocol.track(t), t, data[1]) for t in protocol.data["tracks"]
+                  if name in protocol.track_datasets(t)}
+
+
 def _freeze(key: str, data_home=None) -> str:
     """The protocol ``key``'s file with every data set's entry computed again (``freeze``): the
     fingerprints and digests of a new protocol version, from its tracks and its data sets'

@@ -28,7 +28,7 @@ import numpy as np
 
 from plcore.exceptions import ConfigError
 from plcore.leaderboard.jobs import Entry
-from plcore.leaderboard.protocol import Protocol, _load, check_dataset, fold_scores, track_splits
+from plcore.leaderboard.protocol import Protocol, checked_data, fold_scores
 from plcore.leaderboard.runfile import SCHEMA, pack_predictions, run_path, write_run
 
 __all__ = ["run_missing", "fold_record"]
@@ -222,10 +222,7 @@ def run_missing(protocol: Protocol, rows: list[Entry], results, *, registry, dat
                     missing[(e.key, k)] = e
         if not missing:
             continue
-        entry = check_dataset(protocol, dataset, data_home=data_home)
-        data = _load(dataset, entry, data_home)
-        splits = {track: track_splits(protocol.track(track), track, data[1]) for track in {e.track for e in
-                                                                                            missing.values()}}
+        data, splits = checked_data(protocol, dataset, data_home)
         done: dict = {}
         for (key, fold), e in missing.items():
             record = fold_record(protocol, e, dataset, fold, registry=registry, data=data, splits=splits[e.track])

@@ -16,7 +16,7 @@ import numpy as np
 
 from plcore.leaderboard.jobs import entries
 from plcore.leaderboard.page import collect
-from plcore.leaderboard.protocol import Protocol, _load, check_dataset, track_splits
+from plcore.leaderboard.protocol import Protocol, checked_data
 from plcore.leaderboard.runfile import unpack_predictions
 from plcore.leaderboard.runner import fold_record
 
@@ -60,12 +60,10 @@ def verify(protocol: Protocol, results, *, registry, only=None, data_home=None, 
             if not folds:
                 continue
             if dataset not in data:
-                drawn = _load(dataset, check_dataset(protocol, dataset, data_home=data_home), data_home)
-                data[dataset] = (drawn, {t: track_splits(protocol.track(t), t, drawn[1]) for t in protocol.data["tracks"]
-                                         if dataset in protocol.track_datasets(t)})
-            drawn, splits = data[dataset]
+                data[dataset] = checked_data(protocol, dataset, data_home)
+            loaded, splits = data[dataset]
             stored = row.folds[dataset][folds[0]]
-            again = fold_record(protocol, entry, dataset, folds[0], registry=registry, data=drawn,
+            again = fold_record(protocol, entry, dataset, folds[0], registry=registry, data=loaded,
                                 splits=splits[row.track])
             where = (name, dataset, folds[0])
             if again["status"] == "ok" and again["predictions"]["sha256"] == stored["predictions"]["sha256"]:
