@@ -88,7 +88,8 @@ def test_hydras_joblib_launcher_runs_the_rows_as_jobs(plcore_cli, tmp_path):
     assert proc.stdout.strip().splitlines()[-1] == "2 row(s) run by Hydra's joblib launcher into out"
     made = {(r["component"]["name"], r["dataset"]["name"], r["fold"]["index"]): r for _, r in iter_runs(tmp_path / "out")}
     assert len(made) == 8
-    committed = {(r["component"]["name"], r["dataset"]["name"], r["fold"]["index"]): r for _, r in iter_runs(COMMITTED)
+    committed = {(r["component"]["name"], r["dataset"]["name"], r["fold"]["index"]): r
+                 for _, r in iter_runs(COMMITTED, "field-smoke-1")
                  if r["component"]["name"] in ("plknn", "kmeans")}
     assert {k: r["predictions"]["sha256"] for k, r in made.items()} == \
         {k: r["predictions"]["sha256"] for k, r in committed.items()}

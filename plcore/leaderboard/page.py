@@ -347,7 +347,7 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
         head += [f"vs {t.reference}: win/tie/loss"] if t.wtl else []
         head += ["median fit (s)"] if timings else []
         head += ["distribution"]
-        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] if t.ranked else []
         order = ranked_methods(t.comparison) if t.comparison is not None else [r.key for r in t.ranked]
         for pos, key in enumerate(order, 1):
             row = by_key[key]
@@ -378,9 +378,18 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
         if diagrams and (t.track, t.group, t.metric) in diagrams:
             lines += ["", f"![critical-difference diagram: {t.track}, {t.group}, {t.metric}]"
                           f"({diagrams[(t.track, t.group, t.metric)]})"]
-        if t.unranked:
-            lines += ["", "Not ranked yet (cells not run):", ""]
-            lines += [f"- {r.label} (`{r.kind}:{r.key}`): {_missing(board, r)}" for r in t.unranked]
+        if t.unranked:  # what they have, done cells as mean ± std (of the folds that ran)
+            lines += ["", "Not ranked yet (cells not run), with what they have:", "",
+                      "| method | " + " | ".join(datasets) + " | missing |", "|" + "---|" * (len(datasets) + 2)]
+            for r in t.unranked:
+                cells = []
+                for d in datasets:
+                    values = _fold_values(board, r.key, d, t.metric)
+                    state = board.state(r, d)
+                    shown = f"{np.mean(values):.3f} ± {np.std(values):.3f}" if values else ""
+                    cells.append(shown if state == "done" else f"{shown} ({state})".strip() if values else state)
+                lines.append(f"| {r.label} (`{r.kind}:{r.key}`) | " + " | ".join(cells)
+                             + f" | {_missing(board, r).removeprefix('not ranked: ')} |")
     refs = [r for r in board.rows if r.section == "reference"]
     datasets = p.track_datasets("classification") if refs else []
     if refs:
