@@ -60,8 +60,9 @@ def main(argv=None) -> int:
                                                              "per row; default: the rows one after another here")
             p.add_argument("--override", nargs="+", default=[], metavar="KEY=VALUE",
                            help="Hydra overrides for the launcher (hydra.launcher.n_jobs=2)")
-            p.add_argument("--tracking-uri", default=None, help="also log each cell that ran as an MLflow run "
-                                                                  "(experiment leaderboard-<id>-<version>), for browsing")
+            p.add_argument("--tracking-uri", default=None,
+                           help="also log each cell that ran as an MLflow run (experiment "
+                                "leaderboard-<id>-<version>), for browsing")
     pg = sub.add_parser("page", help="render the leaderboard (Markdown, LaTeX, CD diagrams) from the run files alone")
     pg.add_argument("--protocol", default="field-quick/1", help="<id>/<version> (default field-quick/1)")
     pg.add_argument("--results", default="leaderboard", help="the folder of run files (default ./leaderboard)")

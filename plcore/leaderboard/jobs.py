@@ -20,9 +20,8 @@ from plcore.exceptions import ConfigError
 from plcore.leaderboard.protocol import Protocol
 from plcore.leaderboard.runfile import iter_runs, row_key, state_of
 
-__all__ = ["Entry", "spec_hash", "entries", "chosen", "cell_states", "fits_per_fold", "estimate_missing",
-           "cost_text",
-           "TRACK_OF_KIND"]
+__all__ = ["Entry", "spec_hash", "entries", "chosen", "create_component", "cell_states", "fits_per_fold",
+           "estimate_missing", "cost_text", "TRACK_OF_KIND"]
 
 #: the track each kind joins by default
 TRACK_OF_KIND = {"learner": "classification", "reducer": "classification", "clusterer": "clustering"}
@@ -117,6 +116,17 @@ def cell_states(protocol: Protocol, rows: list[Entry], results) -> dict:
     return states
 
 
+def create_component(registry, kind: str, name: str, seed=None):
+    """The component as its Hydra node composes it (the constructor's defaults and the spec's
+    ``config_overrides``); with ``seed``, a ``random_state`` left unset is fixed to it, so that a
+    fold gives the same predictions wherever it runs (``verify``)."""
+    est = registry.create(kind, name, **registry.get(kind, name).spec.config_overrides)
+    params = est.get_params(deep=False)
+    if seed is not None and "random_state" in params and params["random_state"] is None:
+        est.set_params(random_state=seed)
+    return est
+
+
 def _grid(registry, kind: str, name: str) -> tuple[int, int]:
     """(points of a component's declared grid, how many of them one fit serves: the product of the
     values of its ``path_params``, which a classic learner fits together)."""
@@ -160,9 +170,7 @@ def fits_per_fold(spec: dict, entry: Entry, registry) -> float:
     else:
         fits = max(1, tried // together if select["method"] == "grid" else tried) * select["cv"] + 1.0
     if deep:
-        comp = registry.get("learner", entry.name)
-        default = registry.create("learner", entry.name, **comp.spec.config_overrides).get_params().get("n_epochs")
-        default = default or 1
+        default = create_component(registry, "learner", entry.name).get_params().get("n_epochs") or 1
         fits *= (spec.get("deep", {}).get("n_epochs") or default) / default
     return fits
 

@@ -156,7 +156,8 @@ def _check_place(protocol: Protocol, results: Path, path: Path, rec: dict) -> No
         raise DataValidationError(f"{path}: fold {fold} of {len(splits)}")
     for field_, have, want in (("fingerprint", rec["dataset"]["fingerprint"], entry["fingerprint"]),
                                ("fold digest", rec["fold"]["test_digest"], splits[fold]),
-                               ("candidates digest", rec["dataset"].get("candidates_digest", entry["candidates_digest"]),
+                               ("candidates digest",
+                                rec["dataset"].get("candidates_digest", entry["candidates_digest"]),
                                 entry["candidates_digest"])):
         if have != want:
             raise DataValidationError(f"{path}: its {field_} {have} is not the protocol's {want}")

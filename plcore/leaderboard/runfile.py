@@ -31,8 +31,8 @@ import numpy as np
 
 from plcore.exceptions import DataValidationError
 
-__all__ = ["SCHEMA", "STATUSES", "MergeReport", "pack_predictions", "unpack_predictions", "run_key", "row_key", "state_of",
-           "run_path", "validate_run", "write_run", "read_run", "iter_runs", "merge_trees"]
+__all__ = ["SCHEMA", "STATUSES", "MergeReport", "pack_predictions", "unpack_predictions", "run_key", "row_key",
+           "state_of", "run_path", "validate_run", "write_run", "read_run", "iter_runs", "merge_trees"]
 
 SCHEMA = "plcore.leaderboard.run/1"
 #: a fold's outcome: scored, raised (its one-line error kept), ran out of time, declared not applicable

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from plcore.exceptions import ConfigError
-from plcore.leaderboard.jobs import Entry
+from plcore.leaderboard.jobs import Entry, create_component
 from plcore.leaderboard.protocol import Protocol, checked_data, fold_scores
 from plcore.leaderboard.runfile import SCHEMA, pack_predictions, run_path, write_run
 
@@ -42,16 +42,6 @@ def _one_line(err: BaseException) -> str:
     return _PATH.sub("", text)[:500]
 
 
-def _create(registry, kind: str, name: str, seed):
-    """The component as its Hydra node composes it (the constructor's defaults and the spec's
-    ``config_overrides``), a ``random_state`` left unset fixed to the protocol's ``seed`` so that
-    a fold gives the same predictions wherever it runs (``verify``)."""
-    est = registry.create(kind, name, **registry.get(kind, name).spec.config_overrides)
-    if "random_state" in est.get_params(deep=False) and est.get_params(deep=False)["random_state"] is None:
-        est.set_params(random_state=seed)
-    return est
-
-
 def _setup(protocol: Protocol, entry: Entry, registry):
     """The run's components: the entry's estimator (a reducer with the reference learner), a deep
     learner with the protocol's epochs; and the selection settings for them."""
@@ -61,15 +51,15 @@ def _setup(protocol: Protocol, entry: Entry, registry):
     spec = protocol.track(entry.track)
     deep = spec.get("deep", {})
     if entry.kind == "clusterer":
-        setup = Setup(clusterer=_create(registry, "clusterer", entry.name, spec["seed"]))
+        setup = Setup(clusterer=create_component(registry, "clusterer", entry.name, spec["seed"]))
         return setup, check_select(dict(spec["select"]), setup, registry)
     if entry.kind == "reducer":
-        setup = Setup(reducer=_create(registry, "reducer", entry.name, spec["seed"]),
-                      learner=_create(registry, "learner", entry.pipeline[1], spec["seed"]))
+        setup = Setup(reducer=create_component(registry, "reducer", entry.name, spec["seed"]),
+                      learner=create_component(registry, "learner", entry.pipeline[1], spec["seed"]))
     else:
-        setup = Setup(learner=_create(registry, entry.kind, entry.name, spec["seed"]))
+        setup = Setup(learner=create_component(registry, entry.kind, entry.name, spec["seed"]))
     select = dict(spec["select"])
-    if "n_epochs" in setup.learner.get_params() and deep:
+    if entry.group == "deep" and deep:
         if "n_epochs" in deep:  # else the learner's own
             setup.learner.set_params(n_epochs=deep["n_epochs"])
         if deep.get("space"):
@@ -151,8 +141,8 @@ def _run_into(record, protocol, entry, registry, drawn, split, fold) -> None:
             pred, chosen, timing = _cluster_fold(setup, select, spec, drawn, split)
         else:
             pred, chosen, timing = _classify_fold(setup, select, spec, drawn, split, fold)
-        n_labels = int(pred.max()) + 1 if entry.track == "clustering" and pred.size else drawn.n_classes
-        record.update(status="ok", error=None, predictions=pack_predictions(pred, max(n_labels, drawn.n_classes)),
+        width = max(drawn.n_classes, int(pred.max()) + 1 if pred.size else 0)  # clusters may outnumber classes
+        record.update(status="ok", error=None, predictions=pack_predictions(pred, width),
                       scores=fold_scores(spec, entry.track, drawn, split, pred),
                       selection={"method": select["method"],
                                  "chosen": {k: (v if isinstance(v, (int, float, str)) else repr(v))

@@ -53,7 +53,8 @@ def launch(protocol: str, rows: list, results, *, launcher: str, datasets=None, 
     quoted = ",".join(f"'{r}'" for r in rows)
     argv = ["--multirun", f"hydra/launcher={launcher}", f"protocol={protocol}",
             f"results='{Path(results).resolve().as_posix()}'", f"row={quoted}",
-            f"datasets=[{','.join(datasets or [])}]", f"tracking_uri='{tracking_uri or ''}'", "hydra/job_logging=none", "hydra/hydra_logging=none",
+            f"datasets=[{','.join(datasets or [])}]", f"tracking_uri='{tracking_uri or ''}'",
+            "hydra/job_logging=none", "hydra/hydra_logging=none",
             f"hydra.sweep.dir='{tempfile.mkdtemp(prefix='plcore-leaderboard-')}'", "hydra.job.chdir=false",
             *overrides]
     app = hydra.main(version_base=None, config_name="plcore_leaderboard_launch")(_job)

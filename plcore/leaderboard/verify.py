@@ -75,7 +75,8 @@ def verify(protocol: Protocol, results, *, registry, only=None, data_home=None, 
                 echo(f"{name} on {dataset} fold {folds[0]}: DIFFERS, {again['status']} here: {again['error']}")
                 continue
             alike = np.mean(unpack_predictions(again["predictions"]) == unpack_predictions(stored["predictions"]))
-            scores = ", ".join(f"{m} {stored['scores'][m]:.4f} stored, {v:.4f} here" for m, v in again["scores"].items())
+            scores = ", ".join(f"{m} {stored['scores'][m]:.4f} stored, {v:.4f} here"
+                               for m, v in again["scores"].items())
             echo(f"{name} on {dataset} fold {folds[0]}: DIFFERS, {100 * alike:.1f}% of the rows alike ({scores})")
     echo(f"verified: {len(out.same)} fold(s) the same, {len(out.differ)} differ, {len(out.skipped)} row(s) not re-run")
     return out
