@@ -8,10 +8,13 @@ PRODEN (Lv et al., ICML 2020), RC and CC (Feng et al., NeurIPS 2020), LWS (Wen e
 a linear model; the complementary-label losses PLENCH runs as partial-label baselines: PC,
 Forward, NN, GA, SCL-EXP, SCL-NL, L-W and OP-W; and the learners for noisy candidate sets (the
 true label may be left out): FREDIS (Qiao et al., ICML 2023), ALIM (Xu et al., NeurIPS 2023)
-and PiCO+ (Wang et al., TPAMI 2024).
+and PiCO+ (Wang et al., TPAMI 2024); CroSel (Tian et al., CVPR 2024) and the conformal
+candidate cleaning of Fuchs & Kalinke (UAI 2025) around PRODEN, CC, CAVL, POP, VALEN, PiCO and
+CroSel (``conformal``).
 
 One module per family holds the scikit-learn learners (``confidence``, ``candidate_losses``,
-``contrastive``, ``instance_dependent``, ``complementary``, ``noise_robust``); its methods, the hooks the shared loop
+``contrastive``, ``instance_dependent``, ``complementary``, ``noise_robust``, ``crosel``; ``conformal``
+holds the conformal variants, whose cleaning is ``_cleaning``); its methods, the hooks the shared loop
 (``_loop``) calls, live in the private module of the same name (``_confidence``, ...).
 Importing this package does not import PyTorch (nor the learners' modules: names are served
 on first use).
@@ -31,6 +34,10 @@ if TYPE_CHECKING:  # for static tools (the API docs); at run time the names are 
     from plcore_deep.complementary import (ForwardLearner, GaLearner, LwLearner, NnLearner, OpwLearner, PcLearner,
                                            SclExpLearner, SclNlLearner)
     from plcore_deep.noise_robust import AlimLearner, FredisLearner, PicoPlusLearner
+    from plcore_deep.crosel import CroselLearner
+    from plcore_deep.conformal import (ConformalCavlLearner, ConformalCcLearner, ConformalCroselLearner,
+                                       ConformalPicoLearner, ConformalPopLearner, ConformalProdenLearner,
+                                       ConformalValenLearner)
 
 __version__ = _version("plcore-deep")   # from the package metadata: the version is pyproject.toml's
 
@@ -39,6 +46,8 @@ __all__ = ["ProdenLearner", "RcLearner", "CavlLearner", "PopLearner", "CcLearner
            "AbleLearner", "DirkLearner", "ValenLearner",
            "PcLearner", "ForwardLearner", "NnLearner", "GaLearner", "SclExpLearner", "SclNlLearner", "LwLearner",
            "OpwLearner", "IdgpLearner", "CrdpllLearner", "FredisLearner", "AlimLearner", "PicoPlusLearner",
+           "CroselLearner", "ConformalProdenLearner", "ConformalCcLearner", "ConformalCavlLearner",
+           "ConformalPopLearner", "ConformalValenLearner", "ConformalPicoLearner", "ConformalCroselLearner",
            "__version__"]
 
 __getattr__, __dir__ = lazy_exports(globals(), {
@@ -56,4 +65,8 @@ __getattr__, __dir__ = lazy_exports(globals(), {
     "LwLearner": "plcore_deep.complementary", "OpwLearner": "plcore_deep.complementary",
     "IdgpLearner": "plcore_deep.instance_dependent", "CrdpllLearner": "plcore_deep.confidence",
     "FredisLearner": "plcore_deep.noise_robust", "AlimLearner": "plcore_deep.noise_robust",
-    "PicoPlusLearner": "plcore_deep.noise_robust"})
+    "PicoPlusLearner": "plcore_deep.noise_robust", "CroselLearner": "plcore_deep.crosel",
+    **{name: "plcore_deep.conformal" for name in ("ConformalProdenLearner", "ConformalCcLearner",
+                                                  "ConformalCavlLearner", "ConformalPopLearner",
+                                                  "ConformalValenLearner", "ConformalPicoLearner",
+                                                  "ConformalCroselLearner")}})

@@ -73,6 +73,15 @@ class Cavl(ConfidenceMethod):
     def targets(self, logits, S):
         return cavl_targets(logits, S)
 
+    def cleaned(self, logits, S, *, masked=False):
+        """In a conformal variant the one-hot target is chosen among the cleaned candidates (the
+        paper); the authors' code intersects the target chosen among all candidates with the
+        cleaned set and restores it when that is empty, which changes nothing
+        (``as_authors_code``: the given sets)."""
+        if self.cleaner is not None and self.cleaner.as_authors_code:
+            return S
+        return super().cleaned(logits, S, masked=masked)
+
 
 class Pop(Proden):
     """POP (Xu et al., ICML 2023, Algorithm 1, with the schedule of the authors' code): PRODEN's

@@ -198,7 +198,7 @@ class Pico(Method):
         logits = state.model[-1](body_out)
         q = F.normalize(self.head(body_out), dim=1)
         with torch.no_grad():
-            pseudo = (torch.softmax(logits, dim=1) * sb).argmax(dim=1)
+            pseudo = (torch.softmax(logits, dim=1) * self.cleaned(logits, sb)).argmax(dim=1)
             scores = torch.softmax(q @ self.prototypes.T, dim=1)
             self.prototypes = prototype_update(self.prototypes, q.detach(), pseudo, self.proto_m)
             self._momentum_update()

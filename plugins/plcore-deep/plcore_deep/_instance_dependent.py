@@ -175,10 +175,22 @@ class Valen(Method):
         A_block = batch_adjacency(self.neighbors, idx, state.X.shape[0])
         loss = (valen_reconstruction(d, self.decoder(d), xb, sb, A_block)
                 + dirichlet_kl(alpha, torch.ones_like(alpha[:1]))
-                + weighted_nll(g, O[idx]) + weighted_nll(logits, self.D[idx]))
+                + weighted_nll(g, self._cleaned_target(g, O[idx], sb))
+                + weighted_nll(logits, self._cleaned_target(logits, self.D[idx], sb)))
         self.D[idx] = _renormalised_on(d.detach(), sb)
-        O[idx] = candidate_posterior(logits.detach(), sb)
+        O[idx] = candidate_posterior(logits.detach(), self.cleaned(logits, sb))
         return loss, logits
+
+    def _cleaned_target(self, logits, T, sb):
+        """A classification term's target ``T``, in a conformal variant restricted to the sets
+        cleaned by that term's own outputs and renormalised (``T`` where nothing is left), as the
+        authors' ``conformal_valen.py``."""
+        C = self.cleaned(logits, sb)
+        if C is sb:                                   # no cleaner, or none yet: the target as it is
+            return T
+        kept = T * C
+        total = kept.sum(dim=1, keepdim=True)
+        return torch.where(total > 1e-10, kept / total.clamp(min=1e-30), T)
 
 
 def bernoulli_nll(z: torch.Tensor, B: torch.Tensor) -> torch.Tensor:

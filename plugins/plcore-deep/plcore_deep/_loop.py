@@ -188,9 +188,13 @@ def _train(X, S, method, config: LoopConfig, iterations, desc, on_epoch) -> Resu
     model, Xt, St, train_rows, batch_size, gen = (state.model, state.X, state.S, state.train, state.batch_size,
                                                    state.generator)
     val = val_rows.cpu().numpy()
+    if method.cleaner is not None:           # its calibration rows may leave the training rows
+        method.cleaner.setup(state, config.seed)
+        train_rows = state.train
     n_train = len(train_rows)
     n_epochs = config.n_epochs
     extra = method.setup(state)
+    model = state.model                      # a method may wrap the network (CroSel's two)
     params = list(model.parameters()) + [p for module in extra for p in module.parameters()]
     opt = _optimizer(config.optimizer, params, config.learning_rate, config.weight_decay, config.momentum)
     scheduler = _schedule(opt, config.lr_schedule, config.learning_rate, n_epochs, math.ceil(n_train / batch_size))
@@ -202,6 +206,10 @@ def _train(X, S, method, config: LoopConfig, iterations, desc, on_epoch) -> Resu
         for module in extra:
             module.train()
         state.epoch = epoch
+        if method.cleaner is not None:      # calibrated on the network before the epoch, in eval mode
+            model.eval()
+            method.cleaner.calibrate(state, method.probabilities(state, method.cleaner.rows))
+            model.train()
         method.start_epoch(state)
         order = train_rows[torch.randperm(n_train, generator=gen).to(device)]
         total = torch.zeros((), device=device)

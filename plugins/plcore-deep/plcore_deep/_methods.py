@@ -67,6 +67,21 @@ class Method:
     #: ``targets(logits, S)``, pure functions vmapped over the models; no module of its own, no
     #: sampling, no hook overridden but :meth:`setup` (returning no module)
     stacks = False
+    #: the conformal candidate cleaner of a conformal variant
+    #: (:class:`plcore_deep._cleaning.ConformalCleaner`, set by the learner); None: the given sets
+    cleaner = None
+
+    def cleaned(self, logits: torch.Tensor, S: torch.Tensor, *, masked: bool = False) -> torch.Tensor:
+        """The batch's candidate sets as the method's targets see them: ``S``, or with a cleaner the
+        sets cleaned by the conformal p-values of ``softmax(logits)`` (``masked``: see the cleaner)."""
+        if self.cleaner is None:
+            return S
+        return self.cleaner(torch.softmax(logits.detach(), dim=1), S, masked=masked)
+
+    def probabilities(self, state, rows: torch.Tensor) -> torch.Tensor:
+        """The model's class probabilities on ``rows`` (the network in eval mode): what the
+        cleaner calibrates on."""
+        return torch.softmax(state.logits_of(rows), dim=1)
 
     def initial_confidences(self, S: torch.Tensor) -> torch.Tensor:
         """The confidences ``W`` before the first step (uniform on the candidates)."""
@@ -81,9 +96,11 @@ class Method:
         return None
 
     def batch_loss(self, state, idx: torch.Tensor, xb: torch.Tensor, sb: torch.Tensor):
-        """The mini-batch's loss and the network's outputs it was computed from."""
+        """The mini-batch's loss and the network's outputs it was computed from; in a conformal
+        variant the loss sees the cleaned sets (CC's: the authors' code takes ``beta`` from
+        probabilities masked by the sets, hence ``masked``)."""
         logits = state.model(xb)
-        return self.loss(logits, sb, state.W[idx]), logits
+        return self.loss(logits, self.cleaned(logits, sb, masked=True), state.W[idx]), logits
 
     def loss(self, logits: torch.Tensor, S: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
@@ -115,6 +132,6 @@ class ConfidenceMethod(Method):
     def after_step(self, state, idx, xb, sb, logits):
         if self.fresh:
             with torch.no_grad():
-                state.W[idx] = self.targets(state.model(xb), sb)
-        else:
-            state.W[idx] = self.targets(logits.detach(), sb)
+                logits = state.model(xb)
+        logits = logits.detach()
+        state.W[idx] = self.targets(logits, self.cleaned(logits, sb))

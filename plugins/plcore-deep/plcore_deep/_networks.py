@@ -9,8 +9,8 @@ import numpy as np
 import torch
 from torch import nn
 
-__all__ = ["build_network", "build_lenet", "lenet_side", "resolve_device", "network_state", "network_from_state",
-           "predict_logits"]
+__all__ = ["build_network", "build_lenet", "Twin", "lenet_side", "resolve_device", "network_state",
+           "network_from_state", "predict_logits"]
 
 
 def build_network(n_features: int, n_classes: int, hidden_layer_sizes, batch_norm: bool = False) -> nn.Sequential:
@@ -24,6 +24,27 @@ def build_network(n_features: int, n_classes: int, hidden_layer_sizes, batch_nor
         width = int(size)
     layers.append(nn.Linear(width, n_classes))
     return nn.Sequential(*layers)
+
+
+class Twin(nn.Module):
+    """Two networks whose predictions are averaged (CroSel): the output is ``log((softmax(f_1) +
+    softmax(f_2)) / 2)``, so its softmax (and argmax) is the mean of the two posteriors."""
+
+    def __init__(self, first: nn.Module, second: nn.Module):
+        super().__init__()
+        self.first, self.second = first, second
+
+    def forward(self, x):
+        both = torch.stack([torch.log_softmax(self.first(x), dim=1), torch.log_softmax(self.second(x), dim=1)])
+        return torch.logsumexp(both, dim=0) - math.log(2)
+
+
+def _build(arch: dict) -> nn.Module:
+    """The network an ``architecture`` dict describes (:func:`network_state`)."""
+    if arch["network"] == "lenet":
+        return build_lenet(arch["n_features"], arch["n_classes"])
+    return build_network(arch["n_features"], arch["n_classes"], tuple(arch["hidden_layer_sizes"]),
+                         bool(arch["batch_norm"]))
 
 
 def lenet_side(n_features: int) -> int:
@@ -72,9 +93,7 @@ def network_from_state(state: dict) -> nn.Module:
     global PyTorch generator is left as it was)."""
     arch = state["architecture"]
     with torch.random.fork_rng(devices=[]):
-        model = (build_lenet(arch["n_features"], arch["n_classes"]) if arch["network"] == "lenet" else
-                 build_network(arch["n_features"], arch["n_classes"], tuple(arch["hidden_layer_sizes"]),
-                               bool(arch["batch_norm"])))
+        model = Twin(_build(arch), _build(arch)) if arch.get("twin") else _build(arch)
     model = model.double()
     model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state["weights"].items()})
     return model.eval()
@@ -92,4 +111,6 @@ def predict_logits(model: nn.Module, X: np.ndarray, device: torch.device, batch_
     Xt = torch.as_tensor(X if X.flags.writeable else X.copy()).to(weight.dtype)  # PyTorch warns on read-only
     out = [model(Xt[i:i + batch_size].to(device)).cpu() for i in range(0, X.shape[0], batch_size)]
     model.to(home)
-    return torch.cat(out).double().numpy() if out else np.empty((0, model[-1].out_features))
+    if not out:
+        return np.empty((0, [m for m in model.modules() if isinstance(m, nn.Linear)][-1].out_features))
+    return torch.cat(out).double().numpy()

@@ -34,7 +34,17 @@ LEARNER_OPTIONS = {
     "fredis": "plcore_deep.noise_robust:FredisLearner",
     "alim": "plcore_deep.noise_robust:AlimLearner",
     "pico_plus": "plcore_deep.noise_robust:PicoPlusLearner",
+    "crosel": "plcore_deep.crosel:CroselLearner",
+    "conf_proden": "plcore_deep.conformal:ConformalProdenLearner",
+    "conf_cc": "plcore_deep.conformal:ConformalCcLearner",
+    "conf_cavl": "plcore_deep.conformal:ConformalCavlLearner",
+    "conf_pop": "plcore_deep.conformal:ConformalPopLearner",
+    "conf_valen": "plcore_deep.conformal:ConformalValenLearner",
+    "conf_pico": "plcore_deep.conformal:ConformalPicoLearner",
+    "conf_crosel": "plcore_deep.conformal:ConformalCroselLearner",
 }
+#: the conformal variants (Fuchs & Kalinke, UAI 2025): option name -> its base learner's
+CONFORMAL_BASES = {name: name.removeprefix("conf_") for name in LEARNER_OPTIONS if name.startswith("conf_")}
 
 #: fast settings for the common conformance test
 _TEST_PARAMS = {"hidden_layer_sizes": (16,), "n_epochs": 40, "batch_size": 32, "learning_rate": 1e-2,
@@ -115,6 +125,9 @@ PLENCH_SPACES["alim"] = {**PLENCH_SPACES["pico"], "start_epoch": [20, 40, 80, 10
 PLENCH_SPACES["pico_plus"] = {**PLENCH_SPACES["pico"], "pure_ratio": [0.6, 0.8, 0.95, 0.99, 1.0],
                               "n_neighbors": [8, 16], "temperature_guess": [0.1, 0.07], "ur_weight": [0.1, 0.5],
                               "cls_weight": [2, 3, 5]}
+#: CroSel is not in PLENCH: the common three
+PLENCH_SPACES["crosel"] = _PLENCH_COMMON
+PLENCH_SPACES.update({name: PLENCH_SPACES[base] for name, base in CONFORMAL_BASES.items()})
 
 
 #: CAVL commits to one hard target per row from the first step on, so a small network can lock
@@ -131,6 +144,8 @@ _TEST_OVERRIDES = {"cavl": {"hidden_layer_sizes": (64,)}, "dirk": {"moco_m": 0.9
                    "alim": {"start_epoch": 10, "queue_size": 256},
                    # PiCO+'s kNN positives start within the short test run
                    "pico_plus": {"knn_start": 20, "queue_size": 256}}
+_TEST_OVERRIDES.update({name: _TEST_OVERRIDES[base] for name, base in CONFORMAL_BASES.items()
+                        if base in _TEST_OVERRIDES})
 
 
 #: the constructor parameters every learner shares (the training loop's), and each one's own
@@ -155,15 +170,21 @@ _OWN = {"lws": {"beta": 2.0},
         "fredis": {"alpha": 1.0, "change_size": 500, "dec": 1e-06, "delta": 1.0, "inc": 1e-06, "lam": 10.0,
                    "theta": 1e-06, "times": 2, "update_interval": 20}}
 _OWN["alim"] = {**_OWN["pico"], "mixup_alpha": 4.0, "mixup_weight": 1.0, "noise_rate": 0.2, "start_epoch": 40}
+_OWN["crosel"] = {"augmentation": "auto", "lam_cr": 1.0, "mix_alpha": 0.75, "noise_scale": 0.1, "threshold": 0.9,
+                  "variant": "paper", "warm_up": 10}
+_CLEANING = {"as_authors_code": False, "cleaning_alpha": 0.05, "cleaning_warm_up": 10, "correction": True}
 _OWN["pico_plus"] = {**_OWN["pico"], "cls_weight": 2.0, "knn_start": 100, "mixup_alpha": 4.0, "n_neighbors": 16,
                      "pure_ratio": 0.6, "temperature_guess": 0.07, "ur_weight": 0.1}
+_OWN.update({name: {**_CLEANING, **_OWN.get(base, {})} for name, base in CONFORMAL_BASES.items()})
 #: option name -> the name the papers print
 _DISPLAY_NAMES = {"proden": "PRODEN", "rc": "RC", "cc": "CC", "lws": "LWS",
                   "exp": "EXP", "mcl_gce": "MCL-GCE", "mcl_mse": "MCL-MSE", "abs_mae": "ABS-MAE", "abs_gce": "ABS-GCE",
                   "cavl": "CAVL", "pop": "POP", "pico": "PiCO", "able": "ABLE", "dirk": "DIRK",
                   "valen": "VALEN", "idgp": "IDGP", "crdpll": "CRDPLL",
                   "pc": "PC", "forward": "Forward", "nn": "NN", "ga": "GA", "scl_exp": "SCL-EXP", "scl_nl": "SCL-NL",
-                  "l_w": "L-W", "op_w": "OP-W", "fredis": "FREDIS", "alim": "ALIM", "pico_plus": "PiCO+"}
+                  "l_w": "L-W", "op_w": "OP-W", "fredis": "FREDIS", "alim": "ALIM", "pico_plus": "PiCO+",
+                  "crosel": "CroSel"}
+_DISPLAY_NAMES.update({name: f"Conf+{_DISPLAY_NAMES[base]}" for name, base in CONFORMAL_BASES.items()})
 _DESCRIPTIONS = {
     "proden": "PRODEN (Lv et al., ICML 2020): confidence-weighted cross-entropy, confidences re-estimated per batch",
     "rc": "RC, the risk-consistent estimator of Feng et al. (NeurIPS 2020)",
@@ -194,7 +215,10 @@ _DESCRIPTIONS = {
     "fredis": "FREDIS (Qiao et al., ICML 2023): candidate-set refinement and disambiguation for noisy partial labels",
     "alim": "ALIM (Xu et al., NeurIPS 2023): PiCO with adjusted label importance for noisy partial labels",
     "pico_plus": "PiCO+ (Wang et al., TPAMI 2024): PiCO on a reliable set, with label guessing for the rest",
+    "crosel": "CroSel (Tian et al., CVPR 2024): two networks cross-select confident pseudo-labels for each other",
 }
+_DESCRIPTIONS.update({name: f"Conf+{_DISPLAY_NAMES[base]} (Fuchs & Kalinke, UAI 2025): {_DISPLAY_NAMES[base]} with "
+                            "conformal candidate cleaning" for name, base in CONFORMAL_BASES.items()})
 
 
 @hookimpl

@@ -30,7 +30,7 @@ def _deep_learners():
 
 def test_a_learner_stacks_exactly_when_its_method_does():
     learners = _deep_learners()
-    assert len(learners) == 28
+    assert len(learners) == 36
     stacking = sorted(name for name, cls in learners.items() if cls._stacks)
     assert len(stacking) == 17 and "proden" in stacking and "pico" not in stacking and "ga" not in stacking
     for name, cls in learners.items():
