@@ -5,17 +5,21 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
-from sklearn.metrics import normalized_mutual_info_score
+from sklearn.metrics import matthews_corrcoef, normalized_mutual_info_score
 
 from plcore.exceptions import DataValidationError
 
 __all__ = [
     "accuracy",
     "transductive_accuracy",
+    "mcc",
     "clustering_accuracy",
     "best_cluster_map",
     "nmi",
     "average_candidates",
+    "set_size",
+    "set_coverage",
+    "set_candidate_coverage",
     "covering_rate",
     "partial_log_likelihood",
     "approximated_accuracy",
@@ -26,6 +30,9 @@ __all__ = [
     "clustering_covering_rate_scorer",
     "SCORERS",
     "get_scorer",
+    "reject_curve",
+    "rejection_risk",
+    "accuracy_at_rejection_rate",
 ]
 
 
@@ -42,6 +49,13 @@ def accuracy(y_true, y_pred) -> float:
     """Fraction of predictions equal to the true label."""
     y_true, y_pred = _check_same_length(y_true, y_pred, ("y_true", "y_pred"))
     return float(np.mean(y_true == y_pred))
+
+
+def mcc(y_true, y_pred) -> float:
+    """Matthews' correlation coefficient of the predictions, the multiclass R_K of
+    :func:`sklearn.metrics.matthews_corrcoef` (0 where it is undefined: one class predicted or true)."""
+    y_true, y_pred = _check_same_length(y_true, y_pred, ("y_true", "y_pred"))
+    return float(matthews_corrcoef(y_true, y_pred))
 
 
 def transductive_accuracy(y_true, confidences, classes=None) -> float:
@@ -92,6 +106,48 @@ def average_candidates(S) -> float:
     """Mean candidate-set size of a candidate matrix."""
     S = S if sp.issparse(S) else np.asarray(S)
     return float(np.asarray(S.sum(axis=1)).mean())
+
+
+def _check_sets(sets) -> np.ndarray:
+    sets = sets.toarray() if sp.issparse(sets) else np.asarray(sets)
+    if sets.ndim != 2 or sets.shape[0] == 0:
+        raise DataValidationError(f"sets must be a non-empty 2-D (n, q) boolean matrix, got shape {sets.shape}")
+    return sets.astype(bool)
+
+
+def set_size(sets) -> float:
+    """Mean size ``|C(x)|`` of prediction sets given as an ``(n, q)`` boolean matrix (row i marks
+    the classes in the set of example i; e.g. ``predict_set`` of
+    :class:`plcore.conformal.ConformalSetLearner`)."""
+    return float(_check_sets(sets).sum(axis=1).mean())
+
+
+def set_coverage(y_true, sets, classes=None) -> float:
+    """Fraction of rows whose prediction set holds the true label, mean ``[y_i in C(x_i)]``.
+
+    ``sets`` is an ``(n, q)`` boolean matrix whose columns are ``classes`` (labels; column
+    indices when None), ``y_true`` the true labels (a label outside ``classes`` raises).
+    """
+    sets = _check_sets(sets)
+    idx = _class_index(y_true, classes)
+    if idx.shape[0] != sets.shape[0]:
+        raise DataValidationError(f"sets has {sets.shape[0]} rows but y_true has {idx.shape[0]} entries")
+    if idx.min() < 0 or idx.max() >= sets.shape[1]:
+        raise DataValidationError(f"y_true holds labels outside the {sets.shape[1]} columns of sets")
+    return float(np.mean(sets[np.arange(sets.shape[0]), idx]))
+
+
+def set_candidate_coverage(S, sets) -> float:
+    """Fraction of rows whose prediction set meets their candidate set, mean ``[C(x_i) & S_i != {}]``
+    (label-free). For :class:`plcore.conformal.ConformalSetLearner` this is the event its guarantee
+    is about: ``C(x)`` holds the candidate the model scores highest, w.p. ``>= 1 - alpha``."""
+    from plcore.utils import dense_candidates
+
+    sets = _check_sets(sets)
+    S = dense_candidates(S)
+    if S.shape != sets.shape:
+        raise DataValidationError(f"sets has shape {sets.shape} but S has {S.shape}")
+    return float(np.mean((sets & S).any(axis=1)))
 
 
 # ----------------------------------------------------------------------------- label-free criteria
@@ -219,3 +275,78 @@ def get_scorer(scoring):
     from sklearn.metrics import get_scorer as sklearn_get_scorer
 
     return sklearn_get_scorer(scoring)
+
+
+# ----------------------------------------------------------------------------- reject option
+# Fuchs, Kalinke & Boehm, "Partial-Label Learning with a Reject Option", TMLR 2025 (the authors'
+# script_create_plots.py; shared/design/frontier.md section 4.2). A prediction is accepted iff its
+# score exceeds the threshold: DST-PLL's reject score r (threshold 0), or another method's largest
+# probability.
+
+#: the authors drop curve points with this many accepted rows or fewer
+REJECT_MIN_ACCEPTED = 10
+
+
+def _check_reject(y_true, y_pred, score):
+    y_true, y_pred = _check_same_length(y_true, y_pred, ("y_true", "y_pred"))
+    score = np.asarray(score, dtype=float).ravel()
+    if score.shape[0] != y_true.shape[0]:
+        raise DataValidationError(f"score has {score.shape[0]} entries but y_true has {y_true.shape[0]}")
+    return y_true == y_pred, score
+
+
+def reject_curve(y_true, y_pred, score, thresholds, min_accepted: int = REJECT_MIN_ACCEPTED + 1):
+    """The reject curve (Fuchs et al., TMLR 2025, Section 5; frontier.md section 4.2): for every
+    threshold t of ``thresholds``, the rows with ``score > t`` are accepted, the others rejected.
+
+    Returns ``(fraction_rejected, accepted_accuracy)``, two arrays of ``len(thresholds)``: the
+    fraction of rows rejected and the accuracy of the accepted rows, NaN where fewer than
+    ``min_accepted`` rows are accepted (the authors drop points with 10 accepted rows or
+    fewer). Their sweep: ``np.arange(-1, 1.01, 0.01)`` for DST-PLL's reject score, from 0 for
+    a largest probability.
+    """
+    correct, score = _check_reject(y_true, y_pred, score)
+    thresholds = np.asarray(thresholds, dtype=float).ravel()
+    accepted = score[None, :] > thresholds[:, None]                  # (n_thresholds, n)
+    n_acc = accepted.sum(axis=1)
+    hits = (accepted & correct[None, :]).sum(axis=1)
+    acc = np.divide(hits, n_acc, out=np.full(n_acc.shape, np.nan), where=n_acc >= max(1, min_accepted))
+    return 1.0 - n_acc / score.shape[0], acc
+
+
+def rejection_risk(y_true, y_pred, accepted, cost: float) -> float:
+    """The risk with rejection cost ``cost`` (Fuchs et al., TMLR 2025; frontier.md section 4.2):
+    ``R = (1 - accuracy of the accepted rows) + cost * fraction rejected``; ``accepted`` is a
+    boolean mask (e.g. ``reject_score > 0``). NaN when no row is accepted. The paper tabulates
+    ``cost`` in {0, 0.05, 0.1, 0.15, 0.2}.
+    """
+    correct, accepted = _check_reject(y_true, y_pred, accepted)
+    accepted = accepted.astype(bool)
+    if not accepted.any():
+        return float("nan")
+    return float((1.0 - correct[accepted].mean()) + cost * (1.0 - accepted.mean()))
+
+
+def accuracy_at_rejection_rate(y_true, y_pred, score, rate: float,
+                               min_accepted: int = REJECT_MIN_ACCEPTED + 1) -> tuple:
+    """Accuracy of the accepted rows at the threshold whose reject fraction is closest to ``rate``
+    (Fuchs et al., TMLR 2025, the comparison at DST-PLL's rejection rate; frontier.md section 4.2).
+
+    The thresholds tried are the sorted unique values of ``score`` and one below the smallest
+    (nothing rejected); rows with ``score > t`` are accepted; thresholds leaving fewer than
+    ``min_accepted`` accepted rows are not tried (the authors stop there). The first of equally
+    close thresholds wins. The authors also jitter tied scores (``1e-6 N(0, 1)``, seed 42) so
+    that ties can be split: pass a jittered ``score`` to do the same.
+
+    Returns ``(accuracy, fraction_rejected, threshold)``; ``(nan, nan, nan)`` if no threshold
+    leaves enough rows.
+    """
+    _, score = _check_reject(y_true, y_pred, score)
+    values = np.unique(score)
+    thresholds = np.concatenate([[np.nextafter(values[0], -np.inf)], values])
+    frac, acc = reject_curve(y_true, y_pred, score, thresholds, min_accepted)
+    ok = np.flatnonzero(~np.isnan(acc))
+    if ok.size == 0:
+        return float("nan"), float("nan"), float("nan")
+    best = ok[np.argmin(np.abs(frac[ok] - rate))]
+    return float(acc[best]), float(frac[best]), float(thresholds[best])

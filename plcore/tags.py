@@ -65,6 +65,12 @@ class PLLTags:
         ``clone(self).set_params(**point).fit(X, S)`` does (PL-KNN: one neighbour search at the
         largest ``k`` serves every ``k``). Nested selection (``protocol.select``) then fits the
         learner once per other grid point and inner fold (:mod:`plcore.run.shared_search`).
+    reject_option : bool, default=False
+        Learners: ``reject_score(X)`` gives one score per row, and a prediction is accepted
+        (not abstained from) iff its score is > 0 (DST-PLL, Fuchs et al., TMLR 2025). The kfold
+        and holdout protocols then log the accepted fraction, the accuracy of the accepted rows,
+        the rejection risk and the reject curve (:mod:`plcore.metrics`), and ``python -m plcore
+        predict ... abstain=true`` writes ``abstain`` for the rejected rows.
     """
 
     accepts_sparse_candidates: bool = False
@@ -76,6 +82,7 @@ class PLLTags:
     noisy_candidates: bool = False
     epoch_checkpoints: bool = False
     path_params: tuple = ()
+    reject_option: bool = False
 
 
 @dataclass

@@ -403,8 +403,23 @@ def check_pll_tags(name, estimator):
         assert not (pll.needs_features or pll.corrupts_existing_labels or pll.noisy_candidates), (
             f"{name}: needs_features / corrupts_existing_labels / noisy_candidates are bag-generator tags")
     if not isinstance(estimator, BaseLearner):
-        assert not (pll.online or pll.exact_label_baseline or pll.epoch_checkpoints or pll.path_params), (
-            f"{name}: online / exact_label_baseline / epoch_checkpoints / path_params are learner tags")
+        assert not (pll.online or pll.exact_label_baseline or pll.epoch_checkpoints or pll.path_params
+                    or pll.reject_option), (
+            f"{name}: online / exact_label_baseline / epoch_checkpoints / path_params / reject_option are learner tags")
+
+
+def check_reject_score(name, estimator):
+    """Learners with the tag ``reject_option``: ``reject_score(X)`` gives one finite score per row,
+    the same for a row whatever rows are scored with it."""
+    if not get_pll_tags(estimator).reject_option:
+        return
+    X, S, _ = make_pl_data()
+    est = _set_seed(estimator).fit(X[:60], S[:60])
+    assert hasattr(est, "reject_score"), f"{name}: tag reject_option but no reject_score method"
+    r = np.asarray(est.reject_score(X[60:]))
+    assert r.shape == (30,), f"{name}: reject_score must return shape (n,), got {r.shape}"
+    assert np.all(np.isfinite(r)), f"{name}: reject_score has NaN/inf"
+    _assert_close(est.reject_score(X[75:]), r[15:], f"{name}: reject_score of a row depends on the other rows")
 
 
 def check_reducer_keeps_rows(name, estimator):
@@ -567,7 +582,7 @@ _COMMON_CHECKS = (check_parameter_constraints, check_param_validation, check_pll
 _PREPROCESSOR_CHECKS = (check_parameter_constraints, check_param_validation)
 _LEARNER_CHECKS = _COMMON_CHECKS + (check_candidate_matrix_dense_and_sparse, check_predictions_in_classes,
                    check_scores_shape, check_confidences, check_learns_on_separable_data,
-                   check_partial_fit_stream, check_epoch_checkpoints, check_fit_path,
+                   check_partial_fit_stream, check_epoch_checkpoints, check_fit_path, check_reject_score,
                    check_deterministic_under_seed,
                    check_clone_and_pickle,
                    check_bad_input_raises, check_extreme_features_refused, check_data_limits_refused)

@@ -14,6 +14,7 @@ from plcore.metrics import (
     average_candidates,
     best_cluster_map,
     clustering_accuracy,
+    mcc,
     nmi,
     transductive_accuracy,
 )
@@ -204,3 +205,99 @@ def test_approximated_accuracy_is_plenchs_formula_written_out():
     assert approximated_accuracy(np.eye(4, dtype=bool)[y], P) == pytest.approx(np.mean(P.argmax(1) == y))
     assert approximated_accuracy(np.ones((50, 4), bool), P) == pytest.approx(P.max(axis=1).mean())
     assert "approximated_accuracy" in SCORERS
+
+
+def _textbook_mcc(y, p):
+    """Gorodkin's R_K from the confusion matrix C: (c s - sum_k p_k t_k) / sqrt((s^2 - sum p_k^2)(s^2 - sum t_k^2))."""
+    classes = sorted(set(y) | set(p))
+    C = np.array([[sum(1 for a, b in zip(y, p) if a == i and b == j) for j in classes] for i in classes])
+    c, s, t_k, p_k = np.trace(C), C.sum(), C.sum(axis=1), C.sum(axis=0)
+    den = np.sqrt((s**2 - p_k @ p_k) * (s**2 - t_k @ t_k))
+    return 0.0 if den == 0 else (c * s - p_k @ t_k) / den
+
+
+def test_mcc_is_the_multiclass_r_k_of_the_confusion_matrix():
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        y, p = rng.integers(0, 4, 30), rng.integers(0, 4, 30)
+        p[:10] = y[:10]
+        assert mcc(y, p) == pytest.approx(_textbook_mcc(list(y), list(p)))
+    assert mcc([0, 1, 2, 1], [0, 1, 2, 1]) == 1.0
+    assert mcc([0, 1, 2, 1], [1, 1, 1, 1]) == 0.0       # one class predicted: undefined, reported as 0
+    with pytest.raises(DataValidationError, match="entries"):
+        mcc([0, 1], [0])
+
+
+def test_prediction_set_metrics_are_literal_loops():
+    from plcore.metrics import set_candidate_coverage, set_coverage, set_size
+
+    rng = np.random.default_rng(1)
+    sets = rng.random((40, 5)) < 0.4
+    S = rng.random((40, 5)) < 0.3
+    y = rng.integers(0, 5, 40)
+    assert set_size(sets) == pytest.approx(sum(sum(bool(b) for b in row) for row in sets) / 40)
+    assert set_coverage(y, sets) == pytest.approx(sum(1 for i in range(40) if sets[i, y[i]]) / 40)
+    assert set_candidate_coverage(S, sets) == pytest.approx(
+        sum(1 for i in range(40) if any(sets[i, j] and S[i, j] for j in range(5))) / 40)
+    names = np.array(["e", "a", "d", "b", "c"])   # columns are ``classes``, labels are names
+    assert set_coverage(names[y], sets, classes=names) == set_coverage(y, sets)
+    assert set_size(np.zeros((3, 4), bool)) == 0.0 and set_coverage([0, 1, 2], np.eye(3, dtype=bool)) == 1.0
+    with pytest.raises(DataValidationError, match="rows"):
+        set_coverage(y[:5], sets)
+    with pytest.raises(DataValidationError, match="not in classes"):
+        set_coverage(["zz"] * 40, sets, classes=names)
+    with pytest.raises(DataValidationError, match="2-D"):
+        set_size(np.ones(4, bool))
+
+
+# --------------------------------------------------------------------------- reject option
+def _literal_reject_point(y, p, r, t):
+    """One point of the authors' sweep (script_create_plots.py): accepted = r > t; a point
+    with 10 accepted rows or fewer has no accuracy."""
+    acc_rows = [i for i in range(len(y)) if r[i] > t]
+    frac = (len(y) - len(acc_rows)) / len(y)
+    if len(acc_rows) <= 10:
+        return frac, float("nan")
+    return frac, sum(1 for i in acc_rows if y[i] == p[i]) / len(acc_rows)
+
+
+def test_reject_curve_and_risk_equal_a_literal_loop():
+    from plcore.metrics import reject_curve, rejection_risk
+
+    rng = np.random.default_rng(0)
+    y, p = rng.integers(0, 3, 80), rng.integers(0, 3, 80)
+    r = np.round(rng.uniform(-1, 1, 80), 2)          # ties with the thresholds on purpose
+    p[r > 0.3] = y[r > 0.3]
+    thresholds = np.round(np.arange(-1, 1.01, 0.01), 2)
+    frac, acc = reject_curve(y, p, r, thresholds)
+    for k, t in enumerate(thresholds):
+        f_ref, a_ref = _literal_reject_point(y, p, r, t)
+        assert frac[k] == pytest.approx(f_ref)
+        assert (np.isnan(acc[k]) and np.isnan(a_ref)) or acc[k] == pytest.approx(a_ref)
+    assert np.isnan(acc[-1]) and frac[0] == 0.0
+    accepted = r > 0
+    ref = (1 - np.mean(y[accepted] == p[accepted])) + 0.1 * np.mean(~accepted)
+    assert rejection_risk(y, p, accepted, 0.1) == pytest.approx(ref)
+    assert rejection_risk(y, p, accepted, 0.0) == pytest.approx(1 - np.mean(y[accepted] == p[accepted]))
+    assert np.isnan(rejection_risk(y, p, np.zeros(80, bool), 0.1))
+    with pytest.raises(DataValidationError, match="score has 3 entries"):
+        reject_curve(y, p, r[:3], thresholds)
+
+
+def test_accuracy_at_rejection_rate_picks_the_closest_reject_fraction():
+    from plcore.metrics import accuracy_at_rejection_rate
+
+    rng = np.random.default_rng(1)
+    y, p = rng.integers(0, 4, 60), rng.integers(0, 4, 60)
+    score = rng.random(60)
+    p[score > 0.5] = y[score > 0.5]
+    for rate in (0.0, 0.1, 0.33, 0.5, 0.8, 0.95):
+        best = None
+        for t in [-np.inf] + sorted(set(score)):          # literal: every threshold, the first closest wins
+            f, a = _literal_reject_point(y, p, score, t)
+            if not np.isnan(a) and (best is None or abs(f - rate) < abs(best[0] - rate)):
+                best = (f, a)
+        acc, frac, _ = accuracy_at_rejection_rate(y, p, score, rate)
+        assert (acc, frac) == pytest.approx((best[1], best[0]))
+    assert np.isnan(accuracy_at_rejection_rate(y[:5], p[:5], score[:5], 0.1)[0])
+

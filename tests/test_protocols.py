@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from sklearn.metrics import matthews_corrcoef
+from sklearn.model_selection import KFold
 from sklearn.preprocessing import StandardScaler
 
 from plcore.base import BaseClusterer, BaseLearner, BaseReducer
@@ -44,7 +46,33 @@ def test_kfold_partitions_and_records_every_fold():
         assert step["accuracy"] == pytest.approx(np.mean([r["y_true"] == r["y_pred"] for r in rows]))
     s = res.summary
     assert s["accuracy_mean"] == pytest.approx(np.mean([f["accuracy"] for f in res.steps]))
-    assert {"accuracy_std", "transductive_accuracy_mean", "fit_time_mean"} <= set(s)
+    assert {"accuracy_std", "transductive_accuracy_mean", "mcc_mean", "mcc_std", "fit_time_mean"} <= set(s)
+    for step in res.steps:
+        rows = by_step[step["step"]]
+        assert step["mcc"] == pytest.approx(matthews_corrcoef([r["y_true"] for r in rows], [r["y_pred"] for r in rows]))
+
+
+class _NoConfidences(BaseLearner):
+    """A learner with scores and no ``confidences_``: a fixed linear score of the first feature."""
+
+    def _fit(self, X, S):
+        self.w_ = np.linspace(-1, 1, S.shape[1])
+
+    def _scores(self, X):
+        return np.outer(X[:, 0], self.w_)
+
+    def predict_proba(self, X):
+        z = self._scores(self._validate_predict(X))
+        return np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+
+
+def test_a_learner_without_confidences_is_scored_on_its_candidate_masked_training_scores():
+    ds = small_dataset()
+    res = kfold(_NoConfidences(), ds, n_splits=3, random_state=0, progress=False, preprocessing="none", refit=False)
+    for step, (train, _) in zip(res.steps, KFold(3, shuffle=True, random_state=0).split(ds.X)):
+        fitted = _NoConfidences().fit(ds.X[train], ds.S[train])
+        masked = np.where(ds.S[train], fitted.predict_proba(ds.X[train]), -np.inf)
+        assert step["transductive_accuracy"] == pytest.approx(np.mean(masked.argmax(axis=1) == ds.y_true[train]))
 
 
 def test_kfold_is_seeded():
@@ -80,9 +108,7 @@ def test_kfold_without_true_labels_estimates_label_free_as_a_textbook_loop_does(
     the test rows' candidate sets) and approximated accuracy (score mass on them, PLENCH's AA),
     computed here by hand on the same folds; no accuracy; the refit model is logged as usual.
     With true labels the same call reports accuracy and no label-free keys (nothing changes)."""
-    from sklearn.model_selection import KFold
     from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
 
     X, S, y = make_pl_data(n_samples=90)
     res = kfold(PlKnnLearner(k=5), PLDataset(X, S), n_splits=3, progress=False)

@@ -23,7 +23,7 @@ def plugin_with(*specs):
 
 def test_builtins_come_through_the_hook():
     reg = Registry().load(entry_points=False)
-    assert reg.names("learner") == ["plknn"]
+    assert reg.names("learner") == ["conformal_sets", "plknn"]
     assert set(reg.names("bags")) == {"uniform", "fixed_size", "cluster_noisy", "drop_true", "flip", "uniform_sets",
                                       "instance_dependent", "noisy"}
     assert "fashion-mnist" in reg.names("dataset")
@@ -135,7 +135,7 @@ def test_broken_entry_point_is_reported(monkeypatch):
 
 def test_unknown_component_lists_options():
     reg = Registry().load(entry_points=False)
-    with pytest.raises(ConfigError, match="available: plknn"):
+    with pytest.raises(ConfigError, match="available: conformal_sets, plknn"):
         reg.get("learner", "plknnn")
 
 

@@ -45,6 +45,12 @@ def plcore_components():
                       config={"k": 10, "metric": "euclidean", "n_jobs": None, "weights": "linear"},
                       description="PL-KNN: distance-weighted candidate votes of the k nearest neighbours",
                       search_space={"k": [3, 5, 10, 20]}),
+        ComponentSpec("learner", "conformal_sets", "plcore.conformal:ConformalSetLearner",
+                      display_name="Conformal sets",
+                      config={"alpha": 0.1, "calibration_fraction": 0.2, "estimator": None, "random_state": None},
+                      description="split-conformal prediction sets (predict_set) around a scored learner "
+                                  "(learner.estimator=<learner name>; default PL-KNN), calibrated on candidate sets",
+                      leaderboard=False),
         ComponentSpec("bags", "uniform", f"{bags}:UniformBags",
                       config={"_target_": "plcore.datasets.bags.UniformBags", "r": 1, "random_state": None},
                       config_overrides={"r": 3},  # the papers' protocol (Cour et al.): three false positives

@@ -9,6 +9,10 @@ are encoded as the training rows were. A model trained on data without column na
 features by position (a named data set or a file loaded as for training). The output CSV holds
 one row per row of ``data``, in their order: the row's position from 0 (or, with
 ``id_column=``, that column's value), the predicted class name and, where the model gives them, one score per class.
+With ``sets=true`` (a model whose final step has ``predict_set``, e.g. ``+learner=conformal_sets``) a last
+column ``prediction_set`` holds each row's prediction set, its class names joined by ``|``.
+With ``abstain=true`` (a model whose learner has the tag ``reject_option``, e.g. ``+learner=dstpll``)
+the label of a row whose reject score is <= 0 is ``abstain``, and a last column ``reject_score`` holds the scores.
 
 The model is read without running code from the store: plcore logs it with skops and reads
 only the types it trusts (classes of numpy, scipy, scikit-learn, plcore and its installed
@@ -32,12 +36,12 @@ import numpy as np
 
 from plcore.exceptions import ConfigError, DataValidationError, TrackingError
 
-__all__ = ["find_run", "predict_file", "read_new_rows", "load_run_model", "main"]
+__all__ = ["find_run", "predict_file", "prediction_sets", "reject_scores", "read_new_rows", "load_run_model", "main"]
 
 _RUN_ID = re.compile(r"^[0-9a-f]{32}$")
 USAGE = ("usage: python -m plcore predict run=<run id or run name> data=<file or data set name> "
          "[out=<csv>] [id_column=<column>] [tracking_uri=<uri>] [data_home=<dir>] [experiment=<name>] [latest=true] "
-         "[trust=true]")
+         "[trust=true] [sets=true] [abstain=true]")
 #: files read as tables of named columns (the rest is loaded as a data set)
 _TABLES = (".csv", ".parquet", ".arff")
 
@@ -117,7 +121,7 @@ def _parse(argv) -> dict:
             raise SystemExit(0)
         key, sep, value = a.partition("=")
         if not sep or key not in ("run", "data", "out", "id_column", "tracking_uri", "data_home", "experiment",
-                                  "latest", "trust"):
+                                  "latest", "trust", "sets", "abstain"):
             raise ConfigError(f"unexpected argument {a!r}; {USAGE}")
         args[key] = value
     for key in ("run", "data"):
@@ -198,11 +202,15 @@ def main(argv=None) -> int:
     model, classes, note = load_run_model(run, uri, trust=trust)
     if note:
         print(f"warning: the model of run {rid} was {note}", file=sys.stderr)
+    with_sets = _flag(args, "sets") and _check_sets(model, rid)
+    abstain = _flag(args, "abstain") and _check_abstain(model, rid)
     name, rows, table, encoded = read_new_rows(model, args["data"],
                                                args.get("data_home") or os.environ.get("PLCORE_DATA_HOME"))
     ids = _ids(table, args.get("id_column"), args["data"])
     try:
         labels, scores, names = predict_file(model, classes, rows, encoded=encoded)
+        sets = prediction_sets(model, classes, rows, encoded=encoded) if with_sets else None
+        reject = reject_scores(model, classes, rows, encoded=encoded) if abstain else None
     except DataValidationError as err:
         raise DataValidationError(f"{args['data']}: {err}") from None
     except Exception as err:  # noqa: BLE001 - a model another plcore version wrote
@@ -214,12 +222,66 @@ def main(argv=None) -> int:
     with open(out, "w", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow([args.get("id_column") or "index", "label"]
-                        + ([f"score_{c}" for c in names] if scores is not None else []))
-        for i, label in enumerate(labels):
+                        + ([f"score_{c}" for c in names] if scores is not None else [])
+                        + (["prediction_set"] if sets is not None else [])
+                        + (["reject_score"] if reject is not None else []))
+        for i, label in enumerate(labels if reject is None else np.where(reject > 0, labels, "abstain").tolist()):
             writer.writerow([ids[i] if ids is not None else i, label]
-                            + ([f"{v:.6g}" for v in scores[i]] if scores is not None else []))
+                            + ([f"{v:.6g}" for v in scores[i]] if scores is not None else [])
+                            + ([sets[i]] if sets is not None else [])
+                            + ([f"{reject[i]:.6g}"] if reject is not None else []))
     print(f"{len(labels)} predictions of run {rid} ({run.info.run_name}) written to {out}")
     return 0
+
+
+def _prediction_model(model, classes):
+    """``model`` as a :class:`plcore.tables.PredictionModel` (a bare pipeline wrapped with ``classes``)."""
+    from plcore.tables import PredictionModel
+
+    return model if isinstance(model, PredictionModel) else PredictionModel(model, np.asarray(classes))
+
+
+def _check_sets(model, rid) -> bool:
+    """True, or one line refusing ``sets=true`` for a model whose final step has no ``predict_set``."""
+    from plcore.run.pipeline import final_step
+
+    final = final_step(getattr(model, "pipeline", model))
+    if not hasattr(final, "predict_set"):
+        raise ConfigError(f"sets=true: the model of run {rid} gives no prediction sets (its {type(final).__name__} "
+                          "has no predict_set); train one with +learner=conformal_sets")
+    return True
+
+
+def prediction_sets(model, classes, rows, *, encoded: bool = False) -> list:
+    """Each new row's prediction set (the final step's ``predict_set``) as its class names joined
+    by ``|`` (an empty string for an empty set), for a model as in :func:`predict_file`."""
+    from plcore.run.protocols._sets import predict_sets
+
+    model = _prediction_model(model, classes)
+    sets = predict_sets(model.pipeline, rows if encoded else model.encode(rows))
+    names = np.array([str(c) for c in model.classes_])
+    return ["|".join(names[row]) for row in sets]
+
+
+def _check_abstain(model, rid) -> bool:
+    """True, or one line refusing ``abstain=true`` for a model whose learner has no reject option."""
+    from plcore.run.pipeline import final_step
+    from plcore.tags import get_pll_tags
+
+    final = final_step(getattr(model, "pipeline", model))
+    if not get_pll_tags(final).reject_option:
+        raise ConfigError(f"abstain=true: the model of run {rid} has no reject option (its {type(final).__name__} "
+                          "lacks the tag reject_option); train one with +learner=dstpll")
+    return True
+
+
+def reject_scores(model, classes, rows, *, encoded: bool = False) -> np.ndarray:
+    """Each new row's reject score (the learner's ``reject_score``; the prediction is accepted iff
+    it is > 0), for a model as in :func:`predict_file`."""
+    from plcore.run.protocols._reject import pipeline_reject_score
+
+    model = _prediction_model(model, classes)
+    return pipeline_reject_score(model.pipeline, rows if encoded else model.encode(rows))
 
 
 def _ids(table, id_column, data):

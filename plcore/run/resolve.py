@@ -54,6 +54,21 @@ def _instantiate_plain(node, *, what: str, **kwargs):
         raise
 
 
+def _named_estimator(node, registry: Registry, seed):
+    """A meta-learner's node whose ``estimator`` names a registered learner
+    (``+learner=conformal_sets learner.estimator=plknn``): that learner's config node in its place,
+    seeded like the run's components; any other node as it is."""
+    from omegaconf import OmegaConf
+
+    if node is None or not isinstance(node.get("estimator"), str):
+        return node
+    cfg = OmegaConf.to_container(node, resolve=True) if not isinstance(node, dict) else dict(node)
+    inner = registry.get("learner", cfg["estimator"]).config()
+    if "random_state" in inner and inner["random_state"] is None:
+        inner["random_state"] = seed
+    return {**cfg, "estimator": inner}
+
+
 def build_setup(cfg, registry: Registry | None = None):
     """Instantiate the run's components from the composed config."""
     from plcore.run.protocols import Setup
@@ -61,7 +76,7 @@ def build_setup(cfg, registry: Registry | None = None):
     registry = registry or get_registry()
     seed = cfg.get("seed", 0)
     setup = Setup(
-        learner=_instantiate_estimator(cfg.get("learner"), seed),
+        learner=_instantiate_estimator(_named_estimator(cfg.get("learner"), registry, seed), seed),
         reducer=_instantiate_estimator(cfg.get("reducer"), seed),
         clusterer=_instantiate_estimator(cfg.get("clusterer"), seed),
         bags=_instantiate_estimator(cfg.get("bags"), seed),

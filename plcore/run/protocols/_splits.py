@@ -9,9 +9,11 @@ import time
 import numpy as np
 
 from plcore.exceptions import ConfigError
-from plcore.metrics import accuracy, approximated_accuracy, covering_rate, transductive_accuracy
+from plcore.metrics import accuracy, approximated_accuracy, covering_rate, mcc, transductive_accuracy
 from plcore.preprocessing import fitted_reducer
 from plcore.run.pipeline import build_pipeline, final_step
+from plcore.run.protocols._sets import set_metrics
+from plcore.run.protocols._reject import reject_curves, reject_metrics
 from plcore.run.protocols._shared import ProtocolResult, _label_source, _mean_std, _progress, _singletons
 from plcore.run.selection import check_select, make_search, selected_values
 
@@ -123,6 +125,21 @@ def _check_selection(setup, select, feed_truth, fit_reducer_on="train", dataset=
     return select
 
 
+def _transductive_accuracy(pipe, final, X_train, S_train, y_train):
+    """The training rows' disambiguation against their hidden true labels: the learner's
+    ``confidences_`` where it keeps them, else its scores on the training rows restricted to
+    each row's candidate set (as the field's frontier code scores every method), else its
+    predictions."""
+    if getattr(final, "confidences_", None) is not None:
+        return transductive_accuracy(y_train, final.confidences_, final.classes_)
+    if hasattr(pipe, "predict_proba"):
+        S = S_train.toarray() if hasattr(S_train, "toarray") else np.asarray(S_train)
+        scores = np.full(S.shape, -np.inf)
+        scores[:, np.asarray(final.classes_, dtype=int)] = pipe.predict_proba(X_train)
+        return transductive_accuracy(y_train, np.where(S > 0, scores, -np.inf))
+    return accuracy(y_train, pipe.predict(X_train))
+
+
 def _evaluate_split(setup, X, S, y, train, test, preprocessing, step, predictions, fit_reducer_on="train",
                     reduced_preprocessing="none", classes=None, S_learner=None, select=None, random_state=None):
     """Fit on ``train``, predict ``test``; append the prediction rows; return the step's metrics."""
@@ -143,17 +160,19 @@ def _evaluate_split(setup, X, S, y, train, test, preprocessing, step, prediction
     t2 = time.perf_counter()
     final = final_step(pipe)
     trans = None
-    if y is not None and S_learner is None and getattr(final, "confidences_", None) is not None:  # trivial on truth
-        trans = transductive_accuracy(y[train], final.confidences_, final.classes_)
+    if y is not None and S_learner is None:  # trivial on the truth
+        trans = _transductive_accuracy(pipe, final, X[train], S[train], y[train])
     scores = pipe.predict_proba(X[test]) if hasattr(pipe, "predict_proba") else None
     classes = np.arange(S.shape[1]) if classes is None else classes
     predictions.extend(_prediction_rows(step, test, y, pred, scores, classes))
     if y is not None:
-        scored = {"accuracy": accuracy(y[test], pred), "transductive_accuracy": trans}
+        scored = {"accuracy": accuracy(y[test], pred), "mcc": mcc(y[test], pred), "transductive_accuracy": trans}
     else:  # no true labels: the label-free estimates on the test rows' candidate sets
         scored = {"covering_rate": covering_rate(S[test], pred),
                   "approximated_accuracy": approximated_accuracy(S[test], scores) if scores is not None else None}
     out = {"step": step, **scored, "fit_time": t1 - t0, "predict_time": t2 - t1, **selected}
+    out.update(set_metrics(pipe, X[test], S[test], y[test] if y is not None else None))  # sets (predict_set)
+    out.update(reject_metrics(pipe, X[test], None if y is None else y[test], pred, predictions[-len(test):]))
     if getattr(final, "n_threads_", None) is not None:   # the CPU threads a learner chose (plcore-deep)
         out["n_threads"] = int(final.n_threads_)
     if setup.reducer is not None:  # the reducer is the step before the learner
@@ -180,9 +199,12 @@ def _evaluate_splits(name, setup, tasks, *, desc, feed_truth, preprocessing, red
         result.predictions.extend(predictions)
         if callback is not None:
             callback(step)
-    for key in ("accuracy", "transductive_accuracy", "covering_rate", "approximated_accuracy", "fit_time",
-                "predict_time", "n_components", "reducer_transductive_accuracy"):
+    for key in ("accuracy", "mcc", "transductive_accuracy", "covering_rate", "approximated_accuracy", "fit_time",
+                "predict_time", "n_components", "reducer_transductive_accuracy", "set_size", "set_coverage",
+                "set_candidate_coverage", "set_empty_fraction", "accepted_fraction",
+                "accepted_accuracy", "rejection_risk_0.1"):
         _mean_std(result.steps, key, result.summary)
+    result.curves.update(reject_curves(result.predictions))   # the reject option (tag reject_option)
     threads = sorted({s["n_threads"] for s in result.steps if s.get("n_threads") is not None})
     if threads:
         result.params["learner.n_threads_used"] = ", ".join(map(str, threads))

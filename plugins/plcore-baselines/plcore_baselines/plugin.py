@@ -30,6 +30,11 @@ PLECOC_SEARCH_SPACE = {"code_length": [20, 40, 60], "min_fraction": [0.05, 0.1, 
 #: depends on q).
 DELIN_SEARCH_SPACE = {"k": [3, 5, 8, 10]}
 
+#: DST-PLL: the paper fixes k = 10 (tabular and real-world data) and 20 (its VAE-encoded images),
+#: no grid (Fuchs, Kalinke & Boehm, TMLR 2025; shared/design/frontier.md section 3.2): n_neighbors
+#: in {5, 10, 15, 20}, the two values and one on either side. 4 points.
+DSTPLL_SEARCH_SPACE = {"n_neighbors": [5, 10, 15, 20]}
+
 
 @hookimpl
 def plcore_components():
@@ -57,6 +62,12 @@ def plcore_components():
                                   "(Zhang, Yu & Tang, TKDE 2017)",
                       test_params={"code_length": 5},
                       search_space=PLECOC_SEARCH_SPACE),
+        ComponentSpec(kind="learner", name="dstpll", cls="plcore_baselines.dstpll:DstPllLearner",
+                      display_name="DST-PLL",
+                      config={"n_neighbors": 10, "random_state": None},
+                      description="DST-PLL: kNN evidence by Yager's rule, with a reject option "
+                                  "(Fuchs, Kalinke & Boehm, TMLR 2025)",
+                      search_space=DSTPLL_SEARCH_SPACE),
         ComponentSpec(kind="reducer", name="delin", cls="plcore_baselines.delin:DelinReducer",
                       display_name="DELIN",
                       config={"k": 8, "max_iter": 50, "n_components": None, "n_jobs": None, "reg": 1e-06,

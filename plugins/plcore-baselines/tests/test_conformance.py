@@ -6,7 +6,7 @@ import pytest
 
 from plcore.testing import parametrize_with_checks
 
-from plcore_baselines import DelinReducer, IpalLearner, PlEcocLearner, PlSvmLearner
+from plcore_baselines import DelinReducer, DstPllLearner, IpalLearner, PlEcocLearner, PlSvmLearner
 
 
 # PL-ECOC warns when tiny or degenerate data force relaxed columns (e.g. q = 3 with every
@@ -14,7 +14,7 @@ from plcore_baselines import DelinReducer, IpalLearner, PlEcocLearner, PlSvmLear
 # on the suite's small data sets.
 @pytest.mark.filterwarnings("ignore:PL-ECOC:UserWarning")
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-@parametrize_with_checks([IpalLearner(),
+@parametrize_with_checks([IpalLearner(), DstPllLearner(), DstPllLearner(n_neighbors=3),
                           PlSvmLearner(), PlSvmLearner(C=10.0, fit_intercept=False),
                           PlEcocLearner(), PlEcocLearner(code_length=5, min_side=1),
                           DelinReducer(), DelinReducer(n_components=1, update="aggregate", max_iter=3)])
