@@ -7,8 +7,8 @@ import pytest
 from scipy import stats
 
 from plcore.exceptions import ConfigError
-from plcore.run.comparison import (average_ranks, check_same_splits, compare, friedman, markdown_table,
-                                   nemenyi_critical_difference, win_tie_loss)
+from plcore.run.comparison import (average_ranks, check_same_splits, collapsed_splits, compare, friedman,
+                                   markdown_table, nemenyi_critical_difference, win_tie_loss)
 
 # three methods, three data sets, five paired splits each
 RNG = np.random.RandomState(0)
@@ -217,3 +217,19 @@ def test_the_cd_diagram_has_a_1_to_k_rank_axis_and_names_clear_of_it(k):
             assert not a.overlaps(b), "two texts of the diagram overlap"
     for a, b in zip(ticks, ticks[1:]):
         assert a.get_window_extent(renderer).x1 < b.get_window_extent(renderer).x0
+
+
+def test_collapsed_splits_are_those_more_than_ten_points_below_their_cells_median():
+    """Fuchs & Kalinke's stored runs hold collapsed VALEN and CAVL seeds: a split more than 0.10 worse
+    than its cell's median counts (one at a time, as a literal loop), and the table says how many."""
+    values = [0.80, 0.82, 0.79, 0.60, 0.68]
+    median = sorted(values)[2]
+    assert collapsed_splits(values) == sum(1 for v in values if median - v > 0.10) == 2
+    assert collapsed_splits([0.1, 0.3, 0.31], greater_is_better=False) == 0
+    assert collapsed_splits([0.1, 0.3, 0.45], greater_is_better=False) == 1
+    scores = {("a", "d1"): values, ("b", "d1"): [0.7, 0.71, 0.69, 0.7, 0.72], ("c", "d1"): [0.5] * 5}
+    c = compare(scores)
+    assert c.collapsed == {("a", "d1"): 2}
+    table = markdown_table(c)
+    assert "(2 collapsed)" in table and "Collapsed: 2 split(s)" in table
+    assert "collapsed" not in markdown_table(compare({k: v for k, v in scores.items() if k[0] != "a"}))

@@ -139,10 +139,26 @@ class Comparison:
     alpha: float = 0.05
     wilcoxon: tuple | None = None
     labels: dict = field(default_factory=dict)
+    #: per cell, the splits whose score is more than ``COLLAPSE_MARGIN`` worse than the cell's
+    #: median: collapsed runs (a seed where a method failed to learn), counted, not dropped
+    collapsed: dict = field(default_factory=dict)
 
     def label(self, method) -> str:
         """How tables and diagrams name ``method`` (its label, else the method itself)."""
         return str(self.labels.get(method, method))
+
+
+#: how much worse than its cell's median a split's score must be to count as collapsed: 0.10, ten
+#: points of accuracy, the rule that finds the collapsed VALEN and CAVL runs among Fuchs & Kalinke's
+#: stored results (docs/results/frontier.md)
+COLLAPSE_MARGIN = 0.10
+
+
+def collapsed_splits(values, *, greater_is_better: bool = True, margin: float = COLLAPSE_MARGIN) -> int:
+    """How many of a cell's per-split ``values`` are more than ``margin`` worse than their median."""
+    v = np.asarray(values, dtype=float)
+    gap = np.median(v) - v if greater_is_better else v - np.median(v)
+    return int(np.sum(gap > margin))
 
 
 def compare(scores: dict, *, reference: str | None = None, alpha: float = 0.05,
@@ -164,10 +180,12 @@ def compare(scores: dict, *, reference: str | None = None, alpha: float = 0.05,
     if test is not None and not np.isfinite(test[1]):  # every method ties on every data set: no test
         test = None
     pair = wilcoxon(mean, methods, complete) if len(methods) == 2 and len(complete) >= 2 else None
+    collapsed = {k: collapsed_splits(v, greater_is_better=greater_is_better) for k, v in scores.items()}
     return Comparison(methods, datasets, mean, std, sem, ranks, test,
                       nemenyi_critical_difference(len(methods), len(complete), alpha) if test else None,
                       win_tie_loss(scores, reference, alpha=alpha, greater_is_better=greater_is_better)
-                      if reference else None, reference, greater_is_better, alpha, pair)
+                      if reference else None, reference, greater_is_better, alpha, pair,
+                      collapsed={k: n for k, n in collapsed.items() if n})
 
 
 def best_ranked(c: Comparison):
@@ -218,11 +236,16 @@ def markdown_table(c: Comparison, *, error: str = "std", digits: int = 3, by_ran
                 continue
             mean = f"{c.mean[(m, d)]:.{digits}f}"
             text = f"{mean} ± {spread[(m, d)]:.{digits}f}"
-            cells.append(f"**{text}**" if mean == best[d] else text)
+            text = f"**{text}**" if mean == best[d] else text
+            cells.append(text + (f" ({c.collapsed[(m, d)]} collapsed)" if (m, d) in c.collapsed else ""))
         cells.append("–" if c.ranks is None else f"{c.ranks[i]:.2f}")
         if c.wtl:
             cells.append("–" if m == c.reference else "/".join(map(str, c.wtl[m])))
         lines.append("| " + " | ".join(cells) + " |")
+    if c.collapsed:
+        lines.append("")
+        lines.append(f"Collapsed: {sum(c.collapsed.values())} split(s) scored more than {COLLAPSE_MARGIN:g} worse "
+                     "than the median of their method and data set (kept in the means).")
     if c.friedman is not None:
         lines.append("")
         lines.append(f"Friedman chi2 = {c.friedman[0]:.3f}, p = {c.friedman[1]:.3g} over {len(_complete(c))} data "
