@@ -20,8 +20,9 @@ as_authors_code : bool, default=False
 
 from __future__ import annotations
 
+import inspect
+
 from plcore.validation import Integral, Interval, Real
-from plcore_deep._estimator import shared_parameters
 from plcore_deep.confidence import CavlLearner, PopLearner, ProdenLearner
 from plcore_deep.candidate_losses import CcLearner
 from plcore_deep.instance_dependent import ValenLearner
@@ -45,6 +46,11 @@ CLEANING_CONSTRAINTS = {
     "correction": ["boolean"],
     "as_authors_code": ["boolean"],
 }
+
+
+def _base_arguments(arguments: dict, base) -> dict:
+    """The base learner's constructor arguments among a variant's ``__init__`` arguments (``locals()``)."""
+    return {name: arguments[name] for name in inspect.signature(base.__init__).parameters if name != "self"}
 
 
 class _ConformalCleaning:
@@ -77,33 +83,12 @@ class ConformalProdenLearner(_ConformalCleaning, ProdenLearner):
 
     _parameter_constraints = {**ProdenLearner._parameter_constraints, **CLEANING_CONSTRAINTS}
 
-    def __init__(
-        self,
-        *,
-        cleaning_alpha=0.05,
-        cleaning_warm_up=10,
-        correction=True,
-        as_authors_code=False,
-        network="mlp",
-        hidden_layer_sizes=(500,),
-        batch_norm=False,
-        n_epochs=200,
-        batch_size=128,
-        learning_rate=1e-3,
-        weight_decay=1e-5,
-        optimizer="adam",
-        momentum=0.9,
-        lr_schedule="constant",
-        early_stopping=False,
-        validation_fraction=0.1,
-        n_iter_no_change=20,
-        tol=1e-4,
-        scoring="partial_log_likelihood",
-        device="auto",
-        n_threads="auto",
-        random_state=None,
-    ):
-        super().__init__(**shared_parameters(locals()))
+    def __init__(self, *, cleaning_alpha=0.05, cleaning_warm_up=10, correction=True, as_authors_code=False,
+                 network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128,
+                 learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant",
+                 early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
+                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
+        super().__init__(**_base_arguments(locals(), ProdenLearner))
         self._set_cleaning(cleaning_alpha, cleaning_warm_up, correction, as_authors_code)
 
 
@@ -113,33 +98,12 @@ class ConformalCcLearner(_ConformalCleaning, CcLearner):
 
     _parameter_constraints = {**CcLearner._parameter_constraints, **CLEANING_CONSTRAINTS}
 
-    def __init__(
-        self,
-        *,
-        cleaning_alpha=0.05,
-        cleaning_warm_up=10,
-        correction=True,
-        as_authors_code=False,
-        network="mlp",
-        hidden_layer_sizes=(500,),
-        batch_norm=False,
-        n_epochs=200,
-        batch_size=128,
-        learning_rate=1e-3,
-        weight_decay=1e-5,
-        optimizer="adam",
-        momentum=0.9,
-        lr_schedule="constant",
-        early_stopping=False,
-        validation_fraction=0.1,
-        n_iter_no_change=20,
-        tol=1e-4,
-        scoring="partial_log_likelihood",
-        device="auto",
-        n_threads="auto",
-        random_state=None,
-    ):
-        super().__init__(**shared_parameters(locals()))
+    def __init__(self, *, cleaning_alpha=0.05, cleaning_warm_up=10, correction=True, as_authors_code=False,
+                 network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128,
+                 learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant",
+                 early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
+                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
+        super().__init__(**_base_arguments(locals(), CcLearner))
         self._set_cleaning(cleaning_alpha, cleaning_warm_up, correction, as_authors_code)
 
 
@@ -149,33 +113,12 @@ class ConformalCavlLearner(_ConformalCleaning, CavlLearner):
 
     _parameter_constraints = {**CavlLearner._parameter_constraints, **CLEANING_CONSTRAINTS}
 
-    def __init__(
-        self,
-        *,
-        cleaning_alpha=0.05,
-        cleaning_warm_up=10,
-        correction=True,
-        as_authors_code=False,
-        network="mlp",
-        hidden_layer_sizes=(500,),
-        batch_norm=False,
-        n_epochs=200,
-        batch_size=128,
-        learning_rate=1e-3,
-        weight_decay=1e-5,
-        optimizer="adam",
-        momentum=0.9,
-        lr_schedule="constant",
-        early_stopping=False,
-        validation_fraction=0.1,
-        n_iter_no_change=20,
-        tol=1e-4,
-        scoring="partial_log_likelihood",
-        device="auto",
-        n_threads="auto",
-        random_state=None,
-    ):
-        super().__init__(**shared_parameters(locals()))
+    def __init__(self, *, cleaning_alpha=0.05, cleaning_warm_up=10, correction=True, as_authors_code=False,
+                 network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128,
+                 learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant",
+                 early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
+                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
+        super().__init__(**_base_arguments(locals(), CavlLearner))
         self._set_cleaning(cleaning_alpha, cleaning_warm_up, correction, as_authors_code)
 
 
@@ -184,40 +127,13 @@ class ConformalPopLearner(_ConformalCleaning, PopLearner):
 
     _parameter_constraints = {**PopLearner._parameter_constraints, **CLEANING_CONSTRAINTS}
 
-    def __init__(
-        self,
-        *,
-        cleaning_alpha=0.05,
-        cleaning_warm_up=10,
-        correction=True,
-        as_authors_code=False,
-        warm_up=20,
-        window=5,
-        theta=1e-3,
-        inc=1e-3,
-        theta_max=0.4,
-        network="mlp",
-        hidden_layer_sizes=(500,),
-        batch_norm=False,
-        n_epochs=200,
-        batch_size=128,
-        learning_rate=1e-3,
-        weight_decay=1e-5,
-        optimizer="adam",
-        momentum=0.9,
-        lr_schedule="constant",
-        early_stopping=False,
-        validation_fraction=0.1,
-        n_iter_no_change=20,
-        tol=1e-4,
-        scoring="partial_log_likelihood",
-        device="auto",
-        n_threads="auto",
-        random_state=None,
-    ):
-        super().__init__(
-            warm_up=warm_up, window=window, theta=theta, inc=inc, theta_max=theta_max, **shared_parameters(locals())
-        )
+    def __init__(self, *, cleaning_alpha=0.05, cleaning_warm_up=10, correction=True, as_authors_code=False,
+                 warm_up=20, window=5, theta=1e-3, inc=1e-3, theta_max=0.4, network="mlp", hidden_layer_sizes=(500,),
+                 batch_norm=False, n_epochs=200, batch_size=128, learning_rate=1e-3, weight_decay=1e-5,
+                 optimizer="adam", momentum=0.9, lr_schedule="constant", early_stopping=False,
+                 validation_fraction=0.1, n_iter_no_change=20, tol=1e-4, scoring="partial_log_likelihood",
+                 device="auto", n_threads="auto", random_state=None):
+        super().__init__(**_base_arguments(locals(), PopLearner))
         self._set_cleaning(cleaning_alpha, cleaning_warm_up, correction, as_authors_code)
 
 
@@ -226,35 +142,12 @@ class ConformalValenLearner(_ConformalCleaning, ValenLearner):
 
     _parameter_constraints = {**ValenLearner._parameter_constraints, **CLEANING_CONSTRAINTS}
 
-    def __init__(
-        self,
-        *,
-        cleaning_alpha=0.05,
-        cleaning_warm_up=10,
-        correction=True,
-        as_authors_code=False,
-        warm_up=10,
-        n_neighbors=3,
-        network="mlp",
-        hidden_layer_sizes=(500,),
-        batch_norm=False,
-        n_epochs=200,
-        batch_size=128,
-        learning_rate=1e-3,
-        weight_decay=1e-5,
-        optimizer="adam",
-        momentum=0.9,
-        lr_schedule="constant",
-        early_stopping=False,
-        validation_fraction=0.1,
-        n_iter_no_change=20,
-        tol=1e-4,
-        scoring="partial_log_likelihood",
-        device="auto",
-        n_threads="auto",
-        random_state=None,
-    ):
-        super().__init__(warm_up=warm_up, n_neighbors=n_neighbors, **shared_parameters(locals()))
+    def __init__(self, *, cleaning_alpha=0.05, cleaning_warm_up=10, correction=True, as_authors_code=False,
+                 warm_up=10, n_neighbors=3, network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200,
+                 batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9,
+                 lr_schedule="constant", early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
+                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
+        super().__init__(**_base_arguments(locals(), ValenLearner))
         self._set_cleaning(cleaning_alpha, cleaning_warm_up, correction, as_authors_code)
 
 
@@ -263,55 +156,14 @@ class ConformalPicoLearner(_ConformalCleaning, PicoLearner):
 
     _parameter_constraints = {**PicoLearner._parameter_constraints, **CLEANING_CONSTRAINTS}
 
-    def __init__(
-        self,
-        *,
-        cleaning_alpha=0.05,
-        cleaning_warm_up=10,
-        correction=True,
-        as_authors_code=False,
-        feat_dim=128,
-        queue_size=8192,
-        moco_m=0.999,
-        proto_m=0.99,
-        temperature=0.07,
-        loss_weight=0.5,
-        prot_start=1,
-        conf_ema=(0.95, 0.8),
-        noise_scale=0.1,
-        augmentation="auto",
-        network="mlp",
-        hidden_layer_sizes=(500,),
-        batch_norm=False,
-        n_epochs=200,
-        batch_size=128,
-        learning_rate=1e-3,
-        weight_decay=1e-5,
-        optimizer="adam",
-        momentum=0.9,
-        lr_schedule="constant",
-        early_stopping=False,
-        validation_fraction=0.1,
-        n_iter_no_change=20,
-        tol=1e-4,
-        scoring="partial_log_likelihood",
-        device="auto",
-        n_threads="auto",
-        random_state=None,
-    ):
-        super().__init__(
-            feat_dim=feat_dim,
-            queue_size=queue_size,
-            moco_m=moco_m,
-            proto_m=proto_m,
-            temperature=temperature,
-            loss_weight=loss_weight,
-            prot_start=prot_start,
-            conf_ema=conf_ema,
-            noise_scale=noise_scale,
-            augmentation=augmentation,
-            **shared_parameters(locals()),
-        )
+    def __init__(self, *, cleaning_alpha=0.05, cleaning_warm_up=10, correction=True, as_authors_code=False,
+                 feat_dim=128, queue_size=8192, moco_m=0.999, proto_m=0.99, temperature=0.07, loss_weight=0.5,
+                 prot_start=1, conf_ema=(0.95, 0.8), noise_scale=0.1, augmentation="auto", network="mlp",
+                 hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128, learning_rate=1e-3,
+                 weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant", early_stopping=False,
+                 validation_fraction=0.1, n_iter_no_change=20, tol=1e-4, scoring="partial_log_likelihood",
+                 device="auto", n_threads="auto", random_state=None):
+        super().__init__(**_base_arguments(locals(), PicoLearner))
         self._set_cleaning(cleaning_alpha, cleaning_warm_up, correction, as_authors_code)
 
 
@@ -320,47 +172,11 @@ class ConformalCroselLearner(_ConformalCleaning, CroselLearner):
 
     _parameter_constraints = {**CroselLearner._parameter_constraints, **CLEANING_CONSTRAINTS}
 
-    def __init__(
-        self,
-        *,
-        cleaning_alpha=0.05,
-        cleaning_warm_up=10,
-        correction=True,
-        as_authors_code=False,
-        variant="paper",
-        warm_up=10,
-        threshold=0.9,
-        lam_cr=1.0,
-        mix_alpha=0.75,
-        augmentation="auto",
-        noise_scale=0.1,
-        network="mlp",
-        hidden_layer_sizes=(500,),
-        batch_norm=False,
-        n_epochs=200,
-        batch_size=128,
-        learning_rate=1e-3,
-        weight_decay=1e-5,
-        optimizer="adam",
-        momentum=0.9,
-        lr_schedule="constant",
-        early_stopping=False,
-        validation_fraction=0.1,
-        n_iter_no_change=20,
-        tol=1e-4,
-        scoring="partial_log_likelihood",
-        device="auto",
-        n_threads="auto",
-        random_state=None,
-    ):
-        super().__init__(
-            variant=variant,
-            warm_up=warm_up,
-            threshold=threshold,
-            lam_cr=lam_cr,
-            mix_alpha=mix_alpha,
-            augmentation=augmentation,
-            noise_scale=noise_scale,
-            **shared_parameters(locals()),
-        )
+    def __init__(self, *, cleaning_alpha=0.05, cleaning_warm_up=10, correction=True, as_authors_code=False,
+                 variant="paper", warm_up=10, threshold=0.9, lam_cr=1.0, mix_alpha=0.75, augmentation="auto",
+                 noise_scale=0.1, network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200,
+                 batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9,
+                 lr_schedule="constant", early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
+                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
+        super().__init__(**_base_arguments(locals(), CroselLearner))
         self._set_cleaning(cleaning_alpha, cleaning_warm_up, correction, as_authors_code)
