@@ -4,7 +4,8 @@ Run from the repository root::
 
     OMP_NUM_THREADS=1 PLCORE_DATA_HOME=../shared/datasets .venv/bin/python benchmarks/field.py --tier smoke
     OMP_NUM_THREADS=1 PLCORE_DATA_HOME=../shared/datasets .venv/bin/python benchmarks/field.py --tier quick
-    OMP_NUM_THREADS=1 PLCORE_DATA_HOME=../shared/datasets .venv/bin/python benchmarks/field.py --tier full --group classic
+    OMP_NUM_THREADS=1 PLCORE_DATA_HOME=../shared/datasets .venv/bin/python benchmarks/field.py --tier headline
+    PLCORE_DATA_HOME=../shared/datasets .venv/bin/python benchmarks/field.py --tier vision   # on a machine with a GPU
 
 A thin wrapper of ``python -m plcore leaderboard run`` (every installed component the tier's
 protocol takes, one Hydra joblib job per row, only the folds without a run file) and ``leaderboard
@@ -21,14 +22,16 @@ import sys
 import time
 
 #: each tier's protocol and page
-TIERS = {"full": ("field/1", "docs/results/leaderboard.md"),
+TIERS = {"headline": ("field/2", "docs/results/leaderboard.md"),
+         "vision": ("vision/1", "docs/results/leaderboard_vision.md"),
+         "full": ("field/1", "docs/results/leaderboard_field1.md"),
          "quick": ("field-quick/1", "docs/results/leaderboard_quick.md"),
          "smoke": ("field-smoke/1", "docs/results/leaderboard_smoke.md")}
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tier", choices=sorted(TIERS), default="quick")
+    ap.add_argument("--tier", choices=sorted(TIERS), default="headline")
     ap.add_argument("--results", default="leaderboard", help="the folder of run files (default ./leaderboard)")
     ap.add_argument("--group", choices=["classic", "deep", "clustering"], default=None, help="only these rows")
     ap.add_argument("--only", nargs="+", default=None, metavar="KIND:NAME", help="only these rows")

@@ -78,7 +78,7 @@ def test_verify_reproduces_the_committed_predictions_of_a_seeded_learner(plcore_
                        "--only", "learner:plknn", "learner:plsvm", "clusterer:kmeans"], tmp_path)
     lines = proc.stdout.strip().splitlines()
     assert lines[0].endswith("every stored score agrees with its predictions")
-    assert lines[-1] == "verified: 6 fold(s) the same, 0 differ, 0 row(s) not re-run"
+    assert lines[-1] == "verified: 6 fold(s) the same, 0 numerically equivalent, 0 differ, 0 row(s) not re-run"
 
 
 def test_hydras_joblib_launcher_runs_the_rows_as_jobs(plcore_cli, tmp_path):
@@ -115,7 +115,8 @@ def test_the_smoke_tier_runs_every_installed_component_and_ranks_each(plcore_cli
 
 
 @pytest.mark.parametrize("tier", ["field-smoke/1", pytest.param("field-quick/1", marks=pytest.mark.data),
-                                  pytest.param("field/1", marks=pytest.mark.data)])
+                                  pytest.param("field/1", marks=pytest.mark.data),
+                                  pytest.param("field/2", marks=pytest.mark.data), "vision/1"])
 def test_each_committed_page_is_a_fresh_render_of_the_committed_files(tier, request):
     """docs/results/leaderboard*.md and .tex are what ``leaderboard page`` makes of the committed
     run files (the command printed on each page); the quick and full tiers recompute their scores
@@ -127,7 +128,7 @@ def test_each_committed_page_is_a_fresh_render_of_the_committed_files(tier, requ
 
     protocol = load_protocol(tier)
     out = ROOT / "docs" / "results" / PAGES[tier]
-    data_home = None if tier == "field-smoke/1" else request.getfixturevalue("data_home")
+    data_home = None if tier in ("field-smoke/1", "vision/1") else request.getfixturevalue("data_home")
     board = collect(protocol, COMMITTED, data_home=data_home)
     command = page_command(protocol, "leaderboard", out.relative_to(ROOT))
     diagrams = {k: v + ".svg" for k, v in diagram_files(board, out).items()}
@@ -140,4 +141,5 @@ def test_each_committed_page_is_a_fresh_render_of_the_committed_files(tier, requ
 
 
 #: each tier's committed page
-PAGES = {"field/1": "leaderboard.md", "field-quick/1": "leaderboard_quick.md", "field-smoke/1": "leaderboard_smoke.md"}
+PAGES = {"field/2": "leaderboard.md", "field/1": "leaderboard_field1.md", "field-quick/1": "leaderboard_quick.md",
+         "field-smoke/1": "leaderboard_smoke.md", "vision/1": "leaderboard_vision.md"}

@@ -16,6 +16,8 @@ PINNED = {
     "field/1": "sha256:25d60f9c3241bbf516a4ffa723602c392d0f813186ae6b6971f02e260a5b71dd",
     "field-quick/1": "sha256:b4ab9054636ca0c7da3fece491741b41e1e569bf6932ab946f1a2300e0596861",
     "field-smoke/1": "sha256:f1169feb74b95803040cd0c57f8622feb68063d4a77a1bed0e44ea9a657ebbfd",
+    "field/2": "sha256:a779e2ce463dccb3a28e86f2f63c92d8c8f7c77bff9967c21fe4c4f0cfc63591",
+    "vision/1": "sha256:1ed5e332a3e20623b9f94b4649b9e196f8f8c4f374a7a61b32c04e0ebe2493d8",
 }
 
 
@@ -75,6 +77,7 @@ def test_data_that_differ_from_the_protocol_are_refused_in_one_line(monkeypatch)
         return ds
 
     monkeypatch.setattr(datasets, "load_dataset", shifted)
+    monkeypatch.setattr("plcore.leaderboard.protocol._LOADED", {})  # the data loaded once per process
     with pytest.raises(DataValidationError) as exc:
         check_dataset(protocol, "wine")
     msg = str(exc.value)

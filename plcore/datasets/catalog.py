@@ -21,6 +21,8 @@ UCI_DATASETS = {
     "semeion": ("semeion",),
     "first-order-theorem": ("first-order-theorem", "firstordertheorem"),
     "flare": ("flare",),  # two nominal attributes: load_dataset("flare", categorical="onehot")
+    "glass": ("glass",),  # its header declares a 7th class that no row has (kept: n_classes 7)
+    "segment": ("segment",),
 }
 SKLEARN_DATASETS = ("iris", "wine", "breast_cancer", "digits")
 #: image sets in IDX files (``train-images-idx3-ubyte[.gz]`` etc.): name -> the folder name looked

@@ -37,6 +37,19 @@ def listing(protocol, rows, states) -> str:
     return "\n".join(lines)
 
 
+def _gpu_here() -> bool:
+    """Whether PyTorch is installed and sees a GPU."""
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def _cells_left(entry, states) -> int:
+    return sum(1 for (key, _), s in states.items() if key == entry.key and (s == "not run" or s.startswith("partial")))
+
+
 def main(argv=None) -> int:
     """Entry point of ``python -m plcore leaderboard``."""
     from plcore.leaderboard.jobs import cell_states, chosen, entries
@@ -60,6 +73,8 @@ def main(argv=None) -> int:
                                                              "per row; default: the rows one after another here")
             p.add_argument("--override", nargs="+", default=[], metavar="KEY=VALUE",
                            help="Hydra overrides for the launcher (hydra.launcher.n_jobs=2)")
+            p.add_argument("--allow-cpu", action="store_true",
+                           help="run a protocol meant for a GPU (vision/1) on a machine without one")
             p.add_argument("--tracking-uri", default=None,
                            help="also log each cell that ran as an MLflow run (experiment "
                                 "leaderboard-<id>-<version>), for browsing")
@@ -101,14 +116,24 @@ def main(argv=None) -> int:
     registry = get_registry()
     rows = chosen(entries(protocol, registry), args.only, args.track, args.group)
     if args.command == "list":
-        from plcore.leaderboard.jobs import cost_text, estimate_missing
+        from plcore.leaderboard.jobs import cost_text, duration, estimate_missing
 
         states = cell_states(protocol, rows, args.results)
         print(listing(protocol, rows, states))
         todo = [k for k, s in states.items() if s == "not run" or s.startswith("partial")]
-        seconds, unknown = estimate_missing(protocol, rows, states, args.results, registry)
-        print(f"\n{len(todo)} cell(s) to run: {cost_text(seconds, unknown, len(todo)) if todo else 'nothing'}")
+        estimate = estimate_missing(protocol, rows, states, args.results, registry)
+        print(f"\n{len(todo)} cell(s) to run: {cost_text(estimate, len(todo)) if todo else 'nothing'}")
+        if todo and protocol.data.get("requires") == "gpu":
+            print(f"(protocol {protocol.key} is meant for a machine with a GPU: the estimate scales CPU "
+                  "measurements and is an upper bound there)")
+        for e in rows:  # what each row still costs: a new row's price before it runs
+            if e.key in estimate.by_row:
+                print(f"  {e.kind}:{e.name}: {_cells_left(e, states)} cell(s), "
+                      f"{duration(estimate.by_row[e.key])} on one core")
         return 0
+    if protocol.data.get("requires") == "gpu" and not args.allow_cpu and not _gpu_here():
+        raise ConfigError(f"protocol {protocol.key} is meant for a machine with a GPU and PyTorch sees none here: "
+                          "nothing run (`leaderboard list` estimates it; --allow-cpu runs it anyway)")
     if args.launcher and not rows:
         raise ConfigError("no row to run: --only, --track and --group chose none")
     if args.launcher:

@@ -20,8 +20,8 @@ from plcore.exceptions import ConfigError
 from plcore.leaderboard.protocol import Protocol
 from plcore.leaderboard.runfile import iter_runs, row_key, state_of
 
-__all__ = ["Entry", "spec_hash", "entries", "chosen", "create_component", "cell_states", "fits_per_fold",
-           "estimate_missing", "cost_text", "TRACK_OF_KIND"]
+__all__ = ["Entry", "Estimate", "spec_hash", "entries", "chosen", "create_component", "cell_states", "fits_per_fold",
+           "estimate_missing", "cost_text", "duration", "TRACK_OF_KIND"]
 
 #: the track each kind joins by default
 TRACK_OF_KIND = {"learner": "classification", "reducer": "classification", "clusterer": "clustering"}
@@ -76,7 +76,8 @@ def _placing(registry, kind: str, name: str) -> tuple[str, str]:
 
 
 def entries(protocol: Protocol, registry) -> list[Entry]:
-    """Every installed component the protocol's tracks take, in track, kind and name order."""
+    """Every installed component the protocol's tracks take (a track's ``groups``, where it names
+    them, limits it to those groups), in track, kind and name order."""
     out = []
     reference = protocol.data["tracks"].get("classification", {}).get("reference_learner")
     for kind in ("learner", "reducer", "clusterer"):
@@ -90,6 +91,8 @@ def entries(protocol: Protocol, registry) -> list[Entry]:
             if track not in protocol.data["tracks"]:
                 continue
             section, group = _placing(registry, kind, name)
+            if group not in protocol.data["tracks"][track].get("groups", [group]):  # vision/1: deep rows only
+                continue
             pipeline = [name, reference] if kind == "reducer" and reference else [name]
             out.append(Entry(kind, name, comp.spec.display_name, track, section, comp.spec.leaderboard_revision,
                              spec_hash(comp.spec), comp.distribution, comp.version, pipeline,
@@ -161,7 +164,8 @@ def fits_per_fold(spec: dict, entry: Entry, registry) -> float:
             points, together = points * p, together * t
     from plcore.run.defaults import SELECT_DEFAULTS
 
-    select = {**SELECT_DEFAULTS, **spec.get("select", {})}
+    own = spec.get("deep", {}).get("select") if deep else None  # the deep rows' own selection
+    select = {**SELECT_DEFAULTS, **(own if own is not None else spec.get("select", {}))}
     tried = min(points, select["n_iter"]) if select["method"] == "random" else points
     if select["method"] == "none" or points <= 1:
         fits = 1.0
@@ -175,30 +179,78 @@ def fits_per_fold(spec: dict, entry: Entry, registry) -> float:
     return fits
 
 
-def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, results, registry) -> tuple[float, int]:
-    """(estimated seconds of the folds not yet run, cells with no measurement to scale): each
-    missing fold costs the mean wall time of the same row's folds on the same data set under
-    another protocol of ``results``, times the ratio of fits per fold (:func:`fits_per_fold`) and
-    of training rows. A cell with no such measurement is counted, not guessed."""
+@dataclass
+class Estimate:
+    """What :func:`estimate_missing` found: the seconds on one core of the folds not yet run, per
+    row (``by_row[key]``), and how many cells each way was scaled from: ``same`` (the row's own
+    folds on the data set under another protocol), ``row`` (the row's folds on other data sets, per
+    training row and fit), ``group`` (its group's median per training row and fit: a row never
+    run) and ``unknown`` (nothing measured in its group either)."""
+
+    seconds: float = 0.0
+    by_row: dict = field(default_factory=dict)
+    same: int = 0
+    row: int = 0
+    group: int = 0
+    unknown: int = 0
+
+
+def _train_rows(protocol: Protocol, track: str, dataset: str) -> float:
+    """The rows one fold of ``dataset`` trains on (every row for the clustering track)."""
+    return protocol.datasets[dataset]["n_samples"] * _train_share(protocol.track(track), track)
+
+
+def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, results, registry, *,
+                     own: bool = True) -> Estimate:
+    """The cost of the folds not yet run (:class:`Estimate`). A missing fold costs, in this order
+    of preference: the mean wall time of the same row's folds on the same data set under another
+    protocol of ``results``, times the ratio of fits per fold (:func:`fits_per_fold`) and of
+    training rows; else the row's median seconds per training row and fit over its measured
+    folds (any protocol, this one included) times this fold's; else the median of that rate over
+    the measured rows of its group (how a row that has never run is estimated before it runs).
+    The cost model is linear in training rows and fits (docs/leaderboard.md, "field/2: the cost
+    model"); a cell with nothing to scale from is counted, not guessed. ``own=False`` leaves this
+    protocol's own files out (the estimate as it was before any of its folds ran)."""
+    import numpy as np
+
     from plcore.exceptions import ConfigError
     from plcore.leaderboard.protocol import load_protocol
 
     measured: dict = {}
-    others: dict = {}
+    rates: dict = {}
+    others: dict = {protocol.key: protocol}
+    installed = {(e.track, e.key): e for e in entries(protocol, registry)} | {(e.track, e.key): e for e in rows}
     for _, rec in iter_runs(results):
-        if rec["protocol"]["hash"] == protocol.hash or rec["status"] != "ok" or "wall_s" not in rec.get("timing", {}):
+        if rec["status"] != "ok" or "wall_s" not in rec.get("timing", {}):
             continue
         p = rec["protocol"]
-        if (p["id"], p["version"]) not in others:
+        pkey = f"{p['id']}/{p['version']}"
+        if pkey not in others:
             try:
-                others[(p["id"], p["version"])] = load_protocol(f"{p['id']}/{p['version']}")
+                others[pkey] = load_protocol(pkey)
             except ConfigError:  # a protocol this plcore does not ship: its times cannot be scaled
-                others[(p["id"], p["version"])] = None
-        other = others[(p["id"], p["version"])]
-        if other is not None:
-            key = (row_key(rec["component"]), rec["dataset"]["name"])
-            measured.setdefault(key, {}).setdefault(other.key, (other, []))[1].append(rec["timing"]["wall_s"])
-    seconds, unknown = 0.0, 0
+                others[pkey] = None
+        other = others[pkey]
+        if other is None or other.hash != p["hash"] or rec["dataset"]["name"] not in other.datasets:
+            continue
+        if not own and other.hash == protocol.hash:
+            continue
+        key = row_key(rec["component"])
+        entry = installed.get((rec["track"], key))
+        if entry is None:
+            continue
+        spec = other.track(rec["track"])
+        wall = rec["timing"]["wall_s"]
+        rates.setdefault((entry.group, key), []).append(
+            wall / (fits_per_fold(spec, entry, registry) * _train_rows(other, rec["track"], rec["dataset"]["name"])))
+        if other.hash != protocol.hash:
+            measured.setdefault((key, rec["dataset"]["name"]), {}).setdefault(other.key, (other, []))[1].append(wall)
+    row_rate = {key: float(np.median(v)) for (_, key), v in rates.items()}
+    group_rate = {}
+    for (group, key), _ in rates.items():
+        group_rate.setdefault(group, []).append(row_rate[key])
+    group_rate = {g: float(np.median(v)) for g, v in group_rate.items()}
+    out = Estimate()
     for entry in rows:
         spec = protocol.track(entry.track)
         for dataset in protocol.track_datasets(entry.track):
@@ -209,23 +261,41 @@ def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, result
             if not missing:
                 continue
             source = measured.get((entry.key, dataset))
-            if not source:
-                unknown += 1
+            fits = fits_per_fold(spec, entry, registry)
+            if source:
+                other, times = source[sorted(source)[0]]
+                ratio = fits / fits_per_fold(other.track(entry.track), entry, registry)
+                rows_ratio = _train_share(spec, entry.track) / _train_share(other.track(entry.track), entry.track)
+                cost, out.same = missing * sum(times) / len(times) * ratio * rows_ratio, out.same + 1
+            elif entry.key in row_rate:
+                cost = missing * row_rate[entry.key] * fits * _train_rows(protocol, entry.track, dataset)
+                out.row += 1
+            elif entry.group in group_rate:
+                cost = missing * group_rate[entry.group] * fits * _train_rows(protocol, entry.track, dataset)
+                out.group += 1
+            else:
+                out.unknown += 1
                 continue
-            other, times = source[sorted(source)[0]]
-            ratio = fits_per_fold(spec, entry, registry) / fits_per_fold(other.track(entry.track), entry, registry)
-            rows_ratio = _train_share(spec, entry.track) / _train_share(other.track(entry.track), entry.track)
-            seconds += missing * sum(times) / len(times) * ratio * rows_ratio
-    return seconds, unknown
+            out.seconds += cost
+            out.by_row[entry.key] = out.by_row.get(entry.key, 0.0) + cost
+    return out
 
 
-def cost_text(seconds: float, unknown: int, cells: int) -> str:
-    """How :func:`estimate_missing`'s figures are said: "about 1.2 h on one core, scaled from the
-    other tiers' folds", with the cells that had no measurement; "no estimate" when none had one."""
-    if unknown >= cells:
-        return "no estimate (no fold of these rows on these data sets under another protocol to scale)"
-    return (f"about {seconds / 3600:.1f} h on one core, scaled from the other tiers' folds"
-            + (f" ({unknown} of the {cells} cells with no measurement to scale, not counted)" if unknown else ""))
+def cost_text(estimate: Estimate, cells: int) -> str:
+    """How an :class:`Estimate` is said: "about 1.2 h on one core", how its cells were scaled,
+    and the cells that had no measurement; "no estimate" when none had one."""
+    if estimate.unknown >= cells:
+        return "no estimate (no fold of these rows, nor of any row of their group, measured in the results)"
+    ways = [f"{n} from {what}" for n, what in ((estimate.same, "the same cells under another protocol"),
+                                                 (estimate.row, "the same rows on other data sets"),
+                                                 (estimate.group, "their group's median (rows never run)")) if n]
+    return (f"{duration(estimate.seconds)} on one core (cells scaled: {'; '.join(ways)})"
+            + (f"; {estimate.unknown} of the {cells} cells with nothing to scale from, not counted"
+               if estimate.unknown else ""))
+
+
+def duration(seconds: float) -> str:
+    return f"about {seconds / 3600:.1f} h" if seconds >= 5400 else f"about {max(seconds / 60, 0.1):.1f} min"
 
 
 def _train_share(spec: dict, track: str) -> float:

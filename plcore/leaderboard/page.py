@@ -208,6 +208,21 @@ class Table:
     wtl: dict
     unranked: list
     reference: str = ""
+    #: the best row against each other one (:func:`plcore.run.comparison.against_best`), ``{}`` without ranks
+    versus_best: dict = field(default_factory=dict)
+    #: each ranked row's bootstrap interval of its average rank (:func:`plcore.run.comparison.rank_intervals`)
+    intervals: dict = field(default_factory=dict)
+
+    @property
+    def median_row(self):
+        """The row at the middle place of the ranking (the lower of the two middle places for an
+        even count): what "better than the median row" compares the best with."""
+        if self.comparison is None or self.comparison.ranks is None:
+            return None
+        from plcore.run.comparison import ranked_methods
+
+        order = ranked_methods(self.comparison)
+        return order[len(order) // 2]
 
 
 def _metrics(protocol: Protocol, track: str) -> list:
@@ -222,7 +237,7 @@ def _fold_values(board: Board, key, dataset, metric) -> list:
 
 def tables(board: Board) -> list:
     """Every (track, group, metric) comparison of the page, as :class:`Table` s."""
-    from plcore.run.comparison import compare, win_tie_loss
+    from plcore.run.comparison import against_best, compare, rank_intervals, win_tie_loss
 
     out = []
     for track, groups in GROUPS.items():
@@ -259,8 +274,12 @@ def tables(board: Board) -> list:
                     both = {k: v for k, v in scores.items() if k not in imputed}  # a hole wins nothing
                     both.update({(ref.key, d): _fold_values(board, ref.key, d, metric) for d in datasets})
                     wtl = {m: (lose, tie, win) for m, (win, tie, lose) in win_tie_loss(both, ref.key).items()}
+                versus, intervals = {}, {}
+                if c is not None and c.ranks is not None and len(ranked) >= 2 and len(datasets) >= 2:
+                    versus = against_best(c.mean, c.methods, datasets)
+                    intervals = rank_intervals(c.mean, c.methods, datasets)
                 out.append(Table(track, group, metric, ranked, c, imputed, _tie_groups(c), wtl, unranked,
-                                 ref.label if ref is not None else ""))
+                                 ref.label if ref is not None else "", versus, intervals))
     return out
 
 
@@ -294,6 +313,42 @@ def _cell(board: Board, table: Table, row: Row, dataset: str, digits: int = 3) -
         return f"† {state}" if (row.key, dataset) in table.imputed else state
     values = _fold_values(board, row.key, dataset, table.metric)
     return f"{np.mean(values):.{digits}f} ± {np.std(values):.{digits}f}"
+
+
+def _interval(t: Table, key) -> str:
+    low_high = t.intervals.get(key)
+    return "–" if low_high is None else f"{low_high[0]:.1f}–{low_high[1]:.1f}"
+
+
+def _versus_cell(t: Table, key) -> str:
+    """The Holm-adjusted p of the best row against this one, ``*`` where significant (0.05)."""
+    if not t.versus_best:
+        return "–"
+    if key == t.versus_best["best"]:
+        return "best"
+    p, p_holm, significant, _, _ = t.versus_best["tests"][key]
+    return f"{p_holm:.3g}" + (" *" if significant else "")
+
+
+def _versus_lines(t: Table, by_key: dict) -> list:
+    """What the test beyond Nemenyi says: which rows the best one beats significantly, and the
+    best row against the median row."""
+    if not t.versus_best or not t.versus_best["tests"]:
+        return []
+    best = t.versus_best["best"]
+    beaten = [k for k, v in t.versus_best["tests"].items() if v[2]]
+    median = t.median_row
+    lines = [f"Beyond Nemenyi: the best row, {by_key[best].label}, against each other row by the Wilcoxon "
+             f"signed-rank test over the {len(t.comparison.datasets)} data sets' means, Holm-adjusted (column "
+             f"\"vs best\", `*` = significant at 0.05): it is significantly better than {len(beaten)} of the "
+             f"{len(t.versus_best['tests'])} other rows. The average ranks' 95% intervals are percentile bootstrap "
+             "intervals over the data sets (2000 resamples, seed 0)."]
+    if median is not None and median != best:
+        p, p_holm, significant, wins, losses = t.versus_best["tests"][median]
+        lines.append(f"Best against the median row ({by_key[median].label}): better on {wins}, worse on {losses} "
+                     f"of the data sets, Holm p = {p_holm:.3g}: "
+                     + ("significantly better." if significant else "not significantly better at 0.05."))
+    return lines
 
 
 def _median_fit(row: Row) -> float | None:
@@ -344,7 +399,8 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
     for t in tables(board):
         k, datasets = len(t.ranked), p.track_datasets(t.track)
         lines += ["", f"## {t.track}: {GROUPS[t.track][t.group]} ({t.metric})", ""]
-        head = ["rank", "method", *datasets, "average rank", "Nemenyi group", "imputed"]
+        head = ["rank", "method", *datasets, "average rank", "95% interval", "Nemenyi group",
+                "vs best: Holm p", "imputed"]
         head += [f"vs {t.reference}: win/tie/loss"] if t.wtl else []
         head += ["median fit (s)"] if timings else []
         head += ["distribution"]
@@ -356,7 +412,8 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
             n_imp = sum((key, d) in t.imputed for d in datasets)
             cells = [str(pos), row.label, *(_cell(board, t, row, d) for d in datasets),
                      "–" if i is None or t.comparison.ranks is None else f"{t.comparison.ranks[i]:.2f}",
-                     t.tie_groups.get(key, "–"), f"{100 * n_imp / max(len(datasets), 1):.0f}%"]
+                     _interval(t, key), t.tie_groups.get(key, "–"), _versus_cell(t, key),
+                     f"{100 * n_imp / max(len(datasets), 1):.0f}%"]
             if t.wtl:
                 cells.append("–" if key not in t.wtl else "/".join(map(str, t.wtl[key])))
             if timings:
@@ -373,6 +430,7 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
                          "group letter).")
         else:
             lines.append(f"{k} ranked row(s): no Friedman test (it needs 3 rows and rows that do not all tie).")
+        lines += _versus_lines(t, by_key)
         if t.imputed:
             lines.append(f"`†`: {len(t.imputed)} cell(s) failed, timed out or not applicable, imputed with the "
                          "worst done cell of the ranked rows on that data set.")
@@ -415,7 +473,7 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
         lines += ["", "## Superseded (an older revision or spec; never ranked)", ""]
         lines += [f"- `{r.kind}:{r.key}`" for r in board.superseded]
     if not_run:
-        lines += ["", "## Not run yet on this protocol (installed here, no run file)", "", *not_run]
+        lines += ["", "## Not run yet on this protocol (installed here), and what it would cost", "", *not_run]
     if timings and board.timings:
         spent = ", ".join(f"{track} {group} {seconds / 60:.1f} min" for (track, group), seconds
                           in sorted(board.timings.items()))
@@ -445,7 +503,7 @@ def not_run_lines(board: Board, installed: list, results, registry) -> list:
     """One line per group of the installed rows (:func:`plcore.leaderboard.jobs.entries`) with no
     run file of the board's protocol: their names and the estimated cost of running them
     (:func:`plcore.leaderboard.jobs.estimate_missing`, from the other tiers' files under ``results``)."""
-    from plcore.leaderboard.jobs import cost_text, estimate_missing
+    from plcore.leaderboard.jobs import cell_states, cost_text, estimate_missing
 
     have = {r.key for r in board.rows} | {r.key for r in board.superseded}
     missing = [e for e in installed if e.key not in have]
@@ -455,11 +513,18 @@ def not_run_lines(board: Board, installed: list, results, registry) -> list:
             mine = [e for e in missing if e.track == track and e.group == group]
             if not mine:
                 continue
-            seconds, unknown = estimate_missing(board.protocol, mine, {}, results, registry)
+            estimate = estimate_missing(board.protocol, mine, {}, results, registry)
             cells = sum(1 for e in mine for d in board.protocol.track_datasets(track) if d not in e.na)
-            cost = cost_text(seconds, unknown, cells)
+            cost = cost_text(estimate, cells)
             out.append(f"- {track}, {GROUPS[track][group]}: {len(mine)} row(s) ({', '.join(e.name for e in mine)}); "
                        f"{cost}")
+    states = cell_states(board.protocol, [e for e in installed if e.key in have], results)
+    left = [k for k, state in states.items() if state == "not run" or state.startswith("partial")]
+    if left:  # rows that have run in part: what the rest costs
+        started = [e for e in installed if any(k == e.key for k, _ in left)]
+        estimate = estimate_missing(board.protocol, started, states, results, registry)
+        out.append(f"- cells still to run in the rows above that have run in part: {len(left)} "
+                   f"({', '.join(e.name for e in started)}); {cost_text(estimate, len(left))}")
     return out
 
 

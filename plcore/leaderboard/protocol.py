@@ -108,10 +108,24 @@ def load_protocol(key: str) -> Protocol:
 
 
 def _load(name: str, entry: dict, data_home=None):
-    """The data set of an entry, its candidate sets made as the entry says."""
+    """The data set of an entry (the file ``entry["data"]`` names, default its own name), its
+    candidate sets made as the entry says; the same entry is loaded once per process (a launcher's
+    worker runs many rows on the same data)."""
+    key = (name, _canonical({k: entry.get(k) for k in ("data", "load", "candidates")}),
+           None if data_home is None else str(data_home))
+    if key not in _LOADED:
+        _LOADED[key] = _load_uncached(name, entry, data_home)
+    return _LOADED[key]
+
+
+#: ``_load``'s results in this process (the data sets are small; a task's data never change)
+_LOADED: dict = {}
+
+
+def _load_uncached(name: str, entry: dict, data_home=None):
     from plcore.datasets import load_dataset
 
-    ds = load_dataset(name, data_home=data_home, **entry.get("load", {}))
+    ds = load_dataset(entry.get("data", name), data_home=data_home, **entry.get("load", {}))
     source = entry["candidates"]
     if source == "native":
         if not ds.is_partial:
@@ -173,14 +187,17 @@ def clustering_truth(drawn) -> np.ndarray:
 
 
 def describe_dataset(name: str, candidates, tracks: dict, *, load: dict | None = None, data_home=None,
-                     only: list | None = None) -> dict:
+                     only: list | None = None, data: str | None = None) -> dict:
     """A protocol's entry for a data set: its fingerprint as loaded, the candidate sets' source
     (``"native"``, or ``{"generator": ..., <parameters>, "seed": ...}``) and digest, and per track
     the digest of each split's test rows: the classification track's shuffled k-fold outer folds
     (``n_splits``, ``seed``) as the k-fold protocol draws them, the clustering track's partitions'
     labelled rows (``rho``, ``n_partitions``, ``seed``) as the clustering protocol draws them;
-    ``only`` names the tracks that use the data set (default: every track)."""
-    entry = {"name": name, "candidates": candidates, **({"load": load} if load else {}),
+    ``only`` names the tracks that use the data set (default: every track); ``data`` the data set
+    to load where the task's ``name`` differs from it (``ecoli-instance``: ``ecoli`` with
+    instance-dependent candidate sets)."""
+    entry = {"name": name, **({"data": data} if data else {}), "candidates": candidates,
+             **({"load": load} if load else {}),
              **({"tracks": list(only)} if only else {})}
     ds, drawn = _load(name, entry, data_home)
     splits = {track: [split_digest(track, split) for split in track_splits(tracks[track], track, drawn)]
@@ -199,7 +216,7 @@ def check_dataset(protocol: Protocol, name: str, data_home=None) -> dict:
         raise ConfigError(f"protocol {protocol.key} has no data set {name!r}; its data sets: "
                           f"{', '.join(protocol.datasets)}")
     here = describe_dataset(name, entry["candidates"], protocol.data["tracks"], load=entry.get("load"),
-                            data_home=data_home, only=entry.get("tracks"))
+                            data_home=data_home, only=entry.get("tracks"), data=entry.get("data"))
     for key, what in (("fingerprint", "its fingerprint"), ("candidates_digest", "its candidate sets"),
                       ("splits", "its folds")):
         if here[key] != entry[key]:
@@ -228,7 +245,8 @@ def _freeze(key: str, data_home=None) -> str:
     path = PROTOCOL_DIR / f"{pid}-{version}.yaml"
     data = yaml.safe_load(path.read_text())
     data["datasets"] = [describe_dataset(d["name"], d["candidates"], data["tracks"], load=d.get("load"),
-                                         data_home=data_home, only=d.get("tracks")) for d in data["datasets"]]
+                                         data_home=data_home, only=d.get("tracks"), data=d.get("data"))
+                        for d in data["datasets"]]
     header = "".join(line + "\n" for line in path.read_text().splitlines() if line.startswith("#"))
     return header + yaml.safe_dump(data, sort_keys=False, width=120)
 

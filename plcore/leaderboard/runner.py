@@ -31,7 +31,7 @@ from plcore.leaderboard.jobs import Entry, create_component
 from plcore.leaderboard.protocol import Protocol, checked_data, fold_scores
 from plcore.leaderboard.runfile import SCHEMA, pack_predictions, run_path, write_run
 
-__all__ = ["run_missing", "fold_record"]
+__all__ = ["run_missing", "fold_record", "numerics"]
 
 _PATH = re.compile(r"(?:[A-Za-z]:\\|/)(?:[^\s'\"/\\:]+[/\\])+")
 
@@ -62,6 +62,8 @@ def _setup(protocol: Protocol, entry: Entry, registry):
     if entry.group == "deep" and deep:
         if "n_epochs" in deep:  # else the learner's own
             setup.learner.set_params(n_epochs=deep["n_epochs"])
+        if "select" in deep:  # the deep rows' own selection (field/2: none, each method's defaults)
+            select = dict(deep["select"])
         if deep.get("space"):
             select["space"] = {f"learner.{k}": list(v) for k, v in deep["space"].items()}
     return setup, check_select(select, setup, registry)
@@ -86,6 +88,26 @@ def _machine() -> dict:
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_available():
         out["gpu"] = torch.cuda.get_device_name(0)
+    return out
+
+
+def numerics() -> dict:
+    """What a fold's numbers depend on beyond the code (issue 62, item 5): the BLAS and OpenMP
+    libraries numpy and scikit-learn loaded (threadpoolctl: API, version, threads), the thread
+    variables of the environment and, where PyTorch is loaded, its version, threads and CUDA.
+    ``verify`` re-runs a fold under these thread counts."""
+    from threadpoolctl import threadpool_info
+
+    libs = sorted(({"api": i.get("internal_api"), "version": i.get("version"), "threads": i.get("num_threads"),
+                    **({"architecture": i["architecture"]} if i.get("architecture") else {})}
+                   for i in threadpool_info()), key=lambda d: (str(d["api"]), str(d["version"])))
+    env = {k: os.environ[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                                      "OPENBLAS_CORETYPE") if k in os.environ}
+    out = {"libraries": libs, "environment": env}
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        out["torch"] = {"version": torch.__version__, "threads": torch.get_num_threads(),
+                        "cuda": torch.version.cuda if torch.cuda.is_available() else None}
     return out
 
 
@@ -128,6 +150,7 @@ def fold_record(protocol: Protocol, entry: Entry, dataset: str, fold: int, *, re
         record["warnings"] = said[:5]
     record["timing"] = {**record.get("timing", {}), "wall_s": time.perf_counter() - t0}
     record["machine"] = _machine()  # after the fold: a deep learner has loaded PyTorch by then
+    record["numerics"] = numerics()
     record["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     return record
 

@@ -22,7 +22,7 @@ from scipy import stats
 
 from plcore.exceptions import ConfigError
 
-__all__ = ["Comparison", "average_ranks", "best_ranked", "cd_diagram", "cd_figure", "check_same_splits", "compare",
+__all__ = ["Comparison", "against_best", "average_ranks", "rank_intervals", "best_ranked", "cd_diagram", "cd_figure", "check_same_splits", "compare",
            "friedman", "latex_table", "markdown_table", "nemenyi_critical_difference", "nemenyi_pvalues", "paired_ttest",
            "ranked_methods", "wilcoxon", "win_tie_loss"]
 
@@ -109,6 +109,50 @@ def wilcoxon(means: dict, methods, datasets) -> tuple[float, float] | None:
         return None
     result = stats.wilcoxon(a, b)
     return float(result.statistic), float(result.pvalue)
+
+
+def against_best(means: dict, methods, datasets, *, alpha: float = 0.05, greater_is_better: bool = True) -> dict:
+    """The best row by average rank against every other, as Demsar (2006, section 3.2.3) and
+    Benavoli et al. (JMLR 2016) recommend over the Nemenyi test: the Wilcoxon signed-rank test of
+    the two rows' per-data-set means (``scipy.stats.wilcoxon``, two-sided), the p-values adjusted by
+    Holm's step-down procedure over the k - 1 comparisons (``statsmodels``' ``multipletests``).
+
+    Returns ``{"best": method, "tests": {method: (p, p_holm, significant, wins, losses)}}``,
+    ``wins``/``losses`` counting the data sets where the best row's mean is higher/lower; a row
+    equal to the best on every data set gets p = 1."""
+    from statsmodels.stats.multitest import multipletests
+
+    ranks = average_ranks(means, methods, datasets, greater_is_better=greater_is_better)
+    best = methods[int(np.argmin(ranks))]
+    others = [m for m in methods if m != best]
+    M = _matrix(means, methods, datasets)
+    b = M[:, methods.index(best)]
+    raw, counts = [], []
+    for m in others:
+        o = M[:, methods.index(m)]
+        diff = (b - o) if greater_is_better else (o - b)
+        raw.append(1.0 if np.allclose(diff, 0.0) else float(stats.wilcoxon(b, o).pvalue))
+        counts.append((int(np.sum(diff > 0)), int(np.sum(diff < 0))))
+    if not others:
+        return {"best": best, "tests": {}}
+    reject, adjusted, _, _ = multipletests(raw, alpha=alpha, method="holm")
+    return {"best": best, "tests": {m: (raw[i], float(adjusted[i]), bool(reject[i]), *counts[i])
+                                    for i, m in enumerate(others)}}
+
+
+def rank_intervals(means: dict, methods, datasets, *, level: float = 0.95, n_resamples: int = 2000, seed: int = 0,
+                   greater_is_better: bool = True) -> dict:
+    """``{method: (low, high)}``: percentile bootstrap intervals of each method's average rank, the
+    data sets resampled with replacement (``scipy.stats.bootstrap``, ``method="percentile"``): how
+    much a row's place depends on which tasks the benchmark happens to hold."""
+    M = _matrix(means, methods, datasets)
+    R = stats.rankdata(-M if greater_is_better else M, axis=1)  # ranks within a data set do not change
+
+    res = stats.bootstrap((np.arange(len(datasets)),), lambda rows: R[rows.astype(int)].mean(axis=0),
+                          vectorized=False, n_resamples=n_resamples, confidence_level=level, method="percentile",
+                          random_state=np.random.default_rng(seed))
+    low, high = np.atleast_1d(res.confidence_interval.low), np.atleast_1d(res.confidence_interval.high)
+    return {m: (float(low[i]), float(high[i])) for i, m in enumerate(methods)}
 
 
 def nemenyi_critical_difference(n_methods: int, n_datasets: int, alpha: float = 0.05) -> float:
