@@ -82,6 +82,8 @@ class Board:
     n_files: int
     timings: dict = field(default_factory=dict)
     n_bytes: int = 0
+    #: the earliest ``started_at`` and latest ``finished_at`` of the files (ISO strings), or None
+    span: tuple | None = None
 
     def n_splits(self, track: str, dataset: str) -> int:
         return len(self.protocol.datasets[dataset]["splits"][track])
@@ -119,6 +121,7 @@ def collect(protocol: Protocol, results, *, data_home=None) -> Board:
     listing = []
     timings: dict = defaultdict(float)
     n_bytes = 0
+    stamps: list = []
     for path, rec in iter_runs(results, f"{protocol.data['id']}-{protocol.data['version']}"):
         _check_place(protocol, results, path, rec)
         c = rec["component"]
@@ -132,10 +135,12 @@ def collect(protocol: Protocol, results, *, data_home=None) -> Board:
                         rec.get("predictions", {}).get("sha256") or rec.get("error")))
         timings[(rec["track"], row.group)] += float(rec.get("timing", {}).get("wall_s", 0.0))
         n_bytes += path.stat().st_size
+        if rec.get("started_at") and rec.get("finished_at"):
+            stamps += [rec["started_at"], rec["finished_at"]]
     current, superseded = _current(rows)
     snapshot = "sha256:" + hashlib.sha256(json.dumps(sorted(listing)).encode()).hexdigest()
     return Board(protocol, current, superseded, _recompute(protocol, rows.values(), data_home), snapshot,
-                 len(listing), dict(timings), n_bytes)
+                 len(listing), dict(timings), n_bytes, (min(stamps), max(stamps)) if stamps else None)
 
 
 def _check_place(protocol: Protocol, results: Path, path: Path, rec: dict) -> None:
@@ -315,6 +320,13 @@ def _cell(board: Board, table: Table, row: Row, dataset: str, digits: int = 3) -
     return f"{np.mean(values):.{digits}f} ± {np.std(values):.{digits}f}"
 
 
+def _hours(start: str, end: str) -> float:
+    from datetime import datetime
+
+    fmt = "%Y-%m-%dT%H:%M:%SZ"
+    return (datetime.strptime(end, fmt) - datetime.strptime(start, fmt)).total_seconds() / 3600
+
+
 def _interval(t: Table, key) -> str:
     low_high = t.intervals.get(key)
     return "–" if low_high is None else f"{low_high[0]:.1f}–{low_high[1]:.1f}"
@@ -480,8 +492,12 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
         machines = sorted({f"{rec['machine']['cpus']} CPU(s) {rec['machine']['arch']}"
                            + (f", {rec['machine']['gpu']}" if rec["machine"].get("gpu") else "")
                            for r in board.rows for f in r.folds.values() for rec in f.values() if rec.get("machine")})
-        lines += ["", f"Compute in these files (sum of the folds' wall times): {spent}; measured on "
-                      f"{'; '.join(machines) or 'unrecorded machines'}."]
+        total = sum(board.timings.values()) / 3600
+        lines += ["", f"Compute in these files (sum of the folds' wall times): {spent}; {total:.2f} core-hours in "
+                      f"all; measured on {'; '.join(machines) or 'unrecorded machines'}."
+                  + (f" The files' timestamps span {_hours(*board.span):.2f} h of wall time (the first fold's "
+                     "start to the last one's end; runs resumed later or on other machines widen it)."
+                     if board.span else "")]
     return "\n".join(lines) + "\n"
 
 
