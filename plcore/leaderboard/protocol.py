@@ -5,7 +5,10 @@ so that a plugin author who installs plcore runs the same thing. It holds the tr
 the outer folds, the nested label-free selection, the deep budget) and the data sets, each with the
 fingerprint of the data as loaded, how its candidate sets are made (its own, or a named bag
 generator with its parameters and seed), the digest of those candidate sets and one digest per
-outer fold (of the fold's sorted test rows, as OpenML stores its splits). Its hash
+outer fold (of the fold's sorted test rows, as OpenML stores its splits). A task may load another
+data set than its name (``data: ecoli`` for ``ecoli-instance``); a track may take only some groups
+of rows (``groups: [deep]``), give the deep rows their own selection (``deep.select``); a protocol
+may be meant for a machine with a GPU (``requires: gpu``, refused by ``run`` elsewhere). Its hash
 (:func:`protocol_hash`, the sha256 of its canonical JSON) goes into every run file; a test pins it,
 so that a changed protocol needs a new version, and results of two versions never share a table.
 
