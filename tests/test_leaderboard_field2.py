@@ -4,6 +4,7 @@ bootstrap intervals of average ranks); verify's three verdicts and the thread co
 records; the cost estimate of a row that has never run."""
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -169,3 +170,27 @@ def test_a_row_that_never_ran_is_estimated_from_its_groups_measured_rows(plcore_
     want = sum(3 * rate * fits_per_fold(quick.track("classification"), plknn, registry)
                * quick.datasets[d]["n_samples"] * 2 / 3 for d in quick.track_datasets("classification"))
     assert scaled.seconds == pytest.approx(want)
+
+
+def test_the_page_names_the_rows_the_best_one_beats_and_compares_it_with_the_median_row():
+    """The committed smoke results: the page's lines beyond Nemenyi are what :func:`against_best`
+    computes from the table's means, the beaten rows named, the median row the middle place."""
+    from plcore.leaderboard.page import collect, render_markdown, tables
+    from plcore.run.comparison import ranked_methods
+
+    board = collect(load_protocol("field-smoke/1"), Path(__file__).resolve().parents[1] / "leaderboard")
+    text = render_markdown(board, command="cmd")
+    by_key = {r.key: r for r in board.rows}
+    for t in tables(board):
+        if t.comparison is None:
+            continue
+        want = against_best(t.comparison.mean, t.comparison.methods, t.comparison.datasets)
+        assert t.versus_best == want
+        order = ranked_methods(t.comparison)
+        assert t.median_row == order[len(order) // 2]
+        beaten = [k for k in order if k in want["tests"] and want["tests"][k][2]]
+        assert f"the best row, {by_key[want['best']].label}, against each other row" in text
+        assert f"significantly better than {len(beaten)} of the {len(order) - 1} other rows" in text
+        p_holm = want["tests"][t.median_row][1]
+        assert f"Best against the median row ({by_key[t.median_row].label})" in text and f"Holm p = {p_holm:.3g}" in text
+        assert set(t.intervals) == set(t.comparison.methods)

@@ -348,13 +348,17 @@ def _versus_lines(t: Table, by_key: dict) -> list:
     if not t.versus_best or not t.versus_best["tests"]:
         return []
     best = t.versus_best["best"]
-    beaten = [k for k, v in t.versus_best["tests"].items() if v[2]]
+    from plcore.run.comparison import ranked_methods
+
+    beaten = [k for k in ranked_methods(t.comparison) if k in t.versus_best["tests"] and t.versus_best["tests"][k][2]]
     median = t.median_row
     lines = [f"Beyond Nemenyi: the best row, {by_key[best].label}, against each other row by the Wilcoxon "
              f"signed-rank test over the {len(t.comparison.datasets)} data sets' means, Holm-adjusted (column "
              f"\"vs best\", `*` = significant at 0.05): it is significantly better than {len(beaten)} of the "
-             f"{len(t.versus_best['tests'])} other rows. The average ranks' 95% intervals are percentile bootstrap "
-             "intervals over the data sets (2000 resamples, seed 0)."]
+             f"{len(t.versus_best['tests'])} other rows"
+             + (f" ({', '.join(by_key[k].label for k in beaten)})" if beaten else "")
+             + ". The average ranks' 95% intervals are percentile bootstrap intervals over the data sets (2000 "
+             "resamples, seed 0)."]
     if median is not None and median != best:
         p, p_holm, significant, wins, losses = t.versus_best["tests"][median]
         lines.append(f"Best against the median row ({by_key[median].label}): better on {wins}, worse on {losses} "
