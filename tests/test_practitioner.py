@@ -100,6 +100,17 @@ def _read(path):
         return list(csv.DictReader(fh))
 
 
+def test_predict_never_writes_over_its_input(trained, plcore_cli):
+    """Failed on main: ``out=`` naming the input file overwrote it, exit 0 (issue 63, item 4)."""
+    cwd, table, _ = trained
+    table.drop(columns=["truth"]).to_csv(cwd / "mine.csv", index=False)
+    before = (cwd / "mine.csv").read_text()
+    proc = _predict(plcore_cli, cwd, "data=mine.csv", "out=./mine.csv", check=False)
+    err = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(err) == 1 and "is the input data=mine.csv" in err[0], proc.stderr
+    assert (cwd / "mine.csv").read_text() == before
+
+
 def test_predict_reads_new_rows_by_column_name_in_any_order(trained, refit_labels, plcore_cli):
     """Failed on main: ``the data have 3 features but the model was fitted on 4`` (the last column
     read as the label), and the training file's layout failed on its candidate column."""

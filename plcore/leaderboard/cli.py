@@ -37,6 +37,18 @@ def listing(protocol, rows, states) -> str:
     return "\n".join(lines)
 
 
+def _check_results(path, *, must_exist: bool) -> None:
+    """``--results`` in one line before any work (issue 63, item 4): a file is refused, and a
+    folder that does not exist too where the command reads it (``run`` and ``merge`` create it)."""
+    from pathlib import Path
+
+    where = Path(path)
+    if where.exists() and not where.is_dir():
+        raise ConfigError(f"--results {path}: is a file, not a folder of run files")
+    if must_exist and not where.exists():
+        raise ConfigError(f"--results {path}: no such folder (run files go under <results>/<id>-<version>/)")
+
+
 def _gpu_here() -> bool:
     """Whether PyTorch is installed and sees a GPU."""
     try:
@@ -93,6 +105,8 @@ def main(argv=None) -> int:
     mg.add_argument("sources", nargs="+", metavar="SRC", help="folders of run files made elsewhere")
     mg.add_argument("--results", default="leaderboard", help="the folder merged into (default ./leaderboard)")
     args = ap.parse_args(list(sys.argv[1:] if argv is None else argv))
+    if args.command in ("list", "run", "page", "verify", "merge"):
+        _check_results(args.results, must_exist=args.command in ("page", "verify"))
     if args.command == "merge":
         from plcore.leaderboard.runfile import merge_trees
 
@@ -165,6 +179,11 @@ def _page(args) -> int:
     if args.out is None:
         sys.stdout.write(render_markdown(board, command=command, timings=not args.no_timings, not_run=not_run))
         return 0
+    from pathlib import Path
+
+    if board.n_files == 0 and Path(args.out).exists():
+        raise ConfigError(f"--out {args.out}: not replaced by a page of no run file (no file of {protocol.key} under "
+                          f"{args.results}); remove it first to write an empty page")
     paths = write_page(board, args.out, command=command, timings=not args.no_timings, not_run=not_run)
     print(f"{args.out}: {len(board.rows)} rows from {board.n_files} run files; {len(paths) - 1} more file(s) beside it")
     return 0

@@ -190,6 +190,9 @@ def main(argv=None) -> int:
     from plcore.tracking import check_readable, quiet_mlflow
 
     args = _parse(list(sys.argv[1:] if argv is None else argv))
+    if args.get("out") and Path(args["data"]).exists() and Path(args["out"]).resolve() == Path(args["data"]).resolve():
+        raise ConfigError(f"out={args['out']} is the input data={args['data']}: it would be overwritten; name "
+                          "another file")
     uri = args.get("tracking_uri") or os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
     if uri.startswith("sqlite:///") and not Path(uri[len("sqlite:///"):]).is_file():
         raise TrackingError(f"no tracking database at {uri}; pass tracking_uri=... or set MLFLOW_TRACKING_URI")
