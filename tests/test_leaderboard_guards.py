@@ -37,3 +37,51 @@ def test_page_out_keeps_an_existing_page_when_the_results_hold_no_run_file(plcor
     fresh = plcore_cli(["leaderboard", "page", "--protocol", "field-smoke/1", "--results", "empty", "--out",
                         "new.md"], tmp_path)
     assert fresh.returncode == 0 and "No run file of this protocol yet" in (tmp_path / "new.md").read_text()
+
+
+def _verify(plcore_cli, cwd, *args, results=None):
+    from pathlib import Path
+
+    committed = Path(__file__).resolve().parents[1] / "leaderboard"
+    return plcore_cli(["leaderboard", "verify", "--protocol", "field-smoke/1", "--results", str(results or committed),
+                       *args], cwd, check=False)
+
+
+def test_verify_all_reruns_every_fold_and_sample_a_seeded_few(plcore_cli, tmp_path):
+    """Issue 63, item 3: ``--all`` re-runs each ok fold (2 data sets x 2 folds), ``--sample 1``
+    one fold a row, the same one for the same seed."""
+    every = _verify(plcore_cli, tmp_path, "--only", "learner:plknn", "--all")
+    assert every.returncode == 0 and every.stdout.strip().splitlines()[-1].startswith("verified: 4 fold(s) the same")
+    one = _verify(plcore_cli, tmp_path, "--only", "learner:plknn", "--sample", "1", "--seed", "3")
+    again = _verify(plcore_cli, tmp_path, "--only", "learner:plknn", "--sample", "1", "--seed", "3")
+    assert one.returncode == 0 and one.stdout.strip().splitlines()[-1].startswith("verified: 1 fold(s) the same")
+    assert one.stdout == again.stdout
+
+
+def test_verify_fails_when_it_checks_nothing_or_cannot_rerun_a_row(plcore_cli, tmp_path):
+    import shutil
+    from pathlib import Path
+
+    unknown = _verify(plcore_cli, tmp_path, "--only", "learner:plknnn")
+    assert unknown.returncode == 2 and "--only learner:plknnn: no run file" in unknown.stderr
+    (tmp_path / "empty").mkdir()
+    nothing = _verify(plcore_cli, tmp_path, results=tmp_path / "empty")
+    assert nothing.returncode == 1 and "nothing was re-run: verify fails" in nothing.stdout
+    # a row whose files carry another revision than the installed one: named, and a failure
+    committed = Path(__file__).resolve().parents[1] / "leaderboard" / "field-smoke-1"
+    copy = tmp_path / "copy" / "field-smoke-1"
+    shutil.copytree(committed, copy)
+    import json
+
+    for path in (copy / "classification" / "learner").glob("plknn@*/*/fold-*.json"):
+        rec = json.loads(path.read_text())
+        rec["component"]["revision"] = 7
+        new = path.parents[1].with_name(path.parents[1].name.replace("@r1-", "@r7-")) / path.parent.name / path.name
+        new.parent.mkdir(parents=True, exist_ok=True)
+        new.write_text(json.dumps(rec))
+        path.unlink()
+    stale = _verify(plcore_cli, tmp_path, "--only", "learner:plknn", results=tmp_path / "copy")
+    assert stale.returncode == 1 and "learner:plknn: not re-run (installed as plknn@r1-" in stale.stdout
+    allowed = _verify(plcore_cli, tmp_path, "--only", "learner:plknn", "learner:plsvm", "--allow-missing",
+                      results=tmp_path / "copy")
+    assert allowed.returncode == 0 and "1 row(s) not re-run" in allowed.stdout

@@ -101,6 +101,13 @@ def main(argv=None) -> int:
     vf.add_argument("--protocol", default="field-quick/1", help="<id>/<version> (default field-quick/1)")
     vf.add_argument("--results", default="leaderboard", help="the folder of run files (default ./leaderboard)")
     vf.add_argument("--only", nargs="+", default=None, metavar="KIND:NAME", help="re-run only these rows")
+    how = vf.add_mutually_exclusive_group()
+    how.add_argument("--all", action="store_true", dest="all_folds", help="re-run every ok fold of the rows")
+    how.add_argument("--sample", type=int, default=None, metavar="N",
+                     help="re-run N folds a row, drawn at random (--seed) from its ok folds")
+    vf.add_argument("--seed", type=int, default=0, help="the seed of --sample (default 0)")
+    vf.add_argument("--allow-missing", action="store_true",
+                    help="a row that cannot be re-run here (not installed, another revision) is not a failure")
     mg = sub.add_parser("merge", help="bring other machines' run files in (identical ones dropped, conflicts refused)")
     mg.add_argument("sources", nargs="+", metavar="SRC", help="folders of run files made elsewhere")
     mg.add_argument("--results", default="leaderboard", help="the folder merged into (default ./leaderboard)")
@@ -120,8 +127,11 @@ def main(argv=None) -> int:
         from plcore.leaderboard.protocol import load_protocol
         from plcore.leaderboard.verify import verify
 
+        if args.sample is not None and args.sample < 1:
+            raise ConfigError(f"--sample must be a positive number of folds, got {args.sample}")
         found = verify(load_protocol(args.protocol), args.results, registry=get_registry(), only=args.only,
-                       echo=lambda line: print(line, flush=True))
+                       echo=lambda line: print(line, flush=True), all_folds=args.all_folds, sample=args.sample,
+                       seed=args.seed, allow_missing=args.allow_missing)
         return 0 if found.ok else 1
     if args.command not in ("list", "run"):
         raise ConfigError("usage: python -m plcore leaderboard list|run|merge|page|verify ...; "

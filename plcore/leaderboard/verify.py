@@ -14,8 +14,11 @@ stored ones. Three verdicts (:func:`verdict`):
   count does to a fit that breaks near-ties the other way;
 - **differs**: anything else, or a fold that fails here. Only this fails ``verify`` (exit 1).
 
-A row whose installed revision or spec differs from the files' cannot be re-run (it is reported as
-stale), nor one that is not installed.
+Which folds are re-run (issue 63, item 3): by default the first ok fold of each data set of each
+chosen row; ``all_folds`` every ok fold; ``sample=N`` N folds a row drawn at random (``seed``) from
+its ok folds. A row whose installed revision or spec differs from the files' cannot be re-run (it
+is named as stale), nor one that is not installed: each is a failure unless ``allow_missing``, and
+so is a check that re-ran nothing.
 """
 
 from __future__ import annotations
@@ -49,10 +52,16 @@ class Verification:
     equivalent: list = field(default_factory=list)
     differ: list = field(default_factory=list)
     skipped: list = field(default_factory=list)
+    allow_missing: bool = False
+
+    @property
+    def checked(self) -> int:
+        return len(self.same) + len(self.equivalent) + len(self.differ)
 
     @property
     def ok(self) -> bool:
-        return not self.differ
+        """No fold differs, something was re-run, and no row was left out (unless allowed)."""
+        return not self.differ and self.checked > 0 and (self.allow_missing or not self.skipped)
 
 
 def verdict(stored_pred, here_pred, stored_score: float, here_score: float) -> str:
@@ -119,13 +128,39 @@ def _libraries_changed(stored: dict, here: dict) -> str:
     return f"; {', '.join(changed)}" if changed else ""
 
 
-def verify(protocol: Protocol, results, *, registry, only=None, data_home=None, echo=print) -> Verification:
-    """Recompute every stored score of ``protocol`` under ``results``; re-run one fold per data set
-    of the rows named by ``only`` (``KIND:NAME``; default every row) and compare predictions."""
+def _chosen_folds(protocol: Protocol, row, *, all_folds: bool, sample: int | None, seed: int) -> list:
+    """``(data set, fold)`` of ``row`` to re-run: the first ok fold of each data set, every ok
+    fold, or ``sample`` of them drawn with ``seed`` (in the protocol's order)."""
+    ok = [(d, k) for d in protocol.track_datasets(row.track)
+          for k in sorted(row.folds.get(d, {})) if row.folds[d][k]["status"] == "ok"]
+    if all_folds:
+        return ok
+    if sample is not None:
+        rng = np.random.default_rng(seed)
+        keep = set(rng.choice(len(ok), size=min(sample, len(ok)), replace=False).tolist()) if ok else set()
+        return [f for i, f in enumerate(ok) if i in keep]
+    first = {}
+    for d, k in ok:
+        first.setdefault(d, k)
+    return list(first.items())
+
+
+def verify(protocol: Protocol, results, *, registry, only=None, data_home=None, echo=print, all_folds: bool = False,
+           sample: int | None = None, seed: int = 0, allow_missing: bool = False) -> Verification:
+    """Recompute every stored score of ``protocol`` under ``results``; re-run folds of the rows
+    named by ``only`` (``KIND:NAME``; default every row; a name with no file is one line) and
+    compare predictions (which folds: :func:`_chosen_folds`)."""
+    from plcore.exceptions import ConfigError
+
     board = collect(protocol, results, data_home=data_home)
-    out = Verification(n_files=board.n_files)
+    out = Verification(n_files=board.n_files, allow_missing=allow_missing)
     echo(f"{board.n_files} run file(s): every stored score agrees with its predictions")
     installed = {f"{e.kind}:{e.name}": e for e in entries(protocol, registry)}
+    have = {f"{r.kind}:{r.name}" for r in board.rows}
+    unknown = [name for name in only or () if name not in have]
+    if unknown:
+        raise ConfigError(f"--only {', '.join(unknown)}: no run file of {protocol.key} under {results}; its rows: "
+                          f"{', '.join(sorted(have)) or 'none'}")
     rows = [r for r in board.rows if not only or f"{r.kind}:{r.name}" in only]
     data = {}
     for row in rows:
@@ -134,21 +169,18 @@ def verify(protocol: Protocol, results, *, registry, only=None, data_home=None, 
         if entry is None or entry.key != row.key:
             why = "not installed here" if entry is None else f"installed as {entry.key}, the files are {row.key}"
             out.skipped.append((name, why))
-            echo(f"{name}: not re-run ({why})")
+            echo(f"{name}: not re-run ({why})" + ("" if allow_missing else ": a failure without --allow-missing"))
             continue
-        for dataset in protocol.track_datasets(row.track):
-            folds = sorted(k for k, rec in row.folds.get(dataset, {}).items() if rec["status"] == "ok")
-            if not folds:
-                continue
+        for dataset, fold in _chosen_folds(protocol, row, all_folds=all_folds, sample=sample, seed=seed):
             if dataset not in data:
                 data[dataset] = checked_data(protocol, dataset, data_home)
             loaded, splits = data[dataset]
-            stored = row.folds[dataset][folds[0]]
+            stored = row.folds[dataset][fold]
             with _threads(recorded_threads(stored)):
-                again = fold_record(protocol, entry, dataset, folds[0], registry=registry, data=loaded,
+                again = fold_record(protocol, entry, dataset, fold, registry=registry, data=loaded,
                                     splits=splits[row.track])
-            where = (name, dataset, folds[0])
-            said = f"{name} on {dataset} fold {folds[0]}"
+            where = (name, dataset, fold)
+            said = f"{name} on {dataset} fold {fold}"
             if again["status"] != "ok":
                 out.differ.append(where)
                 echo(f"{said}: DIFFERS, {again['status']} here: {again['error']}")
@@ -171,4 +203,6 @@ def verify(protocol: Protocol, results, *, registry, only=None, data_home=None, 
                 echo(f"{said}: DIFFERS, {alike:.1f}% of the rows alike ({scores}{changed})")
     echo(f"verified: {len(out.same)} fold(s) the same, {len(out.equivalent)} numerically equivalent, "
          f"{len(out.differ)} differ, {len(out.skipped)} row(s) not re-run")
+    if not out.checked:
+        echo("nothing was re-run: verify fails")
     return out
