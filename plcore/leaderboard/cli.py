@@ -59,7 +59,9 @@ def _gpu_here() -> bool:
 
 
 def _cells_left(entry, states) -> int:
-    return sum(1 for (key, _), s in states.items() if key == entry.key and (s == "not run" or s.startswith("partial")))
+    from plcore.leaderboard.runfile import to_run
+
+    return sum(1 for (key, _), s in states.items() if key == entry.key and to_run(s))
 
 
 def main(argv=None) -> int:
@@ -141,10 +143,11 @@ def main(argv=None) -> int:
     rows = chosen(entries(protocol, registry), args.only, args.track, args.group)
     if args.command == "list":
         from plcore.leaderboard.jobs import cost_text, duration, estimate_missing
+        from plcore.leaderboard.runfile import to_run
 
         states = cell_states(protocol, rows, args.results)
         print(listing(protocol, rows, states))
-        todo = [k for k, s in states.items() if s == "not run" or s.startswith("partial")]
+        todo = [k for k, s in states.items() if to_run(s)]
         estimate = estimate_missing(protocol, rows, states, args.results, registry)
         print(f"\n{len(todo)} cell(s) to run: {cost_text(estimate, len(todo)) if todo else 'nothing'}")
         if todo and protocol.data.get("requires") == "gpu":

@@ -219,6 +219,14 @@ def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, result
     measured: dict = {}
     rates: dict = {}
     others: dict = {protocol.key: protocol}
+    fits_memo: dict = {}
+
+    def fits(p: Protocol, entry: Entry) -> float:
+        key = (p.key, entry.track, entry.key)
+        if key not in fits_memo:
+            fits_memo[key] = fits_per_fold(p.track(entry.track), entry, registry)
+        return fits_memo[key]
+
     installed = {(e.track, e.key): e for e in entries(protocol, registry)} | {(e.track, e.key): e for e in rows}
     for _, rec in iter_runs(results):
         if rec["status"] != "ok" or "wall_s" not in rec.get("timing", {}):
@@ -239,10 +247,9 @@ def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, result
         entry = installed.get((rec["track"], key))
         if entry is None:
             continue
-        spec = other.track(rec["track"])
         wall = rec["timing"]["wall_s"]
         rates.setdefault((entry.group, key), []).append(
-            wall / (fits_per_fold(spec, entry, registry) * _train_rows(other, rec["track"], rec["dataset"]["name"])))
+            wall / (fits(other, entry) * _train_rows(other, rec["track"], rec["dataset"]["name"])))
         if other.hash != protocol.hash:
             measured.setdefault((key, rec["dataset"]["name"]), {}).setdefault(other.key, (other, []))[1].append(wall)
     row_rate = {key: float(np.median(v)) for (_, key), v in rates.items()}
@@ -261,17 +268,17 @@ def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, result
             if not missing:
                 continue
             source = measured.get((entry.key, dataset))
-            fits = fits_per_fold(spec, entry, registry)
+            here = fits(protocol, entry)
             if source:
                 other, times = source[sorted(source)[0]]
-                ratio = fits / fits_per_fold(other.track(entry.track), entry, registry)
+                ratio = here / fits(other, entry)
                 rows_ratio = _train_share(spec, entry.track) / _train_share(other.track(entry.track), entry.track)
                 cost, out.same = missing * sum(times) / len(times) * ratio * rows_ratio, out.same + 1
             elif entry.key in row_rate:
-                cost = missing * row_rate[entry.key] * fits * _train_rows(protocol, entry.track, dataset)
+                cost = missing * row_rate[entry.key] * here * _train_rows(protocol, entry.track, dataset)
                 out.row += 1
             elif entry.group in group_rate:
-                cost = missing * group_rate[entry.group] * fits * _train_rows(protocol, entry.track, dataset)
+                cost = missing * group_rate[entry.group] * here * _train_rows(protocol, entry.track, dataset)
                 out.group += 1
             else:
                 out.unknown += 1

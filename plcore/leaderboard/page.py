@@ -31,7 +31,7 @@ import numpy as np
 
 from plcore.exceptions import DataValidationError
 from plcore.leaderboard.protocol import Protocol, checked_data, fold_scores
-from plcore.leaderboard.runfile import iter_runs, row_key, run_path, state_of, unpack_predictions
+from plcore.leaderboard.runfile import iter_runs, row_key, run_path, state_of, to_run, unpack_predictions
 
 __all__ = ["Row", "Board", "Table", "GROUPS", "collect", "tables", "render_markdown", "render_latex", "page_command",
            "diagram_files", "not_run_lines", "write_page"]
@@ -87,6 +87,18 @@ class Board:
 
     def n_splits(self, track: str, dataset: str) -> int:
         return len(self.protocol.datasets[dataset]["splits"][track])
+
+    @property
+    def machines(self) -> list:
+        """What the files were measured on, one line a kind of machine (cores, architecture, GPU)."""
+        return sorted({f"{rec['machine']['cpus']} CPU(s) {rec['machine']['arch']}"
+                       + (f", {rec['machine']['gpu']}" if rec["machine"].get("gpu") else "")
+                       for r in self.rows for f in r.folds.values() for rec in f.values() if rec.get("machine")})
+
+    @property
+    def wall_hours(self) -> float | None:
+        """The hours between the first fold's start and the last one's end (None without timestamps)."""
+        return None if self.span is None else _hours(*self.span)
 
     def state(self, row: Row, dataset: str) -> str:
         """``done``, ``failed``, ``timeout``, ``na``, ``partial k/n`` or ``not run``."""
@@ -493,13 +505,11 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
     if timings and board.timings:
         spent = ", ".join(f"{track} {group} {seconds / 60:.1f} min" for (track, group), seconds
                           in sorted(board.timings.items()))
-        machines = sorted({f"{rec['machine']['cpus']} CPU(s) {rec['machine']['arch']}"
-                           + (f", {rec['machine']['gpu']}" if rec["machine"].get("gpu") else "")
-                           for r in board.rows for f in r.folds.values() for rec in f.values() if rec.get("machine")})
+        machines = board.machines
         total = sum(board.timings.values()) / 3600
         lines += ["", f"Compute in these files (sum of the folds' wall times): {spent}; {total:.2f} core-hours in "
                       f"all; measured on {'; '.join(machines) or 'unrecorded machines'}."
-                  + (f" The files' timestamps span {_hours(*board.span):.2f} h of wall time (the first fold's "
+                  + (f" The files' timestamps span {board.wall_hours:.2f} h of wall time (the first fold's "
                      "start to the last one's end; runs resumed later or on other machines widen it)."
                      if board.span else "")]
     return "\n".join(lines) + "\n"
@@ -539,7 +549,7 @@ def not_run_lines(board: Board, installed: list, results, registry) -> list:
             out.append(f"- {track}, {GROUPS[track][group]}: {len(mine)} row(s) ({', '.join(e.name for e in mine)}); "
                        f"{cost}")
     states = cell_states(board.protocol, [e for e in installed if e.key in have], results)
-    left = [k for k, state in states.items() if state == "not run" or state.startswith("partial")]
+    left = [k for k, state in states.items() if to_run(state)]
     if left:  # rows that have run in part: what the rest costs
         started = [e for e in installed if any(k == e.key for k, _ in left)]
         estimate = estimate_missing(board.protocol, started, states, results, registry)

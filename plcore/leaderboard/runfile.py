@@ -32,7 +32,7 @@ import numpy as np
 from plcore.exceptions import DataValidationError
 
 __all__ = ["SCHEMA", "STATUSES", "MergeReport", "pack_predictions", "unpack_predictions", "run_key", "row_key",
-           "state_of", "run_path", "validate_run", "write_run", "read_run", "iter_runs", "merge_trees"]
+           "state_of", "to_run", "run_path", "validate_run", "write_run", "read_run", "iter_runs", "merge_trees"]
 
 SCHEMA = "plcore.leaderboard.run/1"
 #: a fold's outcome: scored, raised (its one-line error kept), ran out of time, declared not applicable
@@ -93,6 +93,11 @@ def state_of(statuses: list, n: int) -> str:
     if all(s == "ok" for s in statuses):
         return "done"
     return next(s for s in ("failed", "timeout", "na") if s in statuses)
+
+
+def to_run(state: str) -> bool:
+    """Whether a cell in ``state`` (:func:`state_of`) still has folds to run."""
+    return state == "not run" or state.startswith("partial")
 
 
 def run_path(root, record: dict) -> Path:

@@ -81,11 +81,9 @@ def verdict(stored_pred, here_pred, stored_score: float, here_score: float) -> s
 def recorded_threads(record: dict) -> dict:
     """``{"blas": n, "openmp": n, "torch": n}``: the thread counts a run file records (those it has)."""
     out = {}
-    for lib in record.get("numerics", {}).get("libraries", []):
-        if lib.get("api") in ("blas", "openmp") and lib.get("threads"):
-            out.setdefault(lib["api"], int(lib["threads"]))
-        elif lib.get("threads") and lib.get("api") in ("openblas", "mkl", "blis", "flexiblas"):
-            out.setdefault("blas", int(lib["threads"]))
+    for lib in record.get("numerics", {}).get("libraries", []):  # threadpoolctl's internal API names
+        if lib.get("threads"):
+            out.setdefault("openmp" if lib.get("api") == "openmp" else "blas", int(lib["threads"]))
     torch = record.get("numerics", {}).get("torch")
     if torch and torch.get("threads"):
         out["torch"] = int(torch["threads"])
