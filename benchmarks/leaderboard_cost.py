@@ -19,7 +19,8 @@ import sys
 
 
 def main(argv=None) -> int:
-    from plcore.leaderboard.jobs import cell_states, entries, estimate_missing
+    from plcore.leaderboard.checks import cell_states
+    from plcore.leaderboard.jobs import entries, estimate_missing
     from plcore.leaderboard.page import collect
     from plcore.leaderboard.protocol import load_protocol
     from plcore.leaderboard.runfile import to_run

@@ -78,7 +78,7 @@ def test_verify_reproduces_the_committed_predictions_of_a_seeded_learner(plcore_
                        "--only", "learner:plknn", "learner:plsvm", "clusterer:kmeans"], tmp_path)
     lines = proc.stdout.strip().splitlines()
     assert lines[0].endswith("every stored score agrees with its predictions")
-    assert lines[-1] == "verified: 6 fold(s) the same, 0 numerically equivalent, 0 differ, 0 row(s) not re-run"
+    assert lines[-1] == "verified: 6 fold(s) the same, 0 numerically equivalent, 0 differ, 0 row(s) not re-run, 0 invalid file(s)"
 
 
 def test_hydras_joblib_launcher_runs_the_rows_as_jobs(plcore_cli, tmp_path):

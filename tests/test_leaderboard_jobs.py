@@ -9,7 +9,8 @@ import pytest
 from plcore.exceptions import PluginError
 from plcore.leaderboard import SCHEMA, load_protocol, pack_predictions, write_run
 from plcore.leaderboard.cli import listing
-from plcore.leaderboard.jobs import cell_states, entries, spec_hash
+from plcore.leaderboard.checks import cell_states
+from plcore.leaderboard.jobs import entries, spec_hash
 from plcore.learners import PlKnnLearner
 from plcore.registry import ComponentSpec, Registry, hookimpl
 
@@ -100,8 +101,16 @@ def _record(entry, dataset, fold, status="ok"):
            "fold": {"index": fold, "n_splits": 2,
                     "test_digest": PROTOCOL.datasets[dataset]["splits"][entry.track][fold]},
            "status": status, "error": None if status == "ok" else "ValueError: boom"}
-    if status == "ok":
-        rec["predictions"] = pack_predictions(np.zeros(3, dtype=int), 3)
+    if status == "ok":  # every test row predicted as class 0, its score as page recomputes it
+        from plcore.leaderboard.protocol import checked_data, fold_scores
+
+        (_, drawn), splits = checked_data(PROTOCOL, dataset)
+        split = splits[entry.track][fold]
+        pred = np.zeros(len(split[1]), dtype=int)
+        rec["predictions"] = pack_predictions(pred, drawn.n_classes)
+        rec["scores"] = fold_scores(PROTOCOL.track(entry.track), entry.track, drawn, split, pred)
+    rec["component"].update(display_name=entry.display_name, distribution=entry.distribution,
+                            pipeline=entry.pipeline, section=entry.section, group=entry.group)
     return rec
 
 
@@ -117,7 +126,7 @@ def test_cell_states_and_the_listing_read_the_run_files(tmp_path):
     assert cell_states(PROTOCOL, rows, tmp_path)[(foo.key, "wine")] == "failed"
     other = dict(_record(foo, "iris", 0), protocol={"id": "field-smoke", "version": 1, "hash": "sha256:other"})
     write_run(tmp_path / "elsewhere", other)
-    assert cell_states(PROTOCOL, rows, tmp_path / "elsewhere")[(foo.key, "iris")] == "not run"  # another hash
+    assert cell_states(PROTOCOL, rows, tmp_path / "elsewhere")[(foo.key, "iris")] == "invalid"  # another hash
     text = listing(PROTOCOL, rows, cell_states(PROTOCOL, rows, tmp_path))
     assert text.startswith(f"protocol field-smoke/1 ({PROTOCOL.hash}); data sets: iris, wine")
     (line,) = [ln for ln in text.splitlines() if ln.startswith(foo.key)]

@@ -10,7 +10,6 @@ import json
 import numpy as np
 import pytest
 
-from plcore.exceptions import DataValidationError
 from plcore.leaderboard import iter_runs, load_protocol, merge_trees, write_run
 from plcore.leaderboard.jobs import chosen, entries
 from plcore.leaderboard.page import _tie_groups, collect, render_markdown, tables
@@ -98,7 +97,7 @@ def test_the_ranked_table_is_the_files_scores_with_failures_imputed_as_the_worst
     assert w + tie + loss == 2  # k3 against PL-KNN on the two data sets
 
 
-def test_a_tampered_score_is_refused_in_one_line(results, tmp_path):
+def test_a_tampered_score_is_an_invalid_cell_named_in_one_line(results, tmp_path):
     import shutil
 
     copy = tmp_path / "copy"
@@ -106,9 +105,14 @@ def test_a_tampered_score_is_refused_in_one_line(results, tmp_path):
     path, rec = next((p, r) for p, r in iter_runs(copy) if r["status"] == "ok")
     rec["scores"]["accuracy"] = min(1.0, rec["scores"]["accuracy"] + 0.1)
     path.write_text(json.dumps(rec))
-    with pytest.raises(DataValidationError) as exc:
-        collect(PROTOCOL, copy)
-    assert "\n" not in str(exc.value) and "disagrees with its predictions" in str(exc.value)
+    board = collect(PROTOCOL, copy)
+    (line,) = board.invalid
+    assert line.startswith(f"{path.relative_to(copy).as_posix()}: the stored accuracy ") and "\n" not in line
+    assert "disagrees with its predictions" in line
+    (row,) = [r for r in board.rows if r.name == rec["component"]["name"]]
+    assert board.state(row, rec["dataset"]["name"]) == "invalid"
+    assert (row.key, rec["dataset"]["name"]) not in board.scores or rec["fold"]["index"] not in board.scores[
+        (row.key, rec["dataset"]["name"])]  # never a result
 
 
 def test_a_row_not_yet_run_leaves_the_ranked_table_as_it_was(registry, results, tmp_path):
@@ -168,7 +172,7 @@ def test_two_machines_files_merged_render_the_page_of_a_single_run(registry, res
     assert pages[0] == pages[1]
 
 
-def test_a_file_out_of_its_place_or_of_other_folds_is_refused(results, tmp_path):
+def test_a_file_out_of_its_place_or_of_other_folds_is_invalid(results, tmp_path):
     import shutil
 
     copy = tmp_path / "copy"
@@ -176,13 +180,13 @@ def test_a_file_out_of_its_place_or_of_other_folds_is_refused(results, tmp_path)
     path, rec = next((p, r) for p, r in iter_runs(copy) if r["fold"]["index"] == 0)
     moved = path.with_name("fold-1.json")
     moved.write_text(path.read_text())  # fold 0's file where fold 1's belongs
-    with pytest.raises(DataValidationError, match="its content places it at"):
-        collect(PROTOCOL, copy)
-    path.with_name("fold-1.json").unlink()
+    (line,) = collect(PROTOCOL, copy).invalid
+    assert line.startswith(f"{moved.relative_to(copy).as_posix()}: its content places it at ")
+    moved.unlink()
     rec["fold"]["test_digest"] = "sha256:" + "0" * 64
     path.write_text(json.dumps(rec))
-    with pytest.raises(DataValidationError, match="its fold digest sha256:0+ is not the protocol's"):
-        collect(PROTOCOL, copy)
+    (line,) = collect(PROTOCOL, copy).invalid
+    assert "its fold digest sha256:0000" in line and "is not the protocol's" in line
 
 
 def test_an_imputed_cell_wins_nothing_against_the_reference(results):

@@ -85,8 +85,8 @@ def test_a_killed_run_resumes_with_only_the_missing_folds(tmp_path):
 
 
 def test_two_machines_runs_merge_from_the_command_line_and_a_conflict_is_one_line(tmp_path, plcore_cli):
-    """Results made in two folders ("machines") merge into one tree equal to a single run's; a
-    conflicting file is refused in one line naming both."""
+    """Results made in two folders ("machines") merge into one tree equal to a single run's; an
+    incoming file whose score disagrees with its predictions is refused in one line naming it."""
     import json
 
     reg, rows = _rows(["learner:foo"])
@@ -106,7 +106,8 @@ def test_two_machines_runs_merge_from_the_command_line_and_a_conflict_is_one_lin
     path.write_text(json.dumps(rec))
     bad = plcore_cli(["leaderboard", "merge", str(b), "--results", "merged"], tmp_path, check=False)
     err = bad.stderr.strip().splitlines()
-    assert bad.returncode == 2 and len(err) == 1 and "other predictions" in err[0] and str(path) in err[0], bad.stderr
+    assert bad.returncode == 2 and len(err) == 1 and "merge refused, nothing copied: 1 bad run file(s)" in err[0]
+    assert f"{path}: the stored accuracy" in err[0] and "disagrees with its predictions" in err[0], bad.stderr
 
 
 def test_a_clusterer_row_runs_every_partition_as_the_clustering_protocol_would(tmp_path):

@@ -1,5 +1,5 @@
 """The leaderboard's run files (issue 56, item 2; design note section 2.4, 2.6, tests 2 and 5):
-packed predictions, the schema's checks, atomic writes and merging two machines' trees."""
+packed predictions, the schema's checks and atomic writes (merging trees: test_leaderboard_checks.py)."""
 
 import json
 import os
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from plcore.exceptions import DataValidationError
-from plcore.leaderboard import (SCHEMA, iter_runs, merge_trees, pack_predictions, read_run, run_path,
-                                unpack_predictions, validate_run, write_run)
+from plcore.leaderboard import (SCHEMA, iter_runs, pack_predictions, read_run, run_path, unpack_predictions,
+                                validate_run, write_run)
 
 
 def _record(name="plknn", dataset="lost", fold=0, pred=(0, 2, 1, 1), status="ok", protocol_hash="sha256:aa",
@@ -86,42 +86,6 @@ def test_an_unreadable_file_is_one_line_naming_it(tmp_path):
     with pytest.raises(DataValidationError) as exc:
         read_run(path)
     assert str(path) in str(exc.value) and "\n" not in str(exc.value)
-
-
-def test_two_machines_trees_merge_into_their_union_and_identical_duplicates_are_dropped(tmp_path):
-    a, b, into = tmp_path / "a", tmp_path / "b", tmp_path / "into"
-    write_run(a, _record(fold=0))
-    write_run(a, _record(fold=1, pred=(1, 1, 1, 0)))
-    write_run(b, _record(fold=1, pred=(1, 1, 1, 0)))  # the same fold, the same predictions: a duplicate
-    write_run(b, _record(name="ipal", fold=0, status="failed"))
-    report = merge_trees([a, b], into)
-    assert len(report.copied) == 3 and len(report.duplicates) == 1
-    merged = {(r["component"]["name"], r["fold"]["index"]): r for _, r in iter_runs(into)}
-    assert set(merged) == {("plknn", 0), ("plknn", 1), ("ipal", 0)} and merged[("ipal", 0)]["status"] == "failed"
-    for path in a.rglob("fold-*.json"):  # copied byte for byte
-        assert (into / path.relative_to(a)).read_bytes() == path.read_bytes()
-    again = merge_trees([a, b], into)
-    assert again.copied == [] and len(again.duplicates) == 4
-
-
-@pytest.mark.parametrize("other, needle", [
-    (dict(pred=(2, 2, 2, 2)), "other predictions"),
-    (dict(status="timeout"), "status ok vs timeout"),
-    (dict(protocol_hash="sha256:bb"), "protocol hash sha256:aa vs sha256:bb"),
-    (dict(fingerprint="fedcba9876543210"), "data-set fingerprint"),
-    (dict(test_digest="sha256:other"), "fold digest"),
-])
-def test_a_conflicting_file_is_refused_in_one_line_naming_both_and_nothing_is_copied(tmp_path, other, needle):
-    a, b, into = tmp_path / "a", tmp_path / "b", tmp_path / "into"
-    first = write_run(a, _record())
-    write_run(a, _record(fold=1))
-    second = write_run(b, _record(**other))
-    with pytest.raises(DataValidationError) as exc:
-        merge_trees([a, b], into)
-    msg = str(exc.value)
-    assert "\n" not in msg and needle in msg and str(first) in msg and str(second) in msg, msg
-    assert "fold 0 of learner:plknn@r1 on lost (field-smoke/1)" in msg
-    assert not into.exists() or not list(into.rglob("*.json"))  # checked before anything was copied
 
 
 def test_files_are_json_a_person_can_read(tmp_path):

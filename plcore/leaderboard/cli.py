@@ -3,7 +3,8 @@ hash, every installed component by track and section, and each cell's state; ``r
 missing folds of the chosen rows (``--only KIND:NAME``), each written as a run file, here or by a
 Hydra launcher; ``merge SRC...`` brings other machines' run files in; ``page`` renders the
 leaderboard from the files; ``verify`` recomputes every stored score and re-runs one fold per data
-set (issue 56, item 4)."""
+set (issue 56, item 4). Every command checks the run files it reads the one way
+(:mod:`plcore.leaderboard.checks`)."""
 
 from __future__ import annotations
 
@@ -66,7 +67,8 @@ def _cells_left(entry, states) -> int:
 
 def main(argv=None) -> int:
     """Entry point of ``python -m plcore leaderboard``."""
-    from plcore.leaderboard.jobs import cell_states, chosen, entries
+    from plcore.leaderboard.checks import cell_states
+    from plcore.leaderboard.jobs import chosen, entries
     from plcore.leaderboard.protocol import load_protocol
     from plcore.registry import get_registry
 
@@ -117,9 +119,9 @@ def main(argv=None) -> int:
     if args.command in ("list", "run", "page", "verify", "merge"):
         _check_results(args.results, must_exist=args.command in ("page", "verify"))
     if args.command == "merge":
-        from plcore.leaderboard.runfile import merge_trees
+        from plcore.leaderboard.checks import merge_trees
 
-        report = merge_trees(args.sources, args.results)
+        report = merge_trees(args.sources, args.results, registry=get_registry())
         print(f"{len(report.copied)} run file(s) merged into {args.results}; {len(report.duplicates)} identical "
               "duplicate(s) dropped")
         return 0
@@ -145,8 +147,15 @@ def main(argv=None) -> int:
         from plcore.leaderboard.jobs import cost_text, duration, estimate_missing
         from plcore.leaderboard.runfile import to_run
 
-        states = cell_states(protocol, rows, args.results)
+        from plcore.leaderboard.checks import scan
+
+        found = scan(protocol, args.results, registry=registry)
+        states = cell_states(protocol, rows, args.results, found=found)
         print(listing(protocol, rows, states))
+        if found.invalid:  # each invalid file with its reason; `run` replaces them
+            print(f"\n{len(found.invalid)} invalid run file(s), run again by `leaderboard run`:")
+            for bad in found.invalid:
+                print(f"  {bad.line()}")
         todo = [k for k, s in states.items() if to_run(s)]
         estimate = estimate_missing(protocol, rows, states, args.results, registry)
         print(f"\n{len(todo)} cell(s) to run: {cost_text(estimate, len(todo)) if todo else 'nothing'}")
@@ -185,8 +194,8 @@ def _page(args) -> int:
     from plcore.registry import get_registry
 
     protocol = load_protocol(args.protocol)
-    board = collect(protocol, args.results)
     registry = get_registry()
+    board = collect(protocol, args.results, registry=registry)
     not_run = not_run_lines(board, entries(protocol, registry), args.results, registry)
     command = page_command(protocol, args.results, args.out, timings=not args.no_timings)
     if args.out is None:
@@ -194,9 +203,9 @@ def _page(args) -> int:
         return 0
     from pathlib import Path
 
-    if board.n_files == 0 and Path(args.out).exists():
-        raise ConfigError(f"--out {args.out}: not replaced by a page of no run file (no file of {protocol.key} under "
-                          f"{args.results}); remove it first to write an empty page")
+    if board.n_files == len(board.invalid) and Path(args.out).exists():
+        raise ConfigError(f"--out {args.out}: not replaced by a page of no run file (no valid file of {protocol.key} "
+                          f"under {args.results}); remove it first to write an empty page")
     paths = write_page(board, args.out, command=command, timings=not args.no_timings, not_run=not_run)
     print(f"{args.out}: {len(board.rows)} rows from {board.n_files} run files; {len(paths) - 1} more file(s) beside it")
     return 0

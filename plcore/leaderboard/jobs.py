@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 
 from plcore.exceptions import ConfigError
 from plcore.leaderboard.protocol import Protocol
-from plcore.leaderboard.runfile import iter_runs, row_key, state_of
+from plcore.leaderboard.runfile import iter_runs, row_key
 
-__all__ = ["Entry", "Estimate", "spec_hash", "entries", "chosen", "create_component", "cell_states", "fits_per_fold",
+__all__ = ["Entry", "Estimate", "spec_hash", "entries", "chosen", "create_component", "fits_per_fold",
            "estimate_missing", "cost_text", "duration", "TRACK_OF_KIND"]
 
 #: the track each kind joins by default
@@ -98,25 +98,6 @@ def entries(protocol: Protocol, registry) -> list[Entry]:
                              spec_hash(comp.spec), comp.distribution, comp.version, pipeline,
                              dict(opt.get("na", {})), group))
     return sorted(out, key=lambda e: (e.track, e.section != "ranked", e.kind, e.name))
-
-
-def cell_states(protocol: Protocol, rows: list[Entry], results) -> dict:
-    """``{(entry key, data set): state}``: ``done`` (every split ok), ``failed`` / ``timeout``
-    (every split has a final state, one of them this one), ``na`` (declared, or every split na),
-    ``partial k/n`` (k splits have a file) or ``not run``, from the run files under ``results``
-    made under this protocol's hash (files of another hash are not counted)."""
-    have: dict = {}
-    for _, rec in iter_runs(results, f"{protocol.data['id']}-{protocol.data['version']}"):
-        if rec["protocol"]["hash"] != protocol.hash:
-            continue
-        have.setdefault((rec["track"], row_key(rec["component"]), rec["dataset"]["name"]), []).append(rec["status"])
-    states = {}
-    for entry in rows:
-        for dataset in protocol.track_datasets(entry.track):
-            n = len(protocol.datasets[dataset]["splits"][entry.track])
-            got = have.get((entry.track, entry.key, dataset), [])
-            states[(entry.key, dataset)] = "na" if dataset in entry.na else state_of(got, n)
-    return states
 
 
 def create_component(registry, kind: str, name: str, seed=None):
@@ -228,7 +209,7 @@ def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, result
         return fits_memo[key]
 
     installed = {(e.track, e.key): e for e in entries(protocol, registry)} | {(e.track, e.key): e for e in rows}
-    for _, rec in iter_runs(results):
+    for _, rec in iter_runs(results, skip_unreadable=True):
         if rec["status"] != "ok" or "wall_s" not in rec.get("timing", {}):
             continue
         p = rec["protocol"]
@@ -263,8 +244,8 @@ def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, result
         for dataset in protocol.track_datasets(entry.track):
             state = "na" if dataset in entry.na else states.get((entry.key, dataset), "not run")
             n = len(protocol.datasets[dataset]["splits"][entry.track])
-            missing = n if state == "not run" else n - int(state.split()[1].split("/")[0]) if state.startswith(
-                "partial") else 0
+            missing = n if state in ("not run", "invalid") else n - int(state.split()[1].split("/")[0]) if (
+                state.startswith("partial")) else 0
             if not missing:
                 continue
             source = measured.get((entry.key, dataset))

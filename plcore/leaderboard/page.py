@@ -1,15 +1,15 @@
 """``leaderboard page``: the leaderboard rendered from run files alone (issue 56, items 5 and 7;
 design note 2.7 and 2.8).
 
-Every score on the page is recomputed from the files' packed predictions on the protocol's data
-(:func:`~plcore.leaderboard.protocol.fold_scores`); a file whose stored score disagrees is refused
-in one line. Rows are the components found in the files (the newest revision of each; older ones
+Every file is checked and every score recomputed from the files' packed predictions on the
+protocol's data (:func:`plcore.leaderboard.checks.scan`); a file that fails a check is an invalid
+fold of its cell: counted like a failed one, listed with its reason, never a result. Rows are the components found in the files (the newest revision of each; older ones
 listed as superseded), so the page needs no plugin installed.
 
 Ranking with holes, honestly:
 
-- a row with a final state (done, failed, timeout, na) on every data set of the protocol is
-  ranked; a failed, timeout or na cell is imputed with the worst done cell of the ranked rows on
+- a row with a final state (done, failed, timeout, na, invalid) on every data set of the
+  protocol is ranked; a failed, timeout, na or invalid cell is imputed with the worst done cell of the ranked rows on
   that data set (its folds' scores; 0 where none is done), marked ``†`` and counted;
 - a row with a cell not run, or run in part, is shown with what it has, unranked, saying what is
   missing;
@@ -29,9 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from plcore.exceptions import DataValidationError
-from plcore.leaderboard.protocol import Protocol, checked_data, fold_scores
-from plcore.leaderboard.runfile import iter_runs, row_key, run_path, state_of, to_run, unpack_predictions
+from plcore.leaderboard.protocol import Protocol
+from plcore.leaderboard.runfile import row_key, state_of, to_run
 
 __all__ = ["Row", "Board", "Table", "GROUPS", "collect", "tables", "render_markdown", "render_latex", "page_command",
            "diagram_files", "not_run_lines", "write_page"]
@@ -40,7 +39,6 @@ __all__ = ["Row", "Board", "Table", "GROUPS", "collect", "tables", "render_markd
 GROUPS = {"classification": {"classic": "classic learners and reducers (with the reference learner)",
                              "deep": "deep learners"},
           "clustering": {"clustering": "clusterers"}}
-_TOLERANCE = 1e-9
 
 
 @dataclass
@@ -59,12 +57,14 @@ class Row:
     pipeline: list
     revision: int
     folds: dict = field(default_factory=lambda: defaultdict(dict))
+    #: set where another component's row has the same display name: the page adds it to the label
+    alias: str = ""
 
     @property
     def label(self) -> str:
         """How the page names the row (a reducer with its learner), safe in a Markdown table."""
         text = self.display_name if self.kind != "reducer" else f"{self.display_name} + {self.pipeline[-1]}"
-        return text.replace("|", "/")
+        return (text + (f" ({self.alias})" if self.alias else "")).replace("|", "/")
 
 
 @dataclass
@@ -84,6 +84,8 @@ class Board:
     n_bytes: int = 0
     #: the earliest ``started_at`` and latest ``finished_at`` of the files (ISO strings), or None
     span: tuple | None = None
+    #: the invalid files, one line each (path under the results, reason)
+    invalid: list = field(default_factory=list)
 
     def n_splits(self, track: str, dataset: str) -> int:
         return len(self.protocol.datasets[dataset]["splits"][track])
@@ -124,18 +126,21 @@ def _current(rows: dict) -> tuple[list, list]:
     return sorted(current, key=order), sorted(superseded, key=order)
 
 
-def collect(protocol: Protocol, results, *, data_home=None) -> Board:
-    """Read every run file of ``protocol`` under ``results`` and recompute its scores from its
-    predictions (a file made under another hash of this protocol version, or whose stored score
-    disagrees with its predictions, is refused in one line)."""
+def collect(protocol: Protocol, results, *, data_home=None, registry=None) -> Board:
+    """Read every run file of ``protocol`` under ``results``, each checked and its scores
+    recomputed from its predictions (:func:`plcore.leaderboard.checks.scan`; ``registry``: also
+    against the installed rows). A file that fails a check is an ``invalid`` fold of its cell,
+    counted like a failed one and listed with its reason, never a result."""
+    from plcore.leaderboard.checks import scan
+
     results = Path(results)
+    found = scan(protocol, results, registry=registry, data_home=data_home)
     rows: dict = {}
     listing = []
     timings: dict = defaultdict(float)
     n_bytes = 0
     stamps: list = []
-    for path, rec in iter_runs(results, f"{protocol.data['id']}-{protocol.data['version']}"):
-        _check_place(protocol, results, path, rec)
+    for path, rec in found.valid:
         c = rec["component"]
         key = row_key(c)
         row = rows.setdefault((rec["track"], c["kind"], key), Row(
@@ -149,65 +154,64 @@ def collect(protocol: Protocol, results, *, data_home=None) -> Board:
         n_bytes += path.stat().st_size
         if rec.get("started_at") and rec.get("finished_at"):
             stamps += [rec["started_at"], rec["finished_at"]]
-    current, superseded = _current(rows)
-    snapshot = "sha256:" + hashlib.sha256(json.dumps(sorted(listing)).encode()).hexdigest()
-    return Board(protocol, current, superseded, _recompute(protocol, rows.values(), data_home), snapshot,
-                 len(listing), dict(timings), n_bytes, (min(stamps), max(stamps)) if stamps else None)
-
-
-def _check_place(protocol: Protocol, results: Path, path: Path, rec: dict) -> None:
-    """Refuse, in one line, a run file that is not where its content places it, or not of this
-    protocol: another hash, a data set the track does not use, a fold out of range, or another
-    fingerprint, candidate sets or fold digest than the protocol's."""
-    if path != run_path(results, rec):
-        raise DataValidationError(f"{path}: its content places it at {run_path(results, rec)}")
-    if rec["protocol"]["hash"] != protocol.hash:
-        raise DataValidationError(f"{path}: made under protocol hash {rec['protocol']['hash']}, not "
-                                  f"{protocol.key}'s {protocol.hash}")
-    dataset, fold = rec["dataset"]["name"], int(rec["fold"]["index"])
-    if dataset not in protocol.track_datasets(rec["track"]):
-        raise DataValidationError(f"{path}: the {rec['track']} track of {protocol.key} has no data set {dataset!r}")
-    entry = protocol.datasets[dataset]
-    splits = entry["splits"][rec["track"]]
-    if not 0 <= fold < len(splits):
-        raise DataValidationError(f"{path}: fold {fold} of {len(splits)}")
-    for field_, have, want in (("fingerprint", rec["dataset"]["fingerprint"], entry["fingerprint"]),
-                               ("fold digest", rec["fold"]["test_digest"], splits[fold]),
-                               ("candidates digest",
-                                rec["dataset"].get("candidates_digest", entry["candidates_digest"]),
-                                entry["candidates_digest"])):
-        if have != want:
-            raise DataValidationError(f"{path}: its {field_} {have} is not the protocol's {want}")
-
-
-def _recompute(protocol: Protocol, rows, data_home) -> dict:
-    """``{(row key, data set): {fold: {metric: value}}}`` of every ok fold, from its predictions."""
-    wanted = defaultdict(list)
-    for row in rows:
-        for dataset, folds in row.folds.items():
-            for fold, rec in folds.items():
-                if rec["status"] == "ok":
-                    wanted[dataset].append((row, fold, rec))
-    scores: dict = defaultdict(dict)
-    for dataset in protocol.datasets:
-        if not wanted[dataset]:
+    invalid = []
+    installed = _installed_rows(protocol, registry)
+    for bad in found.invalid:
+        invalid.append(bad.line(results))
+        listing.append((bad.path.relative_to(results).as_posix(), "invalid", bad.reason))
+        track, kind, key, dataset, fold = bad.cell
+        if (track not in protocol.data["tracks"] or dataset not in protocol.track_datasets(track) or fold is None
+                or not 0 <= fold < len(protocol.datasets[dataset]["splits"][track])):
+            continue  # listed, but no cell of this protocol
+        row = rows.get((track, kind, key)) or _row_at(track, kind, key, installed.get((track, kind, key)))
+        if row is None:
             continue
-        (_, drawn), splits = checked_data(protocol, dataset, data_home)
-        for row, fold, rec in wanted[dataset]:
-            split = splits[row.track][fold]
-            pred = unpack_predictions(rec["predictions"])
-            expected = len(split[1]) if row.track == "classification" else drawn.n_samples
-            where = f"fold {fold} of {row.kind}:{row.key} on {dataset}"
-            if pred.size != expected:
-                raise DataValidationError(f"{where}: {pred.size} predictions for {expected} rows")
-            got = fold_scores(protocol.track(row.track), row.track, drawn, split, pred)
-            for metric, value in got.items():
-                stored = rec.get("scores", {}).get(metric)
-                if stored is None or abs(float(stored) - value) > _TOLERANCE:
-                    raise DataValidationError(f"{where}: the stored {metric} {stored} disagrees with its "
-                                              f"predictions ({value:.6f}); the file is refused")
-            scores[(row.key, dataset)][fold] = got
-    return dict(scores)
+        rows.setdefault((track, kind, key), row).folds[dataset][fold] = {"status": "invalid", "error": bad.reason}
+    current, superseded = _current(rows)
+    _disambiguate(current)
+    scores: dict = defaultdict(dict)
+    by_path = dict(found.valid)
+    for path, got in found.scores.items():
+        rec = by_path[path]
+        scores[(row_key(rec["component"]), rec["dataset"]["name"])][int(rec["fold"]["index"])] = got
+    snapshot = "sha256:" + hashlib.sha256(json.dumps(sorted(listing)).encode()).hexdigest()
+    return Board(protocol, current, superseded, dict(scores), snapshot, len(listing), dict(timings), n_bytes,
+                 (min(stamps), max(stamps)) if stamps else None, invalid)
+
+
+def _installed_rows(protocol: Protocol, registry) -> dict:
+    """``{(track, kind, row key): entry}`` of the installed rows (none without a registry)."""
+    if registry is None:
+        return {}
+    from plcore.leaderboard.jobs import entries
+
+    return {(e.track, e.kind, e.key): e for e in entries(protocol, registry)}
+
+
+def _row_at(track: str, kind: str, key: str, entry) -> Row | None:
+    """The row of a cell that has only invalid files, from the installed row or, without one, from
+    its folder's name (``<name>@r<revision>-<spec8>``); None where that is no row key."""
+    import re
+
+    m = re.match(r"^(.+)@r(\d+)-[0-9a-f]{8}$", key)
+    if m is None:
+        return None
+    if entry is not None:
+        return Row(track, kind, entry.name, key, entry.display_name, entry.section, entry.group, entry.distribution,
+                   str(entry.version), list(entry.pipeline), entry.revision)
+    group = "clustering" if kind == "clusterer" else "classic"
+    return Row(track, kind, m.group(1), key, m.group(1), "ranked", group, "?", "?", [m.group(1)], int(m.group(2)))
+
+
+def _disambiguate(rows: list) -> None:
+    """Rows of two components that carry one display name in a track are told apart by their
+    component (``PL-KNN (learner:aknn)``): a page never shows two rows under one name."""
+    seen = defaultdict(set)
+    for r in rows:
+        seen[(r.track, r.label)].add((r.kind, r.name))
+    for r in rows:
+        if len(seen[(r.track, r.label)]) > 1:
+            r.alias = f"{r.kind}:{r.name}"
 
 
 @dataclass
@@ -460,8 +464,8 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
             lines.append(f"{k} ranked row(s): no Friedman test (it needs 3 rows and rows that do not all tie).")
         lines += _versus_lines(t, by_key)
         if t.imputed:
-            lines.append(f"`†`: {len(t.imputed)} cell(s) failed, timed out or not applicable, imputed with the "
-                         "worst done cell of the ranked rows on that data set.")
+            lines.append(f"`†`: {len(t.imputed)} cell(s) failed, timed out, not applicable or invalid, imputed with "
+                         "the worst done cell of the ranked rows on that data set.")
         if diagrams and (t.track, t.group, t.metric) in diagrams:
             lines += ["", f"![critical-difference diagram: {t.track}, {t.group}, {t.metric}]"
                           f"({diagrams[(t.track, t.group, t.metric)]})"]
@@ -489,7 +493,7 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
                 cells.append(f"{np.mean(values):.3f}" if board.state(r, d) == "done" else board.state(r, d))
             lines.append(f"| {r.label} | " + " | ".join(cells) + " |")
     failures = [(r, d, rec) for r in board.rows for d in p.track_datasets(r.track)
-                for _, rec in sorted(r.folds.get(d, {}).items()) if rec["status"] != "ok"]
+                for _, rec in sorted(r.folds.get(d, {}).items()) if rec["status"] not in ("ok", "invalid")]
     if failures:
         lines += ["", "## Failures, timeouts and declared not-applicable cells", ""]
         seen = set()
@@ -497,6 +501,9 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
             if (r.key, d, rec["error"]) not in seen:
                 seen.add((r.key, d, rec["error"]))
                 lines.append(f"- `{r.kind}:{r.key}` on {d} ({rec['status']}): {rec['error'].replace('|', '/')}")
+    if board.invalid:
+        lines += ["", "## Invalid run files (counted as failed cells, never as results)", "",
+                  *(f"- `{line.split(': ', 1)[0]}`: {line.split(': ', 1)[1].replace('|', '/')}" for line in board.invalid)]
     if board.superseded:
         lines += ["", "## Superseded (an older revision or spec; never ranked)", ""]
         lines += [f"- `{r.kind}:{r.key}`" for r in board.superseded]
@@ -533,7 +540,7 @@ def not_run_lines(board: Board, installed: list, results, registry) -> list:
     """One line per group of the installed rows (:func:`plcore.leaderboard.jobs.entries`) with no
     run file of the board's protocol: their names and the estimated cost of running them
     (:func:`plcore.leaderboard.jobs.estimate_missing`, from the other tiers' files under ``results``)."""
-    from plcore.leaderboard.jobs import cell_states, cost_text, estimate_missing
+    from plcore.leaderboard.jobs import cost_text, estimate_missing
 
     have = {r.key for r in board.rows} | {r.key for r in board.superseded}
     missing = [e for e in installed if e.key not in have]
@@ -548,7 +555,9 @@ def not_run_lines(board: Board, installed: list, results, registry) -> list:
             cost = cost_text(estimate, cells)
             out.append(f"- {track}, {GROUPS[track][group]}: {len(mine)} row(s) ({', '.join(e.name for e in mine)}); "
                        f"{cost}")
-    states = cell_states(board.protocol, [e for e in installed if e.key in have], results)
+    by_key = {r.key: r for r in board.rows}
+    states = {(e.key, d): "na" if d in e.na else board.state(by_key[e.key], d) for e in installed if e.key in by_key
+              for d in board.protocol.track_datasets(e.track)}
     left = [k for k, state in states.items() if to_run(state)]
     if left:  # rows that have run in part: what the rest costs
         started = [e for e in installed if any(k == e.key for k, _ in left)]

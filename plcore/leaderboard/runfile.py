@@ -11,19 +11,18 @@ id and the software versions. It lives at
 and is written atomically (a killed writer leaves no half file). Every refusal is one
 :class:`~plcore.exceptions.DataValidationError` line naming the file.
 
-:func:`merge_trees` brings other machines' trees into one: a file whose key is new is copied; one
-already present with the same predictions is dropped; one with other predictions, or made under
-another protocol hash, data-set fingerprint or fold digest, is refused in one line naming both.
+Checking a file against its protocol, the installed rows and the data, and merging trees, is
+:mod:`plcore.leaderboard.checks`.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import os
 import re
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,8 +30,8 @@ import numpy as np
 
 from plcore.exceptions import DataValidationError
 
-__all__ = ["SCHEMA", "STATUSES", "MergeReport", "pack_predictions", "unpack_predictions", "run_key", "row_key",
-           "state_of", "to_run", "run_path", "validate_run", "write_run", "read_run", "iter_runs", "merge_trees"]
+__all__ = ["SCHEMA", "STATUSES", "pack_predictions", "unpack_predictions", "run_key", "row_key", "state_of", "to_run",
+           "run_path", "validate_run", "write_run", "read_run", "iter_runs", "claim_path", "claimed"]
 
 SCHEMA = "plcore.leaderboard.run/1"
 #: a fold's outcome: scored, raised (its one-line error kept), ran out of time, declared not applicable
@@ -85,9 +84,12 @@ def row_key(component: dict) -> str:
 
 
 def state_of(statuses: list, n: int) -> str:
-    """A cell's state from its folds' statuses (``n`` folds): ``done`` (every fold ok), ``failed``
-    / ``timeout`` / ``na`` (every fold has a final state, one of them this one), ``partial k/n``
+    """A cell's state from its folds' statuses (``n`` folds): ``invalid`` (a fold's file failed
+    its checks: :mod:`plcore.leaderboard.checks`), ``done`` (every fold ok), ``failed`` /
+    ``timeout`` / ``na`` (every fold has a final state, one of them this one), ``partial k/n``
     (k folds have a file) or ``not run``."""
+    if "invalid" in statuses:
+        return "invalid"
     if len(statuses) < n:
         return f"partial {len(statuses)}/{n}" if statuses else "not run"
     if all(s == "ok" for s in statuses):
@@ -96,8 +98,9 @@ def state_of(statuses: list, n: int) -> str:
 
 
 def to_run(state: str) -> bool:
-    """Whether a cell in ``state`` (:func:`state_of`) still has folds to run."""
-    return state == "not run" or state.startswith("partial")
+    """Whether a cell in ``state`` (:func:`state_of`) still has folds to run (an invalid file's
+    fold is run again)."""
+    return state in ("not run", "invalid") or state.startswith("partial")
 
 
 def run_path(root, record: dict) -> Path:
@@ -187,70 +190,43 @@ def read_run(path) -> dict:
     return validate_run(record, str(path))
 
 
-def iter_runs(root, protocol: str = "*"):
+def iter_runs(root, protocol: str = "*", *, skip_unreadable: bool = False):
     """``(path, record)`` of every run file under ``root`` (only those of the protocol folder
     ``protocol``, ``<id>-<version>``, where given), in path order (temporary files of a writer
-    still at work are not run files)."""
+    still at work are not run files). A file that does not read as a run file is refused, or
+    passed over with ``skip_unreadable`` (what :mod:`plcore.leaderboard.checks` does with it is
+    the callers' business: it shows them as invalid cells)."""
     for path in sorted(Path(root).glob(f"{protocol}/*/*/*/*/fold-*.json")):
-        yield path, read_run(path)
+        try:
+            yield path, read_run(path)
+        except DataValidationError:
+            if not skip_unreadable:
+                raise
 
 
-@dataclass
-class MergeReport:
-    """What :func:`merge_trees` did: the files copied, and the duplicates dropped (identical
-    predictions to a file already present)."""
 
-    copied: list = field(default_factory=list)
-    duplicates: list = field(default_factory=list)
+def claim_path(path: Path) -> Path:
+    """The lock file of a fold's run file: ``.fold-<k>.json.lock`` beside it (never a run file)."""
+    return path.with_name(f".{path.name}.lock")
 
 
-def _same_setting(a: dict, b: dict) -> str | None:
-    """What differs between two run files of one key, other than where they ran: the protocol
-    hash, the data set's fingerprint or the fold's digest; None when nothing does."""
-    for label, get in (("protocol hash", lambda r: r["protocol"]["hash"]),
-                       ("data-set fingerprint", lambda r: r["dataset"]["fingerprint"]),
-                       ("fold digest", lambda r: r["fold"]["test_digest"])):
-        if get(a) != get(b):
-            return f"{label} {get(a)} vs {get(b)}"
-    return None
+@contextlib.contextmanager
+def claimed(path: Path):
+    """Hold the fold whose run file is ``path`` for this process while the block runs (issue 63,
+    item 5): yields True when this process holds it, False when another run does, so that two
+    runs into one folder split the folds instead of both computing them. The lock is the operating
+    system's (``flock`` through :mod:`filelock`): a run that is killed lets go of it with its
+    process, so its folds are taken over by the next run, with no stale lock to clear."""
+    from filelock import FileLock, Timeout
 
-
-def _describe(record: dict) -> str:
-    c = record["component"]
-    return (f"fold {record['fold']['index']} of {c['kind']}:{c['name']}@r{c['revision']} on "
-            f"{record['dataset']['name']} ({record['protocol']['id']}/{record['protocol']['version']})")
-
-
-def merge_trees(sources, into) -> MergeReport:
-    """Merge the run files of the trees ``sources`` into the tree ``into``. Everything is checked
-    before anything is copied: a file that conflicts with one already in ``into`` or in an earlier
-    source (other predictions or status, or another protocol hash, fingerprint or fold digest) is
-    refused in one line naming both, and nothing is written."""
-    into = Path(into)
-    present = {run_key(r): (p, r) for p, r in iter_runs(into)} if into.exists() else {}
-    plan, report = [], MergeReport()
-    for source in sources:
-        source = Path(source)
-        if not source.is_dir():
-            raise DataValidationError(f"{source}: no such folder of run files")
-        for path, record in iter_runs(source):
-            key = run_key(record)
-            if key in present:
-                other_path, other = present[key]
-                differs = _same_setting(other, record)
-                if differs is None and (other["status"], other.get("predictions", {}).get("sha256")) != (
-                        record["status"], record.get("predictions", {}).get("sha256")):
-                    differs = "other predictions" if other["status"] == record["status"] else (
-                        f"status {other['status']} vs {record['status']}")
-                if differs:
-                    raise DataValidationError(f"{_describe(record)} differs between {other_path} and {path} "
-                                              f"({differs}): run `leaderboard verify` or bump the revision")
-                report.duplicates.append(path)
-                continue
-            present[key] = (path, record)
-            plan.append((path, record))
-    for path, record in plan:
-        target = run_path(into, record)
-        _atomic(target, lambda tmp, source=path: shutil.copyfile(source, tmp))
-        report.copied.append(target)
-    return report
+    lock = FileLock(claim_path(path), timeout=0)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        lock.acquire()
+    except Timeout:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        lock.release()

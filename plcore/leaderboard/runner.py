@@ -5,8 +5,10 @@ A fold runs as the k-fold protocol runs one (:func:`plcore.run.protocols._splits
 the pipeline (the protocol's preprocessing, the reducer, the learner) fitted on the training rows
 with the protocol's nested label-free selection, then the test rows predicted. The data are first
 checked against the protocol (fingerprint, candidate sets, fold digests: one line where they
-differ). A fold whose file exists is not run again, whatever its status: a killed run resumes
-with only the missing folds. A fold that raises is written with ``status: failed`` and its error
+differ). A fold whose file exists and is valid (:mod:`plcore.leaderboard.checks`) is not run
+again, whatever its status: a killed run resumes with only the missing folds; an invalid or
+truncated file is replaced. Each fold is locked while it runs, so that two runs into one folder
+split the work. A fold that raises is written with ``status: failed`` and its error
 in one line, so that a crash is seen, not retried blindly. A clusterer's fold is a partition of the
 clustering track, run as the clustering protocol runs one
 (:func:`plcore.run.protocols._clustering.cluster_partition`): every row clustered, the labelled
@@ -212,25 +214,49 @@ def _cluster_fold(setup, select, spec, drawn, split):
 
 def run_missing(protocol: Protocol, rows: list[Entry], results, *, registry, datasets=None, data_home=None,
                 echo=print, tracking_uri: str | None = None) -> list[Path]:
-    """Run every fold of ``rows`` x ``datasets`` (default: the protocol's) that has no run file
-    under ``results`` yet, writing each as it ends; returns the files written. With
+    """Run every fold of ``rows`` x ``datasets`` (default: the protocol's) that has no valid run
+    file under ``results`` yet, writing each as it ends; returns the files written.
+
+    The files already there are checked first (:func:`plcore.leaderboard.checks.scan`): a valid
+    one is kept, an invalid or truncated one is replaced by running its fold again, and said so.
+    Each fold is claimed while it runs (:func:`~plcore.leaderboard.runfile.claimed`): a fold
+    another run holds is left to it, and one it wrote meanwhile is not run again. With
     ``tracking_uri`` each cell that ran is also an MLflow run, for browsing (:func:`_browse`)."""
+    from plcore.leaderboard.checks import scan
+    from plcore.leaderboard.runfile import claimed
+
     names = list(datasets or protocol.datasets)
     unknown = [d for d in names if d not in protocol.datasets]
     if unknown:
         raise ConfigError(f"protocol {protocol.key} has no data set(s) {', '.join(unknown)}; its data sets: "
                           f"{', '.join(protocol.datasets)}")
-    written = []
+    results = Path(results)
+    places = {(e.key, d, k): run_path(results, _key_record(protocol, e, d, k)) for d in names for e in rows
+              if d in protocol.track_datasets(e.track) for k in range(len(protocol.datasets[d]["splits"][e.track]))}
+    there = [p for p in places.values() if p.exists()]
+    found = scan(protocol, results, registry=registry, paths=there, data_home=data_home)
+    invalid = {bad.path: bad.reason for bad in found.invalid}
+    seen = {p: p.stat().st_mtime_ns for p in invalid}
+
+    def written_meanwhile(path: Path) -> bool:  # by another run, since the check above
+        return path.exists() and (path not in seen or path.stat().st_mtime_ns != seen[path])
+
+    written, held = [], 0
     for dataset in names:
         missing = {}
         for e in rows:
             if dataset not in protocol.track_datasets(e.track):
                 continue
             for k in range(len(protocol.datasets[dataset]["splits"][e.track])):
-                if run_path(results, _key_record(protocol, e, dataset, k)).exists():
+                path = places[(e.key, dataset, k)]
+                if path.exists() and path not in invalid:
                     continue
+                if path in invalid:
+                    echo(f"{path}: invalid ({invalid[path]}); its fold runs again")
                 if dataset in e.na:  # declared: written as such, imputed as a failure on the page
-                    written.append(write_run(results, _na_record(protocol, e, dataset, k)))
+                    with claimed(path) as mine:
+                        if mine and not written_meanwhile(path):
+                            written.append(write_run(results, _na_record(protocol, e, dataset, k)))
                 else:
                     missing[(e.key, k)] = e
         if not missing:
@@ -238,8 +264,17 @@ def run_missing(protocol: Protocol, rows: list[Entry], results, *, registry, dat
         data, splits = checked_data(protocol, dataset, data_home)
         done: dict = {}
         for (key, fold), e in missing.items():
-            record = fold_record(protocol, e, dataset, fold, registry=registry, data=data, splits=splits[e.track])
-            written.append(write_run(results, record))
+            path = places[(key, dataset, fold)]
+            with claimed(path) as mine:
+                if not mine:
+                    held += 1
+                    echo(f"{e.kind}:{e.name} on {dataset} fold {fold}: held by another run, left to it")
+                    continue
+                if written_meanwhile(path):
+                    continue
+                record = fold_record(protocol, e, dataset, fold, registry=registry, data=data,
+                                     splits=splits[e.track])
+                written.append(write_run(results, record))
             done.setdefault(key, (e, []))[1].append(record)
             shown = (" ".join(f"{m}={v:.4f}" for m, v in record["scores"].items()) if record["status"] == "ok"
                      else f"{record['status']}: {record['error']}")
@@ -247,6 +282,8 @@ def run_missing(protocol: Protocol, rows: list[Entry], results, *, registry, dat
         if tracking_uri:
             for e, records in done.values():
                 _browse(tracking_uri, protocol, e, dataset, records)
+    if held:
+        echo(f"{held} fold(s) held by another run into {results} were left to it")
     return written
 
 

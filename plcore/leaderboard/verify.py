@@ -53,6 +53,8 @@ class Verification:
     differ: list = field(default_factory=list)
     skipped: list = field(default_factory=list)
     allow_missing: bool = False
+    #: the files that failed their checks (:mod:`plcore.leaderboard.checks`), one line each
+    invalid: list = field(default_factory=list)
 
     @property
     def checked(self) -> int:
@@ -60,8 +62,10 @@ class Verification:
 
     @property
     def ok(self) -> bool:
-        """No fold differs, something was re-run, and no row was left out (unless allowed)."""
-        return not self.differ and self.checked > 0 and (self.allow_missing or not self.skipped)
+        """No file is invalid, no fold differs, something was re-run, and no row was left out
+        (unless allowed)."""
+        return (not self.invalid and not self.differ and self.checked > 0
+                and (self.allow_missing or not self.skipped))
 
 
 def verdict(stored_pred, here_pred, stored_score: float, here_score: float) -> str:
@@ -150,9 +154,14 @@ def verify(protocol: Protocol, results, *, registry, only=None, data_home=None, 
     compare predictions (which folds: :func:`_chosen_folds`)."""
     from plcore.exceptions import ConfigError
 
-    board = collect(protocol, results, data_home=data_home)
-    out = Verification(n_files=board.n_files, allow_missing=allow_missing)
-    echo(f"{board.n_files} run file(s): every stored score agrees with its predictions")
+    board = collect(protocol, results, data_home=data_home, registry=registry)
+    out = Verification(n_files=board.n_files, allow_missing=allow_missing, invalid=list(board.invalid))
+    if board.invalid:
+        echo(f"{board.n_files} run file(s), {len(board.invalid)} INVALID (a failure):")
+        for line in board.invalid:
+            echo(f"  {line}")
+    else:
+        echo(f"{board.n_files} run file(s): each passes its checks, every stored score agrees with its predictions")
     installed = {f"{e.kind}:{e.name}": e for e in entries(protocol, registry)}
     have = {f"{r.kind}:{r.name}" for r in board.rows}
     unknown = [name for name in only or () if name not in have]
@@ -200,7 +209,7 @@ def verify(protocol: Protocol, results, *, registry, only=None, data_home=None, 
                 out.differ.append(where)
                 echo(f"{said}: DIFFERS, {alike:.1f}% of the rows alike ({scores}{changed})")
     echo(f"verified: {len(out.same)} fold(s) the same, {len(out.equivalent)} numerically equivalent, "
-         f"{len(out.differ)} differ, {len(out.skipped)} row(s) not re-run")
+         f"{len(out.differ)} differ, {len(out.skipped)} row(s) not re-run, {len(out.invalid)} invalid file(s)")
     if not out.checked:
         echo("nothing was re-run: verify fails")
     return out

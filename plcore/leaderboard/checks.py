@@ -1,0 +1,364 @@
+"""One validation of a run file, used by ``run``, ``merge``, ``list``, ``page`` and ``verify``
+alike (issue 63, items 1 and 2).
+
+A file under ``<results>/<id>-<version>/`` is checked against the protocol ``<id>/<version>``:
+
+1. its schema and the checksum of its packed predictions (:func:`~plcore.leaderboard.runfile.read_run`);
+2. its place in the tree agreeing with its content, the protocol's hash, a data set of its track,
+   a fold in range, and the data set's fingerprint, candidate sets and the fold's digest;
+3. its timings: seconds, finite and not negative;
+4. its component block: where the component is installed with the same row key, its display
+   name, distribution, pipeline, section and group are the installed row's, and the
+   hyperparameters it chose are parameters of the pipeline's components; otherwise these fields
+   agree with the rest of the row's files (the most common value wins);
+5. its scores, recomputed from its predictions on the protocol's data.
+
+A file that fails a check is not an error of the folder: it is an :class:`Invalid` cell with its
+reason, one line naming the file, and the callers show it as such (``page`` and ``list``), replace
+it by running the fold again (``run``), or refuse it (``merge``, ``verify``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shutil
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from plcore.exceptions import ConfigError, DataValidationError
+from plcore.leaderboard.protocol import Protocol, checked_data, fold_scores, load_protocol
+from plcore.leaderboard.runfile import _atomic, read_run, row_key, run_key, run_path, state_of, unpack_predictions
+
+__all__ = ["Invalid", "Scan", "scan", "cell_states", "MergeReport", "merge_trees", "IDENTITY"]
+
+#: the fields of a run file's component block that must agree with its row
+IDENTITY = ("display_name", "distribution", "pipeline", "section", "group")
+#: a stored score and its recomputed value may differ by this much (JSON round trip)
+TOLERANCE = 1e-9
+_FOLD = re.compile(r"^fold-(\d+)\.json$")
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """A run file that failed a check: its path, its cell as its place in the tree says
+    ``(track, kind, row key, data set, fold)`` (``fold`` None where the name is not ``fold-<k>.json``)
+    and the reason, in one line."""
+
+    path: Path
+    cell: tuple
+    reason: str
+
+    def line(self, root=None) -> str:
+        shown = self.path.relative_to(root).as_posix() if root is not None else str(self.path)
+        return f"{shown}: {self.reason}"
+
+
+@dataclass
+class Scan:
+    """What :func:`scan` found: the valid files ``(path, record)``, the invalid ones
+    (:class:`Invalid`), and each valid ok file's scores as recomputed (``scores[path]``)."""
+
+    valid: list = field(default_factory=list)
+    invalid: list = field(default_factory=list)
+    scores: dict = field(default_factory=dict)
+
+    def statuses(self) -> dict:
+        """``{(track, row key, data set): [status, ...]}`` of every file, ``"invalid"`` for an invalid one."""
+        out: dict = defaultdict(list)
+        for _, rec in self.valid:
+            out[(rec["track"], row_key(rec["component"]), rec["dataset"]["name"])].append(rec["status"])
+        for bad in self.invalid:
+            track, _, key, dataset, _ = bad.cell
+            out[(track, key, dataset)].append("invalid")
+        return dict(out)
+
+
+def _cell_of(folder: Path, path: Path) -> tuple:
+    """``(track, kind, row key, data set, fold)`` from a file's place under the protocol's folder."""
+    track, kind, key, dataset, name = path.relative_to(folder).parts
+    m = _FOLD.match(name)
+    return track, kind, key, dataset, int(m.group(1)) if m else None
+
+
+def _check_place(protocol: Protocol, results: Path, path: Path, rec: dict) -> None:
+    """Refuse a file that is not where its content places it, or not of this protocol: another
+    hash, a data set the track does not use, a fold out of range, or another fingerprint,
+    candidate sets or fold digest than the protocol's."""
+    if path != run_path(results, rec):
+        raise DataValidationError(f"its content places it at {run_path(results, rec).relative_to(results)}")
+    if rec["protocol"]["hash"] != protocol.hash:
+        raise DataValidationError(f"made under protocol hash {rec['protocol']['hash']}, not {protocol.key}'s "
+                                  f"{protocol.hash}")
+    dataset, fold = rec["dataset"]["name"], int(rec["fold"]["index"])
+    if rec["track"] not in protocol.data["tracks"] or dataset not in protocol.track_datasets(rec["track"]):
+        raise DataValidationError(f"the {rec['track']} track of {protocol.key} has no data set {dataset!r}")
+    entry = protocol.datasets[dataset]
+    splits = entry["splits"][rec["track"]]
+    if not 0 <= fold < len(splits) or int(rec["fold"]["n_splits"]) != len(splits):
+        raise DataValidationError(f"fold {fold} of {rec['fold']['n_splits']}, the protocol has {len(splits)}")
+    for what, have, want in (("fingerprint", rec["dataset"]["fingerprint"], entry["fingerprint"]),
+                             ("fold digest", rec["fold"]["test_digest"], splits[fold]),
+                             ("candidates digest", rec["dataset"].get("candidates_digest", entry["candidates_digest"]),
+                              entry["candidates_digest"])):
+        if have != want:
+            raise DataValidationError(f"its {what} {have} is not the protocol's {want}")
+
+
+def _check_timing(rec: dict) -> None:
+    timing = rec.get("timing", {})
+    if not isinstance(timing, dict):
+        raise DataValidationError("timing is not a mapping of seconds")
+    for key, value in timing.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            raise DataValidationError(f"timing.{key}={value!r} is not a number of seconds")
+
+
+def _roles(component: dict) -> dict:
+    """``{"learner": name}``, ``{"reducer": name, "learner": its learner}`` or ``{"clusterer": name}``."""
+    pipeline = list(component.get("pipeline") or [component["name"]])
+    if component["kind"] == "reducer":
+        return {"reducer": pipeline[0], "learner": pipeline[-1]}
+    return {component["kind"]: component["name"]}
+
+
+class _Installed:
+    """The installed rows of a protocol (by track, kind and row key) and their components'
+    parameters, read from a registry once."""
+
+    def __init__(self, protocol: Protocol, registry):
+        from plcore.leaderboard.jobs import entries
+
+        self.registry = registry
+        self.rows = {} if registry is None else {(e.track, e.kind, e.key): e for e in entries(protocol, registry)}
+        self._params: dict = {}
+
+    def params(self, kind: str, name: str) -> set | None:
+        if (kind, name) not in self._params:
+            from plcore.leaderboard.jobs import create_component
+
+            try:
+                self._params[(kind, name)] = set(create_component(self.registry, kind, name).get_params(deep=False))
+            except Exception:  # noqa: BLE001 - not installed here: nothing to check against
+                self._params[(kind, name)] = None
+        return self._params[(kind, name)]
+
+
+def _identity_of(entry) -> dict:
+    return {"display_name": entry.display_name, "distribution": entry.distribution, "pipeline": list(entry.pipeline),
+            "section": entry.section, "group": entry.group}
+
+
+def _check_component(rec: dict, expected: dict, source: str, installed: _Installed, entry) -> None:
+    """The component block against its row (``expected``: the installed row's identity, or the
+    row's files' most common one; ``source`` says which) and the chosen hyperparameters against the
+    pipeline's parameters where the row is installed."""
+    c = rec["component"]
+    for key in IDENTITY:
+        if c.get(key) != expected.get(key):
+            raise DataValidationError(f"its component.{key} {c.get(key)!r} is not {source}'s {expected.get(key)!r}")
+    chosen = rec.get("selection", {}).get("chosen", {}) if isinstance(rec.get("selection"), dict) else {}
+    if not isinstance(chosen, dict):
+        raise DataValidationError("selection.chosen is not a mapping of hyperparameters")
+    if entry is None:
+        return
+    roles = _roles(c)
+    for key in chosen:
+        role, _, param = str(key).partition(".")
+        params = installed.params(role, roles[role]) if role in roles else None
+        if role not in roles or (params is not None and param not in params):
+            owner = f"{role} {roles[role]}" if role in roles else f"the pipeline ({', '.join(roles)})"
+            raise DataValidationError(f"its chosen hyperparameter {key!r} is not a parameter of {owner}")
+
+
+def _consensus(records: list) -> dict:
+    """The most common value of each identity field among a row's records."""
+    out = {}
+    for key in IDENTITY:
+        counts = Counter(repr(r["component"].get(key)) for r in records)
+        top = max(sorted(counts), key=lambda v: counts[v])
+        out[key] = next(r["component"].get(key) for r in records if repr(r["component"].get(key)) == top)
+    return out
+
+
+def scan(protocol: Protocol, results, *, registry=None, paths=None, data_home=None) -> Scan:
+    """Check the run files of ``protocol`` under ``results`` (or only ``paths``, files under it)
+    as the module says; a registry adds the check against the installed rows."""
+    results = Path(results)
+    folder = results / f"{protocol.data['id']}-{protocol.data['version']}"
+    files = sorted(folder.glob("*/*/*/*/fold-*.json")) if paths is None else sorted(Path(p) for p in paths)
+    out = Scan()
+    installed = _Installed(protocol, registry)
+    read: list = []
+
+    def refuse(path, err):
+        out.invalid.append(Invalid(path, _cell_of(folder, path), str(err).removeprefix(f"{path}: ")))
+
+    for path in files:
+        try:
+            rec = read_run(path)
+            _check_place(protocol, results, path, rec)
+            _check_timing(rec)
+        except (DataValidationError, KeyError, TypeError, ValueError) as err:
+            refuse(path, err if isinstance(err, DataValidationError) else f"malformed ({type(err).__name__}: {err})")
+            continue
+        read.append((path, rec))
+    by_row = defaultdict(list)
+    for path, rec in read:
+        by_row[(rec["track"], rec["component"]["kind"], row_key(rec["component"]))].append((path, rec))
+    checked = []
+    for key, files_of_row in by_row.items():
+        entry = installed.rows.get(key)
+        expected, source = ((_identity_of(entry), "the installed row") if entry is not None else
+                            (_consensus([r for _, r in files_of_row]), "the row's other files"))
+        for path, rec in files_of_row:
+            try:
+                _check_component(rec, expected, source, installed, entry)
+            except DataValidationError as err:
+                refuse(path, err)
+                continue
+            checked.append((path, rec))
+    _recompute(protocol, results, checked, out, data_home, refuse)
+    out.valid.sort(key=lambda pr: pr[0])
+    out.invalid.sort(key=lambda bad: bad.path)
+    return out
+
+
+def _recompute(protocol: Protocol, results: Path, checked: list, out: Scan, data_home, refuse) -> None:
+    """Each ok file's scores recomputed from its predictions (:func:`fold_scores`); a file whose
+    stored score disagrees, or whose predictions do not cover its test rows, is refused."""
+    by_dataset = defaultdict(list)
+    for path, rec in checked:
+        if rec["status"] == "ok":
+            by_dataset[rec["dataset"]["name"]].append((path, rec))
+        else:
+            out.valid.append((path, rec))
+    for dataset, files in by_dataset.items():
+        (_, drawn), splits = checked_data(protocol, dataset, data_home)
+        for path, rec in files:
+            track, fold = rec["track"], int(rec["fold"]["index"])
+            split = splits[track][fold]
+            pred = unpack_predictions(rec["predictions"])
+            expected = len(split[1]) if track == "classification" else drawn.n_samples
+            if pred.size != expected:
+                refuse(path, f"{pred.size} predictions for {expected} rows")
+                continue
+            got = fold_scores(protocol.track(track), track, drawn, split, pred)
+            stored = rec.get("scores") if isinstance(rec.get("scores"), dict) else {}
+            bad = [m for m, v in got.items() if not isinstance(stored.get(m), (int, float))
+                   or abs(float(stored[m]) - v) > TOLERANCE]
+            if bad:
+                m = bad[0]
+                refuse(path, f"the stored {m} {stored.get(m)} disagrees with its predictions ({got[m]:.6f})")
+                continue
+            out.valid.append((path, rec))
+            out.scores[path] = got
+
+
+def cell_states(protocol: Protocol, rows: list[Entry], results, *, found=None, registry=None) -> dict:
+    """``{(entry key, data set): state}``: ``invalid`` (a fold's file failed its checks),
+    ``done`` (every split ok), ``failed`` / ``timeout`` (every split has a final state, one of
+    them this one), ``na`` (declared, or every split na), ``partial k/n`` (k splits have a file)
+    or ``not run``, from the run files under ``results`` as :func:`scan`
+    checks them (``found``: a scan already made; ``registry``: check against the installed rows)."""
+    if found is None:
+        found = scan(protocol, results, registry=registry)
+    have = found.statuses()
+    states = {}
+    for entry in rows:
+        for dataset in protocol.track_datasets(entry.track):
+            n = len(protocol.datasets[dataset]["splits"][entry.track])
+            got = have.get((entry.track, entry.key, dataset), [])
+            states[(entry.key, dataset)] = "na" if dataset in entry.na else state_of(got, n)
+    return states
+
+
+@dataclass
+class MergeReport:
+    """What :func:`merge_trees` did: the files copied, and the duplicates dropped (identical
+    predictions to a file already present)."""
+
+    copied: list = field(default_factory=list)
+    duplicates: list = field(default_factory=list)
+
+
+def _same_setting(a: dict, b: dict) -> str | None:
+    """What differs between two valid run files of one key, other than where they ran: the
+    status or the predictions; None when nothing does."""
+    if a["status"] != b["status"]:
+        return f"status {a['status']} vs {b['status']}"
+    if a.get("predictions", {}).get("sha256") != b.get("predictions", {}).get("sha256"):
+        return "other predictions"
+    return None
+
+
+def _describe(record: dict) -> str:
+    c = record["component"]
+    return (f"fold {record['fold']['index']} of {c['kind']}:{c['name']}@r{c['revision']} on "
+            f"{record['dataset']['name']} ({record['protocol']['id']}/{record['protocol']['version']})")
+
+
+def _scan_tree(root: Path, registry, data_home) -> tuple[list, list]:
+    """Every run file under ``root``, checked against the protocol its folder names: the valid
+    ``(path, record)`` and the :class:`Invalid` ones (a folder of no shipped protocol included)."""
+    valid, invalid = [], []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
+        pid, _, version = folder.name.rpartition("-")
+        files = sorted(folder.glob("*/*/*/*/fold-*.json"))
+        if not files:
+            continue
+        try:
+            protocol = load_protocol(f"{pid}/{version}")
+        except ConfigError:
+            invalid += [Invalid(p, _cell_of(folder, p), f"{folder.name} is the folder of no protocol this plcore "
+                                                        "ships") for p in files]
+            continue
+        found = scan(protocol, root, registry=registry, data_home=data_home)
+        valid += found.valid
+        invalid += found.invalid
+    return valid, invalid
+
+
+def merge_trees(sources, into, *, registry=None, data_home=None) -> MergeReport:
+    """Merge the run files of the trees ``sources`` into the tree ``into``. Everything is checked
+    before anything is copied: every incoming file is validated (:func:`scan`), and the merge is
+    refused naming each bad one; a valid file whose key is already in ``into`` (or in an earlier
+    source) with another status or other predictions is refused in one line naming both; one with
+    the same predictions is dropped as a duplicate."""
+    into = Path(into)
+    present = {}
+    if into.exists():
+        valid, invalid = _scan_tree(into, registry, data_home)
+        present = {run_key(r): (p, r) for p, r in valid}
+        present.update({bad.path: (bad.path, None) for bad in invalid})  # by place: see below
+    plan, report, bad = [], MergeReport(), []
+    for source in map(Path, sources):
+        if not source.is_dir():
+            raise DataValidationError(f"{source}: no such folder of run files")
+        valid, invalid = _scan_tree(source, registry, data_home)
+        bad += [b.line() for b in invalid]
+        for path, record in valid:
+            key = run_key(record)
+            target = run_path(into, record)
+            if target in present:
+                bad.append(f"{path}: would replace {target}, a run file that is invalid there (run `leaderboard "
+                           "run` to replace it, or remove it)")
+                continue
+            if key in present:
+                other_path, other = present[key]
+                differs = _same_setting(other, record)
+                if differs:
+                    raise DataValidationError(f"{_describe(record)} differs between {other_path} and {path} "
+                                              f"({differs}): run `leaderboard verify` or bump the revision")
+                report.duplicates.append(path)
+                continue
+            present[key] = (path, record)
+            plan.append((path, record))
+    if bad:
+        raise DataValidationError(f"merge refused, nothing copied: {len(bad)} bad run file(s): " + "; ".join(bad))
+    for path, record in plan:
+        target = run_path(into, record)
+        _atomic(target, lambda tmp, source=path: shutil.copyfile(source, tmp))
+        report.copied.append(target)
+    return report

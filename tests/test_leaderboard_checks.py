@@ -1,0 +1,203 @@
+"""One validation of a run file (issue 63, items 1, 2, 3 and 7), each case as a user or a careless
+or dishonest contributor meets it, on a copy of the committed field-smoke/1 results: a bad file is
+its cell's problem (``list`` and ``page`` show it and go on, ``run`` replaces it, ``merge`` refuses
+it naming each bad file), the component block must be its row's, and ``verify --all`` fails on a
+changed, copied or forged fold but passes the committed results as they are."""
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from plcore.leaderboard import iter_runs, load_protocol, pack_predictions, scan, unpack_predictions
+from plcore.leaderboard.protocol import checked_data, fold_scores
+
+PROTOCOL = load_protocol("field-smoke/1")
+COMMITTED = Path(__file__).resolve().parents[1] / "leaderboard"
+ROW = "classification/learner/plknn@r1-1f387d31"
+
+
+@pytest.fixture
+def results(tmp_path):
+    """A copy of the committed field-smoke/1 results, ``<tmp>/res``."""
+    shutil.copytree(COMMITTED / "field-smoke-1", tmp_path / "res" / "field-smoke-1")
+    return tmp_path / "res"
+
+
+def _file(results, row=ROW, dataset="iris", fold=0) -> Path:
+    (path,) = (results / "field-smoke-1").glob(f"{row.split('@')[0]}@*/{dataset}/fold-{fold}.json")
+    return path
+
+
+def _forge(rec: dict, pred) -> dict:
+    """``rec`` with other predictions, their checksum and their score changed consistently."""
+    (_, drawn), splits = checked_data(PROTOCOL, rec["dataset"]["name"])
+    split = splits[rec["track"]][rec["fold"]["index"]]
+    rec = json.loads(json.dumps(rec))
+    rec["predictions"] = pack_predictions(np.asarray(pred), drawn.n_classes)
+    rec["scores"] = fold_scores(PROTOCOL.track(rec["track"]), rec["track"], drawn, split, pred)
+    return rec
+
+
+def _truth(rec: dict) -> np.ndarray:
+    (_, drawn), splits = checked_data(PROTOCOL, rec["dataset"]["name"])
+    return drawn.y_true[splits[rec["track"]][rec["fold"]["index"]][1]]
+
+
+def _lines(proc) -> list:
+    return proc.stdout.strip().splitlines()
+
+
+def test_a_truncated_file_is_an_invalid_cell_that_list_and_page_show_and_go_on(results, plcore_cli):
+    bad = _file(results)
+    bad.write_text(bad.read_text()[:200])  # a copy cut short
+    listed = plcore_cli(["leaderboard", "list", "--protocol", "field-smoke/1", "--results", "res"], results.parent)
+    (row,) = [line for line in _lines(listed) if line.startswith("plknn@r1-")]
+    assert row.split()[-2:] == ["invalid", "done"]
+    assert f"  {Path('res') / bad.relative_to(results)}: not a readable run file (JSONDecodeError" in listed.stdout
+    page = plcore_cli(["leaderboard", "page", "--protocol", "field-smoke/1", "--results", "res"], results.parent)
+    (line,) = [ln for ln in page.stdout.splitlines() if ln.startswith("| ") and "| PL-KNN |" in ln]
+    assert "† invalid" in line  # counted like a failed cell, imputed, never a result
+    section = page.stdout.split("## Invalid run files", 1)[1]
+    assert f"`{bad.relative_to(results).as_posix()}`: not a readable run file" in section
+    assert "/tmp/" not in page.stdout.replace(str(results), "")  # no path of this machine beyond the results
+
+
+def test_a_checksum_mismatch_names_the_file(results):
+    bad = _file(results)
+    rec = json.loads(bad.read_text())
+    rec["predictions"]["sha256"] = "0" * 64
+    bad.write_text(json.dumps(rec))
+    (found,) = scan(PROTOCOL, results).invalid
+    assert found.path == bad and found.reason == "the predictions do not match their sha256"
+    assert found.line().startswith(f"{bad}: ") and "\n" not in found.line()
+
+
+def test_run_replaces_an_invalid_file_by_running_its_fold_again_and_says_so(results, plcore_cli):
+    bad = _file(results)
+    before = bad.read_text()
+    bad.write_text(before[:100])
+    moved = _file(results, dataset="wine", fold=1)
+    moved.write_text(_file(results, dataset="wine", fold=0).read_text())  # fold 0's file in fold 1's place
+    proc = plcore_cli(["leaderboard", "run", "--protocol", "field-smoke/1", "--results", "res", "--only",
+                       "learner:plknn"], results.parent)
+    assert f"{Path('res') / bad.relative_to(results)}: invalid (not a readable run file" in proc.stdout
+    assert "its content places it at" in proc.stdout and _lines(proc)[-1] == "2 run file(s) written under res"
+    assert json.loads(bad.read_text())["predictions"] == json.loads(before)["predictions"]  # the same fold again
+    assert scan(PROTOCOL, results).invalid == []
+
+
+def test_merge_checks_every_incoming_file_and_refuses_naming_each_bad_one(results, tmp_path, plcore_cli):
+    theirs = tmp_path / "theirs" / "field-smoke-1"
+    shutil.copytree(results / "field-smoke-1" / "classification" / "learner", theirs / "classification" / "learner")
+    shutil.rmtree(results / "field-smoke-1" / "classification" / "learner")  # every learner file is new here
+    wrong_score = _file(theirs.parent, dataset="wine", fold=0)
+    rec = json.loads(wrong_score.read_text())
+    rec["scores"]["accuracy"] = 1.0
+    wrong_score.write_text(json.dumps(rec))
+    other_hash = _file(theirs.parent, row="classification/learner/plsvm@r1-08b027b9")
+    rec = json.loads(other_hash.read_text())
+    rec["protocol"]["hash"] = load_protocol("field-quick/1").hash
+    other_hash.write_text(json.dumps(rec))
+    proc = plcore_cli(["leaderboard", "merge", str(theirs.parent), "--results", "res"], results.parent, check=False)
+    err = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(err) == 1 and "merge refused, nothing copied: 2 bad run file(s)" in err[0]
+    assert f"{wrong_score}: the stored accuracy 1.0 disagrees with its predictions" in err[0]
+    assert f"{other_hash}: made under protocol hash {load_protocol('field-quick/1').hash}" in err[0]
+    assert not (results / "field-smoke-1" / "classification" / "learner").exists()
+
+
+def test_a_consistently_changed_file_conflicts_with_the_one_already_there(results, tmp_path):
+    from plcore.exceptions import DataValidationError
+    from plcore.leaderboard import merge_trees
+
+    theirs = tmp_path / "theirs"
+    shutil.copytree(results, theirs)
+    path = _file(theirs)
+    rec = json.loads(path.read_text())
+    path.write_text(json.dumps(_forge(rec, _truth(rec))))  # every row right: valid, and not what ran here
+    with pytest.raises(DataValidationError) as exc:
+        merge_trees([theirs], results)
+    assert "other predictions" in str(exc.value) and str(path) in str(exc.value) and str(_file(results)) in str(
+        exc.value)
+    again = tmp_path / "again"
+    shutil.copytree(COMMITTED / "field-smoke-1", again / "field-smoke-1")
+    report = merge_trees([again], results)  # the same files again: every one a duplicate
+    assert report.copied == [] and len(report.duplicates) == len(list(iter_runs(results)))
+
+
+def test_a_component_block_that_is_not_its_rows_is_refused(results):
+    from plcore.registry import get_registry
+
+    renamed = _file(results)
+    rec = json.loads(renamed.read_text())
+    rec["component"]["display_name"] = "PL-SVM"
+    renamed.write_text(json.dumps(rec))
+    foreign = _file(results, dataset="wine", fold=1)
+    rec = json.loads(foreign.read_text())
+    rec["selection"]["chosen"] = {"learner.C": 10.0}  # plknn has no C
+    foreign.write_text(json.dumps(rec))
+    found = {bad.path: bad.reason for bad in scan(PROTOCOL, results, registry=get_registry()).invalid}
+    assert found[renamed] == "its component.display_name 'PL-SVM' is not the installed row's 'PL-KNN'"
+    assert found[foreign] == "its chosen hyperparameter 'learner.C' is not a parameter of learner plknn"
+    without = {bad.path: bad.reason for bad in scan(PROTOCOL, results).invalid}  # no plugin: the row's other files
+    assert without[renamed] == "its component.display_name 'PL-SVM' is not the row's other files's 'PL-KNN'"
+
+
+def test_two_components_with_one_display_name_are_told_apart_on_the_page(results):
+    from plcore.leaderboard.page import collect
+
+    for path in (results / "field-smoke-1").glob("classification/learner/aknn@*/*/fold-*.json"):
+        rec = json.loads(path.read_text())
+        rec["component"]["display_name"] = "PL-KNN"
+        path.write_text(json.dumps(rec))
+    labels = [r.label for r in collect(PROTOCOL, results).rows]
+    assert "PL-KNN (learner:plknn)" in labels and "PL-KNN (learner:aknn)" in labels and "PL-KNN" not in labels
+
+
+def _verify_all(plcore_cli, results, *only):
+    return plcore_cli(["leaderboard", "verify", "--protocol", "field-smoke/1", "--results", str(results), "--all",
+                       *(["--only", *only] if only else [])], results.parent, check=False)
+
+
+def test_verify_all_fails_on_a_forged_fold(results, plcore_cli):
+    path = _file(results)
+    rec = json.loads(path.read_text())
+    truth = _truth(rec)
+    assert not np.array_equal(unpack_predictions(rec["predictions"]), truth)
+    path.write_text(json.dumps(_forge(rec, truth)))  # predictions, checksum and score changed together
+    assert scan(PROTOCOL, results).invalid == []  # nothing in the file gives it away
+    proc = _verify_all(plcore_cli, results, "learner:plknn")
+    assert proc.returncode == 1 and "learner:plknn on iris fold 0: DIFFERS" in proc.stdout
+
+
+def test_verify_all_fails_on_a_fold_copied_under_another_component(results, plcore_cli):
+    source, target = _file(results), _file(results, row="classification/learner/plsvm@r1-08b027b9")
+    theirs, mine = json.loads(source.read_text()), json.loads(target.read_text())
+    alike = np.mean(unpack_predictions(theirs["predictions"]) == unpack_predictions(mine["predictions"]))
+    assert alike < 0.9  # PL-KNN's fold is not PL-SVM's
+    mine.update(predictions=theirs["predictions"], scores=theirs["scores"])
+    target.write_text(json.dumps(mine))
+    proc = _verify_all(plcore_cli, results, "learner:plsvm")
+    assert proc.returncode == 1 and "learner:plsvm on iris fold 0: DIFFERS" in proc.stdout
+
+
+def test_verify_all_fails_on_a_fold_presented_as_a_new_revision(results, plcore_cli):
+    for path in list((results / "field-smoke-1").glob("classification/learner/plknn@*/*/fold-*.json")):
+        rec = json.loads(path.read_text())
+        rec["component"]["revision"] = 2
+        new = results / "field-smoke-1" / "classification" / "learner" / path.parents[1].name.replace("@r1-", "@r2-")
+        (new / path.parent.name).mkdir(parents=True, exist_ok=True)
+        (new / path.parent.name / path.name).write_text(json.dumps(rec))
+    proc = _verify_all(plcore_cli, results, "learner:plknn")
+    assert proc.returncode == 1 and "learner:plknn: not re-run (installed as plknn@r1-" in proc.stdout
+    assert "the files are plknn@r2-" in proc.stdout
+
+
+def test_verify_all_passes_the_committed_smoke_results(plcore_cli, tmp_path):
+    proc = plcore_cli(["leaderboard", "verify", "--protocol", "field-smoke/1", "--results", str(COMMITTED), "--all"],
+                      tmp_path, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert _lines(proc)[-1].endswith("0 differ, 0 row(s) not re-run, 0 invalid file(s)")
