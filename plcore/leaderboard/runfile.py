@@ -216,7 +216,8 @@ def claimed(path: Path):
     item 5): yields True when this process holds it, False when another run does, so that two
     runs into one folder split the folds instead of both computing them. The lock is the operating
     system's (``flock`` through :mod:`filelock`): a run that is killed lets go of it with its
-    process, so its folds are taken over by the next run, with no stale lock to clear."""
+    process, so its folds are taken over by the next run (its lock file, left behind, is only a
+    name), with no stale lock to clear."""
     from filelock import FileLock, Timeout
 
     lock = FileLock(claim_path(path), timeout=0)
@@ -228,5 +229,6 @@ def claimed(path: Path):
         return
     try:
         yield True
-    finally:
+    finally:  # the lock file goes while still held: a run that locked its old inode sees it unlinked and retries
+        claim_path(path).unlink(missing_ok=True)
         lock.release()
