@@ -20,6 +20,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from plcore.data import max_feature_magnitude
 from plcore.exceptions import DataValidationError
 from plcore.validation import StrOptions, validate_params
 
@@ -74,6 +75,17 @@ def _where(frame, rows) -> str:
     word = frame.index.name if isinstance(frame.index.name, str) else "row"
     more = f" ({rows.size} rows in total)" if rows.size > 1 else ""
     return f"{word} {frame.index[int(rows[0])]}{more}"
+
+
+def _other_separator(columns, wanted) -> tuple[str, str] | None:
+    """``(column, separator)`` where a column's name is several of the ``wanted`` names joined by
+    another separator than ',' (a file written with ';' or tabs, read as one column); else None."""
+    for column in map(str, columns):
+        for sep in (";", "\t", "|", " "):
+            parts = [p.strip().strip('"') for p in column.split(sep)]
+            if len(parts) > 1 and set(parts) & set(wanted):
+                return column, sep
+    return None
 
 
 def _as_numbers(values: np.ndarray):
@@ -161,6 +173,12 @@ class FeatureColumns(TransformerMixin, BaseEstimator):
             if inf.size:
                 raise DataValidationError(f"non-finite value {str(values[inf[0]])!r} in feature column {name!r} "
                                           f"at {_where(frame, inf)}")
+            bound = max_feature_magnitude(frame.shape[0], len(self.feature_names_in_))
+            huge = np.nonzero(np.abs(numbers) > bound)[0]
+            if huge.size:  # named as the file has it, before any scaling
+                raise DataValidationError(f"value {str(values[huge[0]])!r} in feature column {name!r} at "
+                                          f"{_where(frame, huge)} is too large: sums of its squares overflow float64 "
+                                          f"in distances and covariances (at most {bound:.3g} for these rows)")
             columns.append(numbers[:, None])
         return np.hstack(columns) if columns else np.empty((frame.shape[0], 0))
 
@@ -203,6 +221,13 @@ class FeatureColumns(TransformerMixin, BaseEstimator):
         if reading:
             missing = [n for n in self.feature_names_in_ if n not in set(X.columns)]
             if missing:
+                joined = _other_separator(X.columns, missing)
+                if joined is not None:
+                    column, sep = joined
+                    raise DataValidationError(
+                        f"the data lack the feature column(s) {_listed(missing)}: the header (line 1) reads as the "
+                        f"column {column!r}, its names separated by {sep!r}; the file is read with ',' between "
+                        "values: write it with ',' (or as Parquet)")
                 raise DataValidationError(f"the data lack the feature column(s) {_listed(missing)} (the model reads "
                                           f"the columns {_listed(self.feature_names_in_)} by name)")
             twice = [c for c in twice if c in set(self.feature_names_in_)]  # other columns are ignored

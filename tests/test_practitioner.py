@@ -111,6 +111,20 @@ def test_predict_never_writes_over_its_input(trained, plcore_cli):
     assert (cwd / "mine.csv").read_text() == before
 
 
+def test_predict_never_replaces_an_existing_file_unless_told(trained, plcore_cli):
+    """Issue 63, item 4: an existing ``out=`` is one line, exit 2, and left as it was;
+    ``overwrite=true`` replaces it."""
+    cwd, table, _ = trained
+    table.drop(columns=["truth"]).head(5).to_csv(cwd / "five.csv", index=False)
+    (cwd / "kept.csv").write_text("my notes\n")
+    proc = _predict(plcore_cli, cwd, "data=five.csv", "out=kept.csv", check=False)
+    err = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and err == ["error: out=kept.csv exists: not overwritten (overwrite=true replaces it)"]
+    assert (cwd / "kept.csv").read_text() == "my notes\n"
+    _predict(plcore_cli, cwd, "data=five.csv", "out=kept.csv", "overwrite=true")
+    assert len(_read(cwd / "kept.csv")) == 5 and not list(cwd.glob(".kept.csv.*"))
+
+
 def test_predict_reads_new_rows_by_column_name_in_any_order(trained, refit_labels, plcore_cli):
     """Failed on main: ``the data have 3 features but the model was fitted on 4`` (the last column
     read as the label), and the training file's layout failed on its candidate column."""
@@ -139,8 +153,14 @@ def test_bad_new_rows_are_one_line_naming_column_and_file_line(trained, plcore_c
     text[2] = "1.0,oops,2.0,3.0"
     (cwd / "text.csv").write_text("\n".join(text) + "\n")
     (cwd / "twice.csv").write_text("id,f1,f2,f3,f4,id\n1,0,0,0,0,2\n")
+    table[["f1", "f2", "f3", "f4"]].head(3).to_csv(cwd / "semicolons.csv", sep=";", index=False)
+    text[3] = "0.5,1e300,0.5,0.5"  # issue 63, item 6: named as the file has it, not as scaled by the model
+    (cwd / "huge.csv").write_text("\n".join(text[:1] + text[3:]) + "\n")
     for data, needle in (("lacks.csv", "lacks.csv: the data lack the feature column(s) 'f2'"),
                          ("text.csv", "text.csv: non-numeric value 'oops' in feature column 'f2' at line 3"),
+                         ("huge.csv", "huge.csv: value '1e300' in feature column 'f2' at line 2 is too large"),
+                         ("semicolons.csv", "the header (line 1) reads as the column 'f1;f2;f3;f4', its names "
+                                            "separated by ';'"),
                          ("text.csv id_column=nope", "id_column='nope': no such column"),
                          ("twice.csv id_column=id", "id_column='id': the file names that column more than once")):
         proc = _predict(plcore_cli, cwd, *f"data={data}".split(), check=False)

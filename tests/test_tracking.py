@@ -135,7 +135,8 @@ def model_store(tmp_path_factory):
 
 
 def _predict(plcore_cli, store, run_id, *extra, env=None):
-    return plcore_cli(["predict", f"run={run_id}", "data=iris", "out=p.csv", *extra], store, env, check=False)
+    return plcore_cli(["predict", f"run={run_id}", "data=iris", "out=p.csv", "overwrite=true", *extra], store, env,
+                      check=False)
 
 
 def test_a_crafted_pickle_model_runs_no_code_unless_the_store_is_trusted(model_store, plcore_cli):

@@ -7,7 +7,8 @@ run's MLflow model), which answers class names. A model trained on a table with 
 names, in any order; other columns (candidate sets, true labels, ids) are ignored, and nominal columns
 are encoded as the training rows were. A model trained on data without column names reads the
 features by position (a named data set or a file loaded as for training). The output CSV holds
-one row per row of ``data``, in their order: the row's position from 0 (or, with
+one row per row of ``data``, in their order (an existing file is never replaced unless
+``overwrite=true``, nor the input ever; the file is written whole, then renamed): the row's position from 0 (or, with
 ``id_column=``, that column's value), the predicted class name and, where the model gives them, one score per class.
 With ``sets=true`` (a model whose final step has ``predict_set``, e.g. ``+learner=conformal_sets``) a last
 column ``prediction_set`` holds each row's prediction set, its class names joined by ``|``.
@@ -41,7 +42,7 @@ __all__ = ["find_run", "predict_file", "prediction_sets", "reject_scores", "read
 _RUN_ID = re.compile(r"^[0-9a-f]{32}$")
 USAGE = ("usage: python -m plcore predict run=<run id or run name> data=<file or data set name> "
          "[out=<csv>] [id_column=<column>] [tracking_uri=<uri>] [data_home=<dir>] [experiment=<name>] [latest=true] "
-         "[trust=true] [sets=true] [abstain=true]")
+         "[trust=true] [sets=true] [abstain=true] [overwrite=true]")
 #: files read as tables of named columns (the rest is loaded as a data set)
 _TABLES = (".csv", ".parquet", ".arff")
 
@@ -121,7 +122,7 @@ def _parse(argv) -> dict:
             raise SystemExit(0)
         key, sep, value = a.partition("=")
         if not sep or key not in ("run", "data", "out", "id_column", "tracking_uri", "data_home", "experiment",
-                                  "latest", "trust", "sets", "abstain"):
+                                  "latest", "trust", "sets", "abstain", "overwrite"):
             raise ConfigError(f"unexpected argument {a!r}; {USAGE}")
         args[key] = value
     for key in ("run", "data"):
@@ -193,6 +194,9 @@ def main(argv=None) -> int:
     if args.get("out") and Path(args["data"]).exists() and Path(args["out"]).resolve() == Path(args["data"]).resolve():
         raise ConfigError(f"out={args['out']} is the input data={args['data']}: it would be overwritten; name "
                           "another file")
+    overwrite = _flag(args, "overwrite")
+    if args.get("out") and Path(args["out"]).exists() and not overwrite:
+        raise ConfigError(f"out={args['out']} exists: not overwritten (overwrite=true replaces it)")
     uri = args.get("tracking_uri") or os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
     if uri.startswith("sqlite:///") and not Path(uri[len("sqlite:///"):]).is_file():
         raise TrackingError(f"no tracking database at {uri}; pass tracking_uri=... or set MLFLOW_TRACKING_URI")
@@ -222,7 +226,21 @@ def main(argv=None) -> int:
         raise ConfigError(f"the model of run {rid} failed to predict ({type(err).__name__}: {err}); it was {note}: "
                           "install those versions to use it") from None
     out = Path(args.get("out") or f"predictions-{rid[:8]}-{name}.csv")
-    with open(out, "w", newline="") as fh:
+    if out.exists() and not overwrite:
+        raise ConfigError(f"{out} exists: not overwritten (out=<file> names another, overwrite=true replaces it)")
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")  # written whole, then renamed: never half a file
+    try:
+        _write_predictions(tmp, args, ids, labels, scores, names, sets, reject)
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    print(f"{len(labels)} predictions of run {rid} ({run.info.run_name}) written to {out}")
+    return 0
+
+
+def _write_predictions(path, args, ids, labels, scores, names, sets, reject) -> None:
+    """The predictions CSV (:func:`main`): id or index, label, the scores, the set, the reject score."""
+    with open(path, "w", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow([args.get("id_column") or "index", "label"]
                         + ([f"score_{c}" for c in names] if scores is not None else [])
@@ -233,8 +251,6 @@ def main(argv=None) -> int:
                             + ([f"{v:.6g}" for v in scores[i]] if scores is not None else [])
                             + ([sets[i]] if sets is not None else [])
                             + ([f"{reject[i]:.6g}"] if reject is not None else []))
-    print(f"{len(labels)} predictions of run {rid} ({run.info.run_name}) written to {out}")
-    return 0
 
 
 def _prediction_model(model, classes):
