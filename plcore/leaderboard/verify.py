@@ -132,13 +132,15 @@ def _libraries_changed(stored: dict, here: dict) -> str:
 
 def _chosen_folds(protocol: Protocol, row, *, all_folds: bool, sample: int | None, seed: int) -> list:
     """``(data set, fold)`` of ``row`` to re-run: the first ok fold of each data set, every ok
-    fold, or ``sample`` of them drawn with ``seed`` (in the protocol's order)."""
+    fold, or ``sample`` of them drawn with ``seed`` and the row's key (in the protocol's order)."""
     ok = [(d, k) for d in protocol.track_datasets(row.track)
           for k in sorted(row.folds.get(d, {})) if row.folds[d][k]["status"] == "ok"]
     if all_folds:
         return ok
-    if sample is not None:
-        rng = np.random.default_rng(seed)
+    if sample is not None:  # each row its own draw, the same whichever other rows are verified
+        import zlib
+
+        rng = np.random.default_rng([seed, zlib.crc32(row.key.encode())])
         keep = set(rng.choice(len(ok), size=min(sample, len(ok)), replace=False).tolist()) if ok else set()
         return [f for i, f in enumerate(ok) if i in keep]
     first = {}
