@@ -356,6 +356,8 @@ class PLDataset:
         S = None if self.S is None else self.S[index]
         y = None if self.y_true is None else self.y_true[index]
         meta = {k: v for k, v in self.meta.items() if k != "splits"}
+        if "ids" in meta:  # row ids follow their rows
+            meta["ids"] = np.asarray(meta["ids"], dtype=object)[index].tolist()
         return PLDataset(self.X[index], S, y, self.classes, self.name, meta)
 
     def frequent_classes(self, coverage: float) -> "PLDataset":
@@ -378,7 +380,8 @@ class PLDataset:
         remap = np.full(self.n_classes, -1)
         remap[keep] = np.arange(len(keep))
         S = None if self.S is None else self.S[rows][:, keep]
-        meta = {k: (v[rows] if k == "test_rows" else v) for k, v in self.meta.items() if k != "splits"}
+        meta = {k: (v[rows] if k == "test_rows" else np.asarray(v, dtype=object)[rows].tolist() if k == "ids" else v)
+                for k, v in self.meta.items() if k != "splits"}
         meta["classes_left_out"] = [str(c) for c in np.setdiff1d(np.arange(self.n_classes), keep)]
         return PLDataset(self.X[rows], S, remap[self.y_true[rows]], self.classes[keep], self.name, meta)
 

@@ -33,6 +33,7 @@ __all__ = [
     "reject_curve",
     "rejection_risk",
     "accuracy_at_rejection_rate",
+    "expected_calibration_error",
 ]
 
 
@@ -350,3 +351,17 @@ def accuracy_at_rejection_rate(y_true, y_pred, score, rate: float,
         return float("nan"), float("nan"), float("nan")
     best = ok[np.argmin(np.abs(frac[ok] - rate))]
     return float(acc[best]), float(frac[best]), float(thresholds[best])
+
+
+def expected_calibration_error(confidence, correct, n_bins: int = 15) -> float:
+    """ECE (Guo et al., 2017, eq. 3): the rows binned by confidence into ``n_bins`` equal-width
+    bins of (0, 1], the bins' ``|mean confidence - accuracy|`` weighted by their share of rows."""
+    confidence = np.asarray(confidence, dtype=float)
+    correct = np.asarray(correct, dtype=float)
+    _check_same_length(confidence, correct, ("confidence", "correct"))
+    bins = np.clip(np.ceil(confidence * n_bins).astype(int) - 1, 0, n_bins - 1)
+    total = 0.0
+    for b in np.unique(bins):
+        inside = bins == b
+        total += inside.mean() * abs(confidence[inside].mean() - correct[inside].mean())
+    return float(total)

@@ -28,7 +28,7 @@ def test_builtins_come_through_the_hook():
                                       "instance_dependent", "noisy"}
     assert "fashion-mnist" in reg.names("dataset")
     assert {"digits", "lost", "msrc-v2", "satimage", "msrc-v2-plc-splits"} <= set(reg.names("dataset"))
-    assert set(reg.names("protocol")) == {"kfold", "holdout", "online", "clustering", "plench"}
+    assert set(reg.names("protocol")) == {"kfold", "holdout", "online", "clustering", "plench", "clean"}
     comp = reg.get("learner", "plknn")
     assert comp.distribution == "plcore" and comp.description
 

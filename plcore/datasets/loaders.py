@@ -247,7 +247,7 @@ def load_idx(folder, name: str | None = None, classes=None) -> PLDataset:
 
 
 def load_dataset(name_or_path, data_home=None, class_coverage=None, *, noisy: bool = False, label_column=None,
-                 candidate_column=None, separator: str = ";", indicator_columns=None,
+                 candidate_column=None, separator: str = ";", indicator_columns=None, id_column=None,
                  categorical: str = "error") -> PLDataset:
     """Load a data set by name (PALM, UCI, scikit-learn built-in, IDX images) or by path.
 
@@ -256,7 +256,8 @@ def load_dataset(name_or_path, data_home=None, class_coverage=None, *, noisy: bo
     ``X``, optional ``S``, ``y``); a folder holding ``train-images-idx3-ubyte[.gz]`` and its
     companions as an IDX image set. ``label_column``, ``candidate_column``, ``separator`` and
     ``indicator_columns`` say how a CSV or Parquet file holds its labels (default: exact labels
-    in the last column). A true label outside its candidate set is refused unless ``noisy``
+    in the last column); ``id_column`` names a column of row ids, read as no feature and kept in
+    ``meta["ids"]``. A true label outside its candidate set is refused unless ``noisy``
     (noisy partial labels; ``meta["noisy"]``). ``categorical``: a CSV, Parquet or ARFF file's
     nominal feature columns are refused (``"error"``) or one-hot encoded (``"onehot"``).
     A file whose columns have names keeps them in ``meta["features"]``
@@ -265,14 +266,15 @@ def load_dataset(name_or_path, data_home=None, class_coverage=None, *, noisy: bo
     classes that hold that share of the true labels (:meth:`PLDataset.frequent_classes`).
     """
     table = {"label_column": label_column, "candidate_column": candidate_column, "separator": separator,
-             "indicator_columns": indicator_columns}
+             "indicator_columns": indicator_columns, "id_column": id_column}
     if categorical not in CATEGORICAL:
         raise DataValidationError(f"categorical must be one of {', '.join(CATEGORICAL)}, got {categorical!r}")
     dataset = _load(name_or_path, data_home, bool(noisy), table, categorical)
     return dataset if class_coverage is None else dataset.frequent_classes(float(class_coverage))
 
 
-_TABLE_DEFAULTS = {"label_column": None, "candidate_column": None, "separator": ";", "indicator_columns": None}
+_TABLE_DEFAULTS = {"label_column": None, "candidate_column": None, "separator": ";", "indicator_columns": None,
+                   "id_column": None}
 
 
 def _load(name_or_path, data_home, noisy, table, categorical="error") -> PLDataset:
@@ -651,7 +653,7 @@ def _names_a_column(option) -> bool:
 
 def load_csv(path, name: str | None = None, label_column=None, delimiter: str = ",",
              skip_header: int | None = None, *, candidate_column=None, separator: str = ";",
-             indicator_columns=None, noisy: bool = False, categorical: str = "error") -> PLDataset:
+             indicator_columns=None, id_column=None, noisy: bool = False, categorical: str = "error") -> PLDataset:
     """Load a CSV file of numeric features with exact labels or candidate sets.
 
     Exact labels: one label column, ``label_column`` (a name or a position; default the last).
@@ -673,7 +675,7 @@ def load_csv(path, name: str | None = None, label_column=None, delimiter: str = 
             raise DataValidationError(f"{path}: the file is empty (no data rows)")
         partial = candidate_column is not None or indicator_columns is not None
         if skip_header is None:
-            if any(_names_a_column(c) for c in (label_column, candidate_column, indicator_columns)):
+            if any(_names_a_column(c) for c in (label_column, candidate_column, indicator_columns, id_column)):
                 skip_header = 1  # columns given by name: the first row names them
             else:
                 first = list(rows[0][1])
@@ -696,7 +698,7 @@ def load_csv(path, name: str | None = None, label_column=None, delimiter: str = 
         cells = np.array([f for _, f in rows], dtype=object)
         ds = _table_dataset(path, name, header, cells, lines, label_column=label_column,
                             candidate_column=candidate_column, separator=separator,
-                            indicator_columns=indicator_columns, categorical=categorical)
+                            indicator_columns=indicator_columns, id_column=id_column, categorical=categorical)
     _warn_sets_read_as_labels(ds, path, separator)
     return _accept_truth(ds, noisy, path)
 
@@ -749,7 +751,7 @@ def read_table(path, delimiter: str = ","):
 
 
 def load_parquet(path, name: str | None = None, label_column=None, *, candidate_column=None,
-                 separator: str = ";", indicator_columns=None, noisy: bool = False,
+                 separator: str = ";", indicator_columns=None, id_column=None, noisy: bool = False,
                  categorical: str = "error") -> PLDataset:
     """Load a Parquet file (pandas with pyarrow) as :func:`load_csv` reads a CSV file with a
     header: numeric feature columns and exact labels or candidate sets given by the same
@@ -761,13 +763,13 @@ def load_parquet(path, name: str | None = None, label_column=None, *, candidate_
         cells = frame.astype(object).where(frame.notna(), None).to_numpy(dtype=object)
         ds = _table_dataset(path, name, header, cells, None, label_column=label_column,
                             candidate_column=candidate_column, separator=separator,
-                            indicator_columns=indicator_columns, categorical=categorical)
+                            indicator_columns=indicator_columns, id_column=id_column, categorical=categorical)
     _warn_sets_read_as_labels(ds, path, separator)
     return _accept_truth(ds, noisy, path)
 
 
 def _table_dataset(path, name, header, cells, lines, *, label_column, candidate_column, separator,
-                   indicator_columns, categorical="error") -> PLDataset:
+                   indicator_columns, id_column=None, categorical="error") -> PLDataset:
     """A data set from a table's cells (an object array, one row per example): the columns the
     options name, the features from all the others. ``lines`` (file lines of the rows, CSV) or
     ``None`` (Parquet) for the messages."""
@@ -801,9 +803,10 @@ def _table_dataset(path, name, header, cells, lines, *, label_column, candidate_
     lab = None if label_column is None else position("label_column", label_column)
     cand = None if candidate_column is None else position("candidate_column", candidate_column)
     ind, ind_names = _indicator_columns(path, header, indicator_columns, position)
-    used = [j for j in (lab, cand, *ind) if j is not None]
+    rid = None if id_column is None else position("id_column", id_column)
+    used = [j for j in (lab, cand, *ind, rid) if j is not None]
     if len(set(used)) < len(used):
-        raise DataValidationError(f"{path}: the label, candidate and indicator columns overlap "
+        raise DataValidationError(f"{path}: the label, candidate, indicator and id columns overlap "
                                   f"({', '.join(_column_name(header, j) for j in sorted(used))})")
     if width - len(used) < 1:
         what = "label column" if not partial else "label and candidate columns"
@@ -851,6 +854,9 @@ def _table_dataset(path, name, header, cells, lines, *, label_column, candidate_
             "nothing is imputed: fill or drop them first"
         )
     meta = {"source": str(path)}
+    if rid is not None:  # row ids: no feature, carried to what is written per row (python -m plcore clean)
+        meta["ids"] = [None if v is None else str(v) for v in cells[:, rid]]
+        meta["id_column"] = str(header[rid]) if header is not None else str(rid)
     repeated = sorted({n for n in col_names if col_names.count(n) > 1}) if header is not None else []
     if nominal and repeated:
         raise DataValidationError(f"{path}: the header names the feature column(s) {repeated[:10]} more than once; "

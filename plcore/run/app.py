@@ -240,12 +240,30 @@ _SUBCOMMANDS = {"report": "plcore.run.report", "predict": "plcore.run.predict", 
                 "leaderboard": "plcore.leaderboard.cli"}
 
 
+#: ``python -m plcore clean`` shorthands: ``out=F`` is ``protocol.out=F``, ``id_column=C`` ``dataset.id_column=C``
+_CLEAN_KEYS = {"out": "protocol.out", "overwrite": "protocol.overwrite", "id_column": "dataset.id_column",
+               "n_splits": "protocol.n_splits"}
+
+
+def clean_arguments(argv: list) -> list:
+    """``python -m plcore clean ARGS`` as the run's overrides: ``protocol=clean`` and the
+    shorthands of :data:`_CLEAN_KEYS`; any other override passes as it is."""
+    out = ["protocol=clean"]
+    for arg in argv:
+        key, sep, value = arg.partition("=")
+        if arg.startswith("protocol="):
+            raise ConfigError(f"{arg}: python -m plcore clean runs protocol=clean (its options: protocol.<key>=...)")
+        out.append(f"{_CLEAN_KEYS[key]}={value}" if sep and key in _CLEAN_KEYS else arg)
+    return out
+
+
 def main(argv=None) -> int:
     """Entry point of ``python -m plcore``.
 
     ``python -m plcore list`` lists components; ``python -m plcore report`` rebuilds a report
     (:mod:`plcore.run.report`) from a tracking database; ``python -m plcore predict`` predicts new
-    data with a run's logged model (:mod:`plcore.run.predict`).
+    data with a run's logged model (:mod:`plcore.run.predict`); ``python -m plcore clean`` writes
+    every training row's cleaned label (:func:`clean_arguments`, protocol ``clean``).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     full_error = bool(os.environ.get("PLCORE_FULL_ERROR"))
@@ -255,7 +273,9 @@ def main(argv=None) -> int:
         if argv[:1] == ["list"]:
             print_listing(registry)
             return 0
-        if argv[:1] and argv[0] in _SUBCOMMANDS:
+        if argv[:1] == ["clean"]:  # a run of protocol=clean (python -m plcore clean --help: the usual Hydra help)
+            argv = clean_arguments(argv[1:])
+        elif argv[:1] and argv[0] in _SUBCOMMANDS:
             import importlib
 
             return importlib.import_module(_SUBCOMMANDS[argv[0]]).main(argv[1:])

@@ -28,7 +28,8 @@ def _dataset(name, description, **options):
 _NOISY = {"noisy": False}
 #: how a CSV or Parquet file holds its labels (docs/own_data.md): exact labels in the last column
 #: by default; candidate sets only when named
-_TABLE = {"label_column": None, "candidate_column": None, "separator": ";", "indicator_columns": None}
+_TABLE = {"label_column": None, "candidate_column": None, "separator": ";", "indicator_columns": None,
+          "id_column": None}
 
 
 @hookimpl

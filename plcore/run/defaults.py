@@ -25,6 +25,7 @@ PROTOCOL_DEFAULTS = {
                    "preprocessing": "standardize",
                    "preprocessing_by_part": False, "select": dict(SELECT_DEFAULTS)},
     "plench": {"n_trials": 3, "n_draws": 20, "test_size": 0.1, "validation_size": 0.1, "zscore": "all_rows"},
+    "clean": {"n_splits": 5, "preprocessing": "standardize", "out": None, "overwrite": False},
 }
 
 #: one line per protocol for listings (the first line of the protocol function's docstring)
@@ -34,6 +35,8 @@ PROTOCOL_DESCRIPTIONS = {
     "online": "Online protocol: predict each example before learning from it (test-then-train).",
     "clustering": "Partial-label clustering: a fraction ``rho`` keeps its candidate sets, the rest get all labels.",
     "plench": "PLENCH's tabular protocol: random hyperparameter draws, checkpoints chosen by CR, AA and the oracle.",
+    "clean": "Clean labels out: each row's label in its candidate set, its confidence, and whether the set misses "
+             "the truth (out of fold).",
 }
 
 

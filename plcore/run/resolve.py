@@ -191,7 +191,10 @@ def resolve_run(cfg, registry: Registry | None = None) -> ResolvedRun:
         raise ConfigError(f"data set {dataset.name!r} has no true labels, and protocol {pname!r} evaluates against "
                           "them (protocol=kfold or holdout estimate a model label-free; a CSV or Parquet file names "
                           "the true labels' column with dataset.label_column)")
-    if dataset.y_true is None:
+    if dataset.y_true is None and pname == "clean":
+        print(f"note: data set {dataset.name!r} has no true labels: the cleaned labels are written, not scored",
+              flush=True)
+    elif dataset.y_true is None:
         print(f"note: data set {dataset.name!r} has no true labels: no accuracy is measured; the {pname} folds "
               "estimate the model label-free (covering rate and approximated accuracy of the held-out candidate "
               "sets)", flush=True)

@@ -1,5 +1,6 @@
-"""Evaluation protocols: k-fold, holdout, online (test-then-train), partial-label clustering and
-PLENCH's tabular protocol (random draws, checkpoints selected by CR, AA and the oracle).
+"""Evaluation protocols: k-fold, holdout, online (test-then-train), partial-label clustering,
+PLENCH's tabular protocol (random draws, checkpoints selected by CR, AA and the oracle) and
+``clean`` (each training row's label out, :mod:`plcore.run.cleaning`).
 
 One module per protocol (``_kfold``, ``_holdout``, ``_online``, ``_clustering``, ``_plench``),
 each with its function and its :class:`~plcore.registry.ProtocolSpec`; k-fold and holdout share one fold loop
@@ -13,7 +14,7 @@ default, as PLENCH does (``zscore=train_rows``: on the rows the learner fits on)
 
 from __future__ import annotations
 
-from plcore.run.protocols import _clustering, _holdout, _kfold, _online, _plench
+from plcore.run.protocols import _clean, _clustering, _holdout, _kfold, _online, _plench
 from plcore.run.protocols._clustering import clustering, clustering_partitions, stratified_mask
 from plcore.run.protocols._holdout import holdout
 from plcore.run.protocols._kfold import kfold
@@ -27,7 +28,7 @@ __all__ = ["Setup", "ProtocolResult",
            "default_config", "clustering_partitions", "stratified_mask"]
 
 #: the built-in protocols by name, as the registry knows them (``protocol=<name>``)
-PROTOCOLS = {module.SPEC.name: module.SPEC for module in (_kfold, _holdout, _online, _clustering, _plench)}
+PROTOCOLS = {module.SPEC.name: module.SPEC for module in (_kfold, _holdout, _online, _clustering, _plench, _clean)}
 
 
 def default_config(name: str) -> dict:

@@ -1,0 +1,178 @@
+"""The clean protocol (``python -m plcore clean``, ``protocol=clean``): every training row's label
+within its candidate set, its confidence, the out-of-fold model label and a suspect score for a set
+that misses the truth (:mod:`plcore.run.cleaning`), written to ``out`` (CSV or Parquet) and logged
+as the run's ``predictions.csv``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from plcore.data import PLDataset
+from plcore.exceptions import ConfigError
+from plcore.registry import ProtocolSpec
+from plcore.run.defaults import protocol_defaults
+from plcore.run.protocols._shared import (
+    apply_bags,
+    _check_preprocessing,
+    _checks,
+    _need_learner,
+    _PREPROCESSING,
+    ProtocolResult,
+    Setup,
+)
+from plcore.validation import Integral, Interval
+
+#: the columns of the file, in order (``id`` is the data set's id column where it has one)
+COLUMNS = ("candidates", "label", "confidence", "model_label", "suspect", "flag")
+_SUFFIXES = (".csv", ".parquet")
+
+
+def clean(setup: Setup, dataset: PLDataset, *, n_splits: int = 5, preprocessing: str = "standardize",
+          out: str | None = None, overwrite: bool = False, random_state=0, progress: bool = True,
+          callback: Callable | None = None) -> ProtocolResult:
+    """Clean labels out: each row's ``label``, ``confidence``, ``model_label`` (its set hidden:
+    out of fold, ``n_splits`` folds), ``suspect`` and ``flag`` (:func:`plcore.run.cleaning.clean_labels`),
+    from the pipeline ``preprocessing -> [reducer ->] learner``. ``out`` (``.csv`` or
+    ``.parquet``) receives one row per data row; an existing file only with ``overwrite``. Where
+    the data have true labels the summary scores the output: disambiguation accuracy, the
+    flags' precision and recall, the suspect score's AUROC and the confidence's ECE."""
+    from plcore.run.cleaning import clean_labels
+    from plcore.run.pipeline import build_pipeline
+
+    if not isinstance(setup, Setup):
+        setup = Setup(learner=setup)
+    _need_learner(setup, "clean")
+    target = _check_out(out, overwrite)
+    ds = apply_bags(dataset, setup.bags, random_state)
+    S = _dense(ds.S)
+    pipe = build_pipeline([setup.reducer, setup.learner], preprocessing)
+    steps = []
+
+    def on_fold(k, test, proba):  # the fold's covering rate: its rows' model labels inside their sets
+        step = {"step": k, "rows": int(test.size),
+                "covering_rate": float(np.mean(S[test, proba.argmax(axis=1)]))}
+        steps.append(step)
+        if callback is not None:
+            callback(step)
+
+    found = clean_labels(pipe, ds.X, S, n_splits=n_splits, random_state=random_state, on_fold=on_fold)
+    table = _table(ds, S, found)
+    summary = _summary(ds, S, found)
+    if target is not None:
+        _write(table, target)
+        print(f"{target}: {ds.n_samples} rows (label, confidence, model_label, suspect, flag); flagged where suspect "
+              f">= {found.threshold}: {int(found.flag.sum())} rows; fitted noise rate eta = {found.noise['eta']:.3f}",
+              flush=True)
+    noise = found.noise
+    return ProtocolResult(
+        "clean", steps=steps, summary=summary, predictions=table,
+        params={"flag_threshold": found.threshold, "noise.temperature": round(noise["temperature"], 6),
+                "noise.q": round(noise["q"], 6), "noise.eta": round(noise["eta"], 6),
+                "rows": ds.n_samples, **({"out": str(target)} if target is not None else {})},
+        tags={"training_labels": "candidate sets (out of fold)"})
+
+
+def _check_out(out, overwrite: bool) -> Path | None:
+    """The output file, checked before any work: a CSV or Parquet name whose folder exists, not
+    an existing file unless ``overwrite``."""
+    if out in (None, ""):
+        return None
+    path = Path(str(out))
+    if path.suffix.lower() not in _SUFFIXES:
+        raise ConfigError(f"out={out}: the file is written as CSV or Parquet by its suffix (.csv, .parquet)")
+    if path.exists() and not overwrite:
+        raise ConfigError(f"out={out} exists: not overwritten (overwrite=true replaces it)")
+    if not path.parent.is_dir():
+        raise ConfigError(f"out={out}: no such folder {path.parent}")
+    return path
+
+
+def _names(classes, index) -> list:
+    return [str(classes[j]) for j in index]
+
+
+def _dense(S) -> np.ndarray:
+    return np.asarray(S.toarray() if hasattr(S, "toarray") else S, dtype=bool)
+
+
+def _table(ds: PLDataset, S, found) -> list:
+    """One dict per data row, in the data's order (the id column first where the data have one)."""
+    ids = ds.meta.get("ids")
+    id_name = ds.meta.get("id_column", "id") if ids is not None else "index"
+    sep = ";"
+    rows = []
+    label, model_label = _names(ds.classes, found.label), _names(ds.classes, found.model_label)
+    for i in range(ds.n_samples):
+        rows.append({id_name: ids[i] if ids is not None else i,
+                     "candidates": sep.join(_names(ds.classes, np.flatnonzero(S[i]))),
+                     "label": label[i], "confidence": round(float(found.confidence[i]), 6),
+                     "model_label": model_label[i], "suspect": round(float(found.suspect[i]), 6),
+                     "flag": bool(found.flag[i])})
+    return rows
+
+
+def _summary(ds: PLDataset, S, found) -> dict:
+    """Rows, mean confidence, flagged fraction and the fitted noise rate; with true labels, how
+    right all that is."""
+    out = {"rows": float(ds.n_samples), "mean_confidence": float(found.confidence.mean()),
+           "flagged_fraction": float(found.flag.mean()), "noise_rate": float(found.noise["eta"])}
+    if ds.y_true is None:
+        return out
+    from sklearn.metrics import roc_auc_score
+
+    from plcore.metrics import expected_calibration_error
+
+    y = ds.y_true
+    inside = S[np.arange(ds.n_samples), y]
+    right = found.label == y
+    out.update(truth_outside_fraction=float(1.0 - inside.mean()),
+               label_accuracy=float(right.mean()),
+               confidence_ece=expected_calibration_error(found.confidence, right),
+               model_label_accuracy=float(np.mean(found.model_label == y)))
+    if inside.any():
+        out["disambiguation_accuracy"] = float(right[inside].mean())
+    if 0 < inside.sum() < ds.n_samples:
+        outside = ~inside
+        out["suspect_auroc"] = float(roc_auc_score(outside, found.suspect))
+        out["flag_recall"] = float(found.flag[outside].mean())
+        if found.flag.any():
+            out["flag_precision"] = float(outside[found.flag].mean())
+    return out
+
+
+def _write(rows: list, path: Path) -> None:
+    """The table to ``path`` (CSV or Parquet by its suffix), written whole then renamed."""
+    import pandas as pd
+
+    frame = pd.DataFrame(rows)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        if path.suffix.lower() == ".parquet":
+            frame.to_parquet(tmp, index=False)
+        else:
+            frame.to_csv(tmp, index=False)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _check_clean_data(params, dataset):
+    if not 2 <= params["n_splits"] <= dataset.n_samples:
+        raise ConfigError(f"protocol.n_splits={params['n_splits']} needs between 2 and the {dataset.n_samples} rows "
+                          f"of {dataset.name}")
+
+
+#: the clean protocol as the registry knows it (``protocol=clean``)
+SPEC = ProtocolSpec(
+    "clean", clean, protocol_defaults("clean"),
+    summary_keys=("disambiguation_accuracy", "suspect_auroc", "confidence_ece", "mean_confidence", "flagged_fraction",
+                  "noise_rate"),
+    label_free_keys=("mean_confidence", "flagged_fraction", "noise_rate"), step_name="fold",
+    count_param="n_splits",
+    constraints={"n_splits": [Interval(Integral, 2, None, closed="left")], "preprocessing": _PREPROCESSING,
+                 "out": [str, None], "overwrite": ["boolean"]},
+    check_data=_checks(_check_clean_data, _check_preprocessing))

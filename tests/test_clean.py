@@ -1,0 +1,204 @@
+"""Clean labels out (issue 64): the noise model against its generator and a brute-force posterior,
+out-of-fold throughout, the acceptance figures on digits, and ``python -m plcore clean`` as a user
+types it (the file, its columns, bad input in one line with nothing written)."""
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import softmax
+
+from plcore.metrics import expected_calibration_error
+from plcore.run.cleaning import clean_labels, fit_noise_model, out_of_fold_proba, posterior
+
+
+def _noisy_sets(y, n_classes, q, eta, rng):
+    """PiCO+'s noisy partial labels: each false label joins with probability q, the true one is
+    left out with probability eta (a set left empty gets one random label)."""
+    S = rng.random((y.size, n_classes)) < q
+    S[np.arange(y.size), y] = rng.random(y.size) >= eta
+    empty = ~S.any(axis=1)
+    S[np.flatnonzero(empty), rng.integers(0, n_classes, empty.sum())] = True
+    return S
+
+
+def test_the_noise_model_recovers_its_generator_from_candidate_sets_alone():
+    rng = np.random.default_rng(0)
+    n, n_classes = 6000, 8
+    logits = rng.normal(0, 2.0, (n, n_classes))
+    y = np.array([rng.choice(n_classes, p=p) for p in softmax(logits, axis=1)])
+    S = rng.random((n, n_classes)) < 0.4  # exactly the model's generator (the few empty sets left out)
+    S[np.arange(n), y] = rng.random(n) >= 0.2
+    keep = S.any(axis=1)
+    P_soft = softmax(logits / 2.0, axis=1)  # the model's probabilities, too soft by a factor 2
+    noise = fit_noise_model(P_soft[keep], S[keep])
+    assert noise["q"] == pytest.approx(0.4, abs=0.015) and noise["eta"] == pytest.approx(0.2, abs=0.03)
+    assert noise["temperature"] == pytest.approx(0.5, rel=0.1)  # undoes the softening
+
+
+def test_the_posterior_is_bayes_rule_under_the_generator():
+    """Eq. 2 against the posterior computed by enumerating P(y) P(S | y) for every class."""
+    rng = np.random.default_rng(1)
+    n_classes, q, eta, T = 4, 0.35, 0.15, 0.7
+    P = softmax(rng.normal(size=(5, n_classes)), axis=1)
+    S = rng.random((5, n_classes)) < 0.5
+    S[:, 0] |= ~S.any(axis=1)
+    noise = {"temperature": T, "q": q, "eta": eta, "rho": eta * q / ((1 - eta) * (1 - q))}
+    got = posterior(P, S, noise)
+    for i in range(5):
+        prior = softmax(np.log(P[i]) / T)
+        like = np.empty(n_classes)
+        for j in range(n_classes):  # P(S | y = j): the truth kept or left out, each false label in or out
+            kept = S[i, j]
+            p = (1 - eta) if kept else eta
+            for other in itertools.chain(range(j), range(j + 1, n_classes)):
+                p *= q if S[i, other] else 1 - q
+            like[j] = p
+        np.testing.assert_allclose(got[i], prior * like / (prior * like).sum(), rtol=1e-9)
+
+
+class _Spy:
+    """A learner that remembers the rows it was fitted on and refuses to score any of them."""
+
+    seen: list = []
+
+    def fit(self, X, S):
+        self.rows_ = {tuple(r) for r in X}
+        self.q_ = S.shape[1]
+        return self
+
+    def predict_proba(self, X):
+        assert not any(tuple(r) in self.rows_ for r in X), "a row scored by a model fitted on its own set"
+        return np.full((X.shape[0], self.q_), 1.0 / self.q_)
+
+    def get_params(self, deep=True):
+        return {}
+
+    def set_params(self, **params):
+        return self
+
+
+def test_every_rows_probabilities_are_out_of_fold():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(40, 3))
+    S = rng.random((40, 3)) < 0.6
+    S[:, 0] = True
+    P = out_of_fold_proba(_Spy(), X, S, n_splits=4)
+    assert P.shape == (40, 3) and np.allclose(P, 1 / 3)
+
+
+def test_expected_calibration_error_is_the_textbook_sum():
+    rng = np.random.default_rng(3)
+    conf = rng.random(500)
+    right = rng.random(500) < conf ** 2
+    edges = np.linspace(0, 1, 16)
+    slow = 0.0
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        inside = (conf > lo) & (conf <= hi)
+        if inside.any():
+            slow += inside.mean() * abs(conf[inside].mean() - right[inside].mean())
+    assert expected_calibration_error(conf, right) == pytest.approx(slow)
+
+
+def test_digits_with_noisy_sets_meets_the_issues_figures():
+    """Issue 64's figure: digits, each false label a candidate with probability 0.25, the truth
+    removed from 15% of the sets: label right on >= 95% of the rows whose truth is in the set,
+    suspect AUROC >= 0.90 for the others, ECE of confidence <= 0.05."""
+    from sklearn.metrics import roc_auc_score
+
+    from plcore.datasets import load_dataset
+    from plcore.registry import get_registry
+    from plcore.run.pipeline import build_pipeline
+    from plcore.run.protocols import apply_bags
+
+    registry = get_registry()
+    drawn = apply_bags(load_dataset("digits"), registry.create("bags", "noisy", q=0.25, eta=0.15, random_state=0), 0)
+    S = np.asarray(drawn.S.toarray() if hasattr(drawn.S, "toarray") else drawn.S, dtype=bool)
+    found = clean_labels(build_pipeline([registry.create("learner", "plknn")]), drawn.X, S)
+    y = drawn.y_true
+    inside = S[np.arange(y.size), y]
+    assert 0.12 < 1 - inside.mean() < 0.16
+    assert np.mean(found.label[inside] == y[inside]) >= 0.95
+    assert roc_auc_score(~inside, found.suspect) >= 0.90
+    assert expected_calibration_error(found.confidence, found.label == y) <= 0.05
+    assert np.all(S[np.arange(y.size), found.label])  # the label is always a candidate
+    assert found.noise["eta"] == pytest.approx(1 - inside.mean(), abs=0.03)
+
+
+def _crowd(tmp_path, n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    names = np.array(["cat", "dog", "fox", "owl"])
+    y = rng.integers(0, 4, n)
+    table = pd.DataFrame(rng.normal(size=(n, 3)) + 2.5 * y[:, None], columns=["f1", "f2", "f3"])
+    S = _noisy_sets(y, 4, q=0.25, eta=0.1, rng=rng)
+    table.insert(0, "rid", [f"r{i:03d}" for i in range(n)])
+    table["cands"] = [";".join(names[row]) for row in S]
+    table.to_csv(tmp_path / "crowd.csv", index=False)
+    return table, names[y]
+
+
+def test_clean_writes_every_rows_label_from_the_command_line(tmp_path, plcore_cli):
+    table, truth = _crowd(tmp_path)
+    proc = plcore_cli(["clean", "dataset=file", "dataset.name_or_path=crowd.csv", "dataset.candidate_column=cands",
+                       "id_column=rid", "out=clean.csv"], tmp_path)
+    out = pd.read_csv(tmp_path / "clean.csv", keep_default_na=False)
+    assert list(out.columns) == ["rid", "candidates", "label", "confidence", "model_label", "suspect", "flag"]
+    assert out["rid"].tolist() == table["rid"].tolist() and out["candidates"].tolist() == table["cands"].tolist()
+    assert all(label in cands.split(";") for label, cands in zip(out["label"], out["candidates"]))
+    assert out["confidence"].between(0, 1).all() and out["suspect"].between(0, 1).all()
+    assert out["flag"].tolist() == (out["suspect"] >= 0.5).tolist()
+    inside = np.array([t in c.split(";") for t, c in zip(truth, table["cands"])])
+    assert np.mean(out["label"].to_numpy()[inside] == truth[inside]) > 0.9  # it learned
+    assert "clean.csv: 200 rows" in proc.stdout and "flagged where suspect >= 0.5" in proc.stdout
+    again = plcore_cli(["clean", "dataset=file", "dataset.name_or_path=crowd.csv", "dataset.candidate_column=cands",
+                        "id_column=rid", "out=clean.parquet", "tracking=none"], tmp_path)
+    assert again.returncode == 0 and pd.read_parquet(tmp_path / "clean.parquet")["label"].tolist() == out["label"].tolist()
+
+
+def test_clean_logs_its_file_and_summary_and_scores_data_with_true_labels(tmp_path, plcore_cli):
+    import mlflow
+
+    plcore_cli(["clean", "dataset=iris", "bags=noisy", "bags.q=0.3", "bags.eta=0.1", "out=iris.csv"], tmp_path)
+    client = mlflow.tracking.MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    (run,) = client.search_runs([client.get_experiment_by_name("plcore").experiment_id])
+    m = run.data.metrics
+    assert m["rows"] == 150 and 0 < m["mean_confidence"] <= 1 and 0 <= m["flagged_fraction"] <= 1
+    assert {"disambiguation_accuracy", "suspect_auroc", "confidence_ece", "flag_recall"} <= set(m)
+    assert m["disambiguation_accuracy"] > 0.85 and run.data.params["flag_threshold"] == "0.5"
+    logged = client.download_artifacts(run.info.run_id, "predictions.csv", str(tmp_path))
+    assert pd.read_csv(logged)["label"].tolist() == pd.read_csv(tmp_path / "iris.csv")["label"].tolist()
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["dataset.candidate_column=nope"], "candidate_column='nope': no such column"),
+    (["dataset.name_or_path=missing.csv"], "missing.csv"),
+    (["out=clean.txt"], "out=clean.txt: the file is written as CSV or Parquet by its suffix"),
+    (["out=existing.csv"], "out=existing.csv exists: not overwritten (overwrite=true replaces it)"),
+])
+def test_bad_input_is_one_line_and_nothing_is_written(tmp_path, plcore_cli, args, needle):
+    _crowd(tmp_path)
+    (tmp_path / "existing.csv").write_text("keep me\n")
+    base = {"dataset.name_or_path": "crowd.csv", "dataset.candidate_column": "cands", "dataset.id_column": "rid",
+            "out": "clean.csv"}
+    for arg in args:
+        key, _, value = arg.partition("=")
+        base[key] = value
+    proc = plcore_cli(["clean", "dataset=file", *(f"{k}={v}" for k, v in base.items()), "tracking=none"], tmp_path,
+                      check=False)
+    err = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(err) == 1 and needle in err[0], proc.stderr
+    assert not (tmp_path / "clean.csv").exists() and (tmp_path / "existing.csv").read_text() == "keep me\n"
+
+
+def test_an_empty_candidate_set_and_an_unknown_protocol_are_one_line(tmp_path, plcore_cli):
+    table, _ = _crowd(tmp_path, n=30)
+    table.loc[3, "cands"] = ""
+    table.to_csv(tmp_path / "holes.csv", index=False)
+    proc = plcore_cli(["clean", "dataset=file", "dataset.name_or_path=holes.csv", "dataset.candidate_column=cands",
+                       "id_column=rid", "out=clean.csv", "tracking=none"], tmp_path, check=False)
+    err = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(err) == 1 and "empty or missing candidate sets (column 'cands') at rows [3]" in err[0]
+    other = plcore_cli(["clean", "protocol=kfold"], tmp_path, check=False)
+    assert other.returncode == 2 and "python -m plcore clean runs protocol=clean" in other.stderr
+    assert not (tmp_path / "clean.csv").exists()
