@@ -202,3 +202,22 @@ def test_an_empty_candidate_set_and_an_unknown_protocol_are_one_line(tmp_path, p
     other = plcore_cli(["clean", "protocol=kfold"], tmp_path, check=False)
     assert other.returncode == 2 and "python -m plcore clean runs protocol=clean" in other.stderr
     assert not (tmp_path / "clean.csv").exists()
+
+
+def test_the_benchmark_runs_plcore_beside_cleanlab_on_one_task():
+    """benchmarks/clean.py's row for digits with 30% of the sets missing their truth: every column
+    filled, plcore's figures where the page states them, cleanlab given the same probabilities."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "clean.py"
+    spec = importlib.util.spec_from_file_location("clean_benchmark", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    row = bench.run_task("digits", 0.3, "plknn")
+    assert row["task"] == "digits eta=0.3" and row["rows"] == 1797 and 0.25 < row["removed"] < 0.32
+    assert abs(row["eta_fit"] - row["removed"]) < 0.03 and row["disambiguation"] > 0.9 and row["auroc"] > 0.95
+    assert row["ece"] < 0.05 and 0.9 < row["best_learner"] <= 1 and row["best_name"] in bench.LEARNERS
+    c = row["cleanlab"]
+    assert 0.5 < c["auroc"] <= 1 and 0 < c["precision"] <= 1 and 0 < c["recall"] <= 1
+    assert "| digits eta=0.3 | plknn | 1797 |" in bench.table([row])

@@ -350,3 +350,23 @@ def test_the_practitioners_loop_runs_as_the_page_says(tmp_path, monkeypatch, plc
                                      headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=60) as resp:
         assert json.loads(resp.read()) == json.loads(answer)
+
+
+def test_clean_your_labels_runs_as_the_page_says(tmp_path, monkeypatch, plcore_cli):
+    """docs/own_data.md, "Clean your labels": the page's Python blocks write ``crowd.csv``, then
+    its command runs as written, prints the page's lines and writes the page's first rows."""
+    page = (DOCS / "own_data.md").read_text(encoding="utf-8")
+    section = page.split("## Clean your labels", 1)[1].split("\n## ", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {"__name__": "docs_own_data"}
+    with contextlib.redirect_stdout(io.StringIO()), threadpool_limits(1):
+        for i, block in enumerate(_python_blocks(DOCS / "own_data.md")):
+            exec(compile(block, f"docs/own_data.md[{i}]", "exec"), namespace)
+    blocks = re.findall(r"```(bash|text)\n(.*?)```", section, re.S)
+    command, shown, rows = blocks[0][1].strip(), blocks[1][1], blocks[2][1]
+    assert command.startswith("python -m plcore clean ")
+    proc = plcore_cli(command.split()[3:], tmp_path)
+    for line in shown.splitlines():
+        assert line in proc.stdout.splitlines(), f"{line!r} not in the output:\n{proc.stdout}"
+    written = (tmp_path / "clean.csv").read_text().splitlines()
+    assert written[:2] == rows.splitlines() and len(written) == 301

@@ -112,9 +112,14 @@ def fit_noise_model(P, S) -> dict:
     def nll(theta):
         T, q, eta = np.exp(theta[0]), expit(theta[1]), expit(theta[2])
         _, log_in, log_out = _parts(P, S, T)
+        with np.errstate(divide="ignore", invalid="ignore"):  # q or eta at 0 or 1: a likelihood of 0
+            return _nll(log_in, log_out, q, eta)
+
+    def _nll(log_in, log_out, q, eta):
         inside = np.log1p(-eta) + (size - 1) * np.log(q) + (n_classes - size) * np.log1p(-q) + log_in
         outside = np.log(eta) + size * np.log(q) + (n_classes - size - 1) * np.log1p(-q) + log_out
-        return -float(np.logaddexp(inside, outside).sum())
+        value = -float(np.logaddexp(inside, outside).sum())
+        return value if np.isfinite(value) else np.inf
 
     q0 = np.log((size.mean() - 1 + 0.5) / max(n_classes - size.mean(), 0.5))  # the sets' mean size, as logit q
     fits = [minimize(nll, np.array([np.log(T0), q0, np.log(eta0 / (1 - eta0))]), method="Nelder-Mead",

@@ -65,7 +65,7 @@ def clean(setup: Setup, dataset: PLDataset, *, n_splits: int = 5, preprocessing:
     if target is not None:
         _write(table, target)
         print(f"{target}: {ds.n_samples} rows (label, confidence, model_label, suspect, flag); flagged where suspect "
-              f">= {found.threshold}: {int(found.flag.sum())} rows; fitted noise rate eta = {found.noise['eta']:.3f}",
+              f">= {found.threshold}: {int(found.flag.sum())} row(s); fitted noise rate eta = {found.noise['eta']:.3f}",
               flush=True)
     noise = found.noise
     return ProtocolResult(
