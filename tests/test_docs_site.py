@@ -316,6 +316,19 @@ def test_own_data_example_runs(tmp_path, monkeypatch, plcore_cli):
         assert line in proc.stdout.splitlines(), f"{line!r} not in the output:\n{proc.stdout}"
 
 
+def _own_data_section(title: str, cwd, monkeypatch) -> list:
+    """docs/own_data.md's Python blocks run in ``cwd`` (they write the page's files), and the
+    ``(bash|text, body)`` blocks of its section ``title``."""
+    page = (DOCS / "own_data.md").read_text(encoding="utf-8")
+    section = page.split(title, 1)[1].split("\n## ", 1)[0]
+    monkeypatch.chdir(cwd)
+    namespace: dict = {"__name__": "docs_own_data"}
+    with contextlib.redirect_stdout(io.StringIO()), threadpool_limits(1):
+        for i, block in enumerate(_python_blocks(DOCS / "own_data.md")):
+            exec(compile(block, f"docs/own_data.md[{i}]", "exec"), namespace)
+    return re.findall(r"```(bash|text)\n(.*?)```", section, re.S)
+
+
 def test_the_practitioners_loop_runs_as_the_page_says(tmp_path, monkeypatch, plcore_cli, model_server):
     """docs/own_data.md, "The practitioner's loop": its Python blocks write the files, then each
     command of the section runs as written (the model id the training run prints stands for
@@ -325,14 +338,7 @@ def test_the_practitioners_loop_runs_as_the_page_says(tmp_path, monkeypatch, plc
     import shlex
     import urllib.request
 
-    page = (DOCS / "own_data.md").read_text(encoding="utf-8")
-    section = page.split("## The practitioner's loop", 1)[1].split("\n## ", 1)[0]
-    monkeypatch.chdir(tmp_path)
-    namespace: dict = {"__name__": "docs_own_data"}
-    with contextlib.redirect_stdout(io.StringIO()), threadpool_limits(1):
-        for i, block in enumerate(_python_blocks(DOCS / "own_data.md")):
-            exec(compile(block, f"docs/own_data.md[{i}]", "exec"), namespace)
-    blocks = re.findall(r"```(bash|text)\n(.*?)```", section, re.S)
+    blocks = _own_data_section("## The practitioner's loop", tmp_path, monkeypatch)
     train, shown = blocks[0][1].strip(), blocks[1][1]
     assert train.startswith("python -m plcore ")
     proc = plcore_cli(train.split()[3:], tmp_path)
@@ -355,14 +361,7 @@ def test_the_practitioners_loop_runs_as_the_page_says(tmp_path, monkeypatch, plc
 def test_clean_your_labels_runs_as_the_page_says(tmp_path, monkeypatch, plcore_cli):
     """docs/own_data.md, "Clean your labels": the page's Python blocks write ``crowd.csv``, then
     its command runs as written, prints the page's lines and writes the page's first rows."""
-    page = (DOCS / "own_data.md").read_text(encoding="utf-8")
-    section = page.split("## Clean your labels", 1)[1].split("\n## ", 1)[0]
-    monkeypatch.chdir(tmp_path)
-    namespace: dict = {"__name__": "docs_own_data"}
-    with contextlib.redirect_stdout(io.StringIO()), threadpool_limits(1):
-        for i, block in enumerate(_python_blocks(DOCS / "own_data.md")):
-            exec(compile(block, f"docs/own_data.md[{i}]", "exec"), namespace)
-    blocks = re.findall(r"```(bash|text)\n(.*?)```", section, re.S)
+    blocks = _own_data_section("## Clean your labels", tmp_path, monkeypatch)
     command, shown, rows = blocks[0][1].strip(), blocks[1][1], blocks[2][1]
     assert command.startswith("python -m plcore clean ")
     proc = plcore_cli(command.split()[3:], tmp_path)
