@@ -221,3 +221,13 @@ def test_the_benchmark_runs_plcore_beside_cleanlab_on_one_task():
     c = row["cleanlab"]
     assert 0.5 < c["auroc"] <= 1 and 0 < c["precision"] <= 1 and 0 < c["recall"] <= 1
     assert "| digits eta=0.3 | plknn | 1797 |" in bench.table([row])
+
+
+def test_an_id_column_named_like_an_output_column_is_refused(tmp_path, plcore_cli):
+    table, _ = _crowd(tmp_path, n=30)
+    table.rename(columns={"rid": "label"}).to_csv(tmp_path / "named.csv", index=False)
+    proc = plcore_cli(["clean", "dataset=file", "dataset.name_or_path=named.csv", "dataset.candidate_column=cands",
+                       "id_column=label", "out=clean.csv", "tracking=none"], tmp_path, check=False)
+    err = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(err) == 1 and "id_column=label: the file has a column 'label'" in err[0]
+    assert not (tmp_path / "clean.csv").exists()

@@ -201,3 +201,47 @@ def test_verify_all_passes_the_committed_smoke_results(plcore_cli, tmp_path):
                       tmp_path, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert _lines(proc)[-1].endswith("0 differ, 0 row(s) not re-run, 0 invalid file(s)")
+
+
+def test_odd_files_stay_their_own_problem(results):
+    """A wrongly typed field, a NaN score, a score holding a line break, a copy under a name that is
+    no fold's and junk in a folder of its own: each is one line naming its file, a copy in no
+    cell's place is stray (it hides no valid fold), and junk never makes a row of its own."""
+    from plcore.leaderboard.page import collect
+
+    typed = _file(results)
+    rec = json.loads(typed.read_text())
+    rec["component"]["spec_hash"] = 123
+    typed.write_text(json.dumps(rec))
+    nan = _file(results, fold=1)
+    rec = json.loads(nan.read_text())
+    rec["scores"]["accuracy"] = float("nan")
+    nan.write_text(json.dumps(rec))
+    broken = _file(results, dataset="wine", fold=0)
+    rec = json.loads(broken.read_text())
+    rec["dataset"]["fingerprint"] = "x\n## injected"
+    broken.write_text(json.dumps(rec))
+    stray = _file(results, dataset="wine", fold=1).with_name("fold-01.json")
+    stray.write_text(_file(results, dataset="wine", fold=1).read_text())
+    junk = results / "field-smoke-1" / "classification" / "learner" / "plknn@r2-00000000" / "iris" / "fold-0.json"
+    junk.parent.mkdir(parents=True)
+    junk.write_text("not json")
+    found = {bad.path: bad for bad in scan(PROTOCOL, results).invalid}
+    assert found[typed].reason == "component.spec_hash=123 is not a string"
+    assert found[nan].reason.startswith("the stored accuracy nan disagrees with its predictions")
+    assert "\n" not in found[broken].reason and "## injected" in found[broken].reason
+    assert found[stray].cell is None and found[junk].cell is not None
+    board = collect(PROTOCOL, results)
+    (row,) = [r for r in board.rows if r.name == "plknn"]
+    assert row.key == "plknn@r1-1f387d31" and board.superseded == []
+    assert board.state(row, "iris") == "invalid" and board.state(row, "wine") == "invalid"  # wine: the fingerprint
+    assert row.folds["wine"][1]["status"] == "ok"  # the stray copy hides nothing
+
+
+def test_a_path_of_a_machine_is_refused_without_repeating_it(results):
+    path = _file(results, row="classification/learner/plsvm@r1-08b027b9")
+    rec = json.loads(path.read_text())
+    rec["selection"]["note"] = "read /home/alice/secret/data.csv"
+    path.write_text(json.dumps(rec))
+    (bad,) = scan(PROTOCOL, results).invalid
+    assert bad.reason == "selection.note names a path of a machine" and "alice" not in bad.line()

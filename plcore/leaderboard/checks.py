@@ -27,7 +27,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from plcore.exceptions import ConfigError, DataValidationError
+from plcore.exceptions import ConfigError, DataValidationError, PlcoreError
 from plcore.leaderboard.protocol import Protocol, checked_data, fold_scores, load_protocol
 from plcore.leaderboard.runfile import _atomic, read_run, row_key, run_key, run_path, state_of, unpack_predictions
 
@@ -43,8 +43,8 @@ _FOLD = re.compile(r"^fold-(\d+)\.json$")
 @dataclass(frozen=True)
 class Invalid:
     """A run file that failed a check: its path, its cell as its place in the tree says
-    ``(track, kind, row key, data set, fold)`` (``fold`` None where the name is not ``fold-<k>.json``)
-    and the reason, in one line."""
+    ``(track, kind, row key, data set, fold)`` (None for a stray file: a place that is no cell of
+    the protocol) and the reason, in one line."""
 
     path: Path
     cell: tuple
@@ -65,21 +65,33 @@ class Scan:
     scores: dict = field(default_factory=dict)
 
     def statuses(self) -> dict:
-        """``{(track, row key, data set): [status, ...]}`` of every file, ``"invalid"`` for an invalid one."""
+        """``{(track, row key, data set): [status, ...]}`` of every file, ``"invalid"`` for an
+        invalid one in a cell's place (a stray file stands for no fold)."""
         out: dict = defaultdict(list)
         for _, rec in self.valid:
             out[(rec["track"], row_key(rec["component"]), rec["dataset"]["name"])].append(rec["status"])
         for bad in self.invalid:
-            track, _, key, dataset, _ = bad.cell
-            out[(track, key, dataset)].append("invalid")
+            if bad.cell is not None:
+                track, _, key, dataset, _ = bad.cell
+                out[(track, key, dataset)].append("invalid")
         return dict(out)
 
 
-def _cell_of(folder: Path, path: Path) -> tuple:
-    """``(track, kind, row key, data set, fold)`` from a file's place under the protocol's folder."""
-    track, kind, key, dataset, name = path.relative_to(folder).parts
+def _cell_of(protocol: Protocol, folder: Path, path: Path) -> tuple | None:
+    """``(track, kind, row key, data set, fold)`` from a file's place under the protocol's folder,
+    where that place is one of the protocol's cells (a track and data set of it, a fold in range,
+    named ``fold-<k>.json`` as :func:`~plcore.leaderboard.runfile.run_path` names it); else None:
+    a stray file, listed but never standing for a fold."""
+    parts = path.relative_to(folder).parts
+    if len(parts) != 5:
+        return None
+    track, kind, key, dataset, name = parts
     m = _FOLD.match(name)
-    return track, kind, key, dataset, int(m.group(1)) if m else None
+    if (m is None or name != f"fold-{int(m.group(1))}.json" or track not in protocol.data["tracks"]
+            or dataset not in protocol.track_datasets(track)
+            or not int(m.group(1)) < len(protocol.datasets[dataset]["splits"][track])):
+        return None
+    return track, kind, key, dataset, int(m.group(1))
 
 
 def _check_place(protocol: Protocol, results: Path, path: Path, rec: dict) -> None:
@@ -192,15 +204,16 @@ def scan(protocol: Protocol, results, *, registry=None, paths=None, data_home=No
     installed = _Installed(protocol, registry)
     read: list = []
 
-    def refuse(path, err):
-        out.invalid.append(Invalid(path, _cell_of(folder, path), str(err).removeprefix(f"{path}: ")))
+    def refuse(path, err):  # one line, whatever the file held
+        reason = " ".join(str(err).removeprefix(f"{path}: ").split())[:300]
+        out.invalid.append(Invalid(path, _cell_of(protocol, folder, path), reason))
 
     for path in files:
         try:
             rec = read_run(path)
             _check_place(protocol, results, path, rec)
             _check_timing(rec)
-        except (DataValidationError, KeyError, TypeError, ValueError) as err:
+        except Exception as err:  # noqa: BLE001 - any fault of one file is that file's, never the folder's
             refuse(path, err if isinstance(err, DataValidationError) else f"malformed ({type(err).__name__}: {err})")
             continue
         read.append((path, rec))
@@ -235,7 +248,12 @@ def _recompute(protocol: Protocol, results: Path, checked: list, out: Scan, data
         else:
             out.valid.append((path, rec))
     for dataset, files in by_dataset.items():
-        (_, drawn), splits = checked_data(protocol, dataset, data_home)
+        try:
+            (_, drawn), splits = checked_data(protocol, dataset, data_home)
+        except PlcoreError as err:  # not here, or not the protocol's: its files cannot be checked
+            for path, _ in files:
+                refuse(path, f"not checked: data set {dataset!r} could not be loaded here ({err})")
+            continue
         for path, rec in files:
             track, fold = rec["track"], int(rec["fold"]["index"])
             split = splits[track][fold]
@@ -246,8 +264,8 @@ def _recompute(protocol: Protocol, results: Path, checked: list, out: Scan, data
                 continue
             got = fold_scores(protocol.track(track), track, drawn, split, pred)
             stored = rec.get("scores") if isinstance(rec.get("scores"), dict) else {}
-            bad = [m for m, v in got.items() if not isinstance(stored.get(m), (int, float))
-                   or abs(float(stored[m]) - v) > TOLERANCE]
+            bad = [m for m, v in got.items() if isinstance(stored.get(m), bool)
+                   or not isinstance(stored.get(m), (int, float)) or not abs(float(stored[m]) - v) <= TOLERANCE]
             if bad:
                 m = bad[0]
                 refuse(path, f"the stored {m} {stored.get(m)} disagrees with its predictions ({got[m]:.6f})")
@@ -311,8 +329,8 @@ def _scan_tree(root: Path, registry, data_home) -> tuple[list, list]:
         try:
             protocol = load_protocol(f"{pid}/{version}")
         except ConfigError:
-            invalid += [Invalid(p, _cell_of(folder, p), f"{folder.name} is the folder of no protocol this plcore "
-                                                        "ships") for p in files]
+            invalid += [Invalid(p, None, f"{folder.name} is the folder of no protocol this plcore ships")
+                        for p in files]
             continue
         found = scan(protocol, root, registry=registry, data_home=data_home)
         valid += found.valid

@@ -152,9 +152,15 @@ def main(argv=None) -> int:
         found = scan(protocol, args.results, registry=registry)
         states = cell_states(protocol, rows, args.results, found=found)
         print(listing(protocol, rows, states))
-        if found.invalid:  # each invalid file with its reason; `run` replaces them
-            print(f"\n{len(found.invalid)} invalid run file(s), run again by `leaderboard run`:")
-            for bad in found.invalid:
+        invalid = [b for b in found.invalid if b.cell is not None]
+        stray = [b for b in found.invalid if b.cell is None]
+        if invalid:  # each invalid file with its reason; `run` replaces them
+            print(f"\n{len(invalid)} invalid run file(s), run again by `leaderboard run`:")
+            for bad in invalid:
+                print(f"  {bad.line()}")
+        if stray:  # files in no cell's place: nothing runs them again
+            print(f"\n{len(stray)} stray file(s), in the place of no cell of {protocol.key} (remove them):")
+            for bad in stray:
                 print(f"  {bad.line()}")
         todo = [k for k, s in states.items() if to_run(s)]
         estimate = estimate_missing(protocol, rows, states, args.results, registry)

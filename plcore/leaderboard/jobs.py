@@ -210,7 +210,8 @@ def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, result
 
     installed = {(e.track, e.key): e for e in entries(protocol, registry)} | {(e.track, e.key): e for e in rows}
     for _, rec in iter_runs(results, skip_unreadable=True):
-        if rec["status"] != "ok" or "wall_s" not in rec.get("timing", {}):
+        wall = rec.get("timing", {}).get("wall_s")
+        if rec["status"] != "ok" or isinstance(wall, bool) or not isinstance(wall, (int, float)):
             continue
         p = rec["protocol"]
         pkey = f"{p['id']}/{p['version']}"
@@ -228,7 +229,6 @@ def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, result
         entry = installed.get((rec["track"], key))
         if entry is None:
             continue
-        wall = rec["timing"]["wall_s"]
         rates.setdefault((entry.group, key), []).append(
             wall / (fits(other, entry) * _train_rows(other, rec["track"], rec["dataset"]["name"])))
         if other.hash != protocol.hash:

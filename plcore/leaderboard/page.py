@@ -103,7 +103,7 @@ class Board:
         return None if self.span is None else _hours(*self.span)
 
     def state(self, row: Row, dataset: str) -> str:
-        """``done``, ``failed``, ``timeout``, ``na``, ``partial k/n`` or ``not run``."""
+        """``invalid``, ``done``, ``failed``, ``timeout``, ``na``, ``partial k/n`` or ``not run``."""
         return state_of([rec["status"] for rec in row.folds.get(dataset, {}).values()],
                         self.n_splits(row.track, dataset))
 
@@ -159,13 +159,12 @@ def collect(protocol: Protocol, results, *, data_home=None, registry=None) -> Bo
     for bad in found.invalid:
         invalid.append(bad.line(results))
         listing.append((bad.path.relative_to(results).as_posix(), "invalid", bad.reason))
+        if bad.cell is None:
+            continue  # a stray file: listed, but it stands for no cell
         track, kind, key, dataset, fold = bad.cell
-        if (track not in protocol.data["tracks"] or dataset not in protocol.track_datasets(track) or fold is None
-                or not 0 <= fold < len(protocol.datasets[dataset]["splits"][track])):
-            continue  # listed, but no cell of this protocol
         row = rows.get((track, kind, key)) or _row_at(track, kind, key, installed.get((track, kind, key)))
-        if row is None:
-            continue
+        if row is None or fold in row.folds[dataset]:
+            continue  # a row no valid file and no installed component names; a fold a valid file holds
         rows.setdefault((track, kind, key), row).folds[dataset][fold] = {"status": "invalid", "error": bad.reason}
     current, superseded = _current(rows)
     _disambiguate(current)
@@ -189,18 +188,13 @@ def _installed_rows(protocol: Protocol, registry) -> dict:
 
 
 def _row_at(track: str, kind: str, key: str, entry) -> Row | None:
-    """The row of a cell that has only invalid files, from the installed row or, without one, from
-    its folder's name (``<name>@r<revision>-<spec8>``); None where that is no row key."""
-    import re
-
-    m = re.match(r"^(.+)@r(\d+)-[0-9a-f]{8}$", key)
-    if m is None:
+    """The row of a cell that has only invalid files: the installed row of that key; None where
+    no component installed here has it (junk in a folder of its own never makes a row, nor pushes
+    a valid one off the page as "newer")."""
+    if entry is None:
         return None
-    if entry is not None:
-        return Row(track, kind, entry.name, key, entry.display_name, entry.section, entry.group, entry.distribution,
-                   str(entry.version), list(entry.pipeline), entry.revision)
-    group = "clustering" if kind == "clusterer" else "classic"
-    return Row(track, kind, m.group(1), key, m.group(1), "ranked", group, "?", "?", [m.group(1)], int(m.group(2)))
+    return Row(track, kind, entry.name, key, entry.display_name, entry.section, entry.group, entry.distribution,
+               str(entry.version), list(entry.pipeline), entry.revision)
 
 
 def _disambiguate(rows: list) -> None:

@@ -134,6 +134,15 @@ def validate_run(record: dict, what: str = "run file") -> dict:
         for part in parts or ():
             if not isinstance(record[key], dict) or part not in record[key]:
                 raise DataValidationError(f"{what}: lacks the field '{key}.{part}'")
+    for key, kind in (("component.revision", int), ("fold.index", int), ("fold.n_splits", int),
+                      ("protocol.version", int), ("component.spec_hash", str), ("protocol.hash", str),
+                      ("dataset.fingerprint", str), ("fold.test_digest", str)):
+        part, field_ = key.split(".")
+        value = record[part][field_]
+        if isinstance(value, bool) or not isinstance(value, kind):
+            raise DataValidationError(f"{what}: {key}={value!r} is not {'an integer' if kind is int else 'a string'}")
+    if not isinstance(record.get("timing", {}), dict):
+        raise DataValidationError(f"{what}: timing is not a mapping of seconds")
     names = {"protocol.id": record["protocol"]["id"], "track": record["track"],
              "component.kind": record["component"]["kind"], "component.name": record["component"]["name"],
              "dataset.name": record["dataset"]["name"]}
@@ -153,8 +162,8 @@ def validate_run(record: dict, what: str = "run file") -> dict:
     elif not isinstance(error, str) or not error.strip() or "\n" in error.strip():
         raise DataValidationError(f"{what}: status {status} needs its error in one line")
     for where, text in _strings(record):
-        if _MACHINE_PATH.search(text):
-            raise DataValidationError(f"{what}: {where} names a path of a machine ({text[:60]!r})")
+        if _MACHINE_PATH.search(text):  # the text itself is not repeated: it would carry the path on
+            raise DataValidationError(f"{what}: {where} names a path of a machine")
     return record
 
 

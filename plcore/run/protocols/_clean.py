@@ -47,6 +47,9 @@ def clean(setup: Setup, dataset: PLDataset, *, n_splits: int = 5, preprocessing:
         setup = Setup(learner=setup)
     _need_learner(setup, "clean")
     target = _check_out(out, overwrite)
+    id_name = dataset.meta.get("id_column")
+    if id_name is not None and id_name in (*COLUMNS, "index"):
+        raise ConfigError(f"id_column={id_name}: the file has a column {id_name!r} of its own; rename the id column")
     ds = apply_bags(dataset, setup.bags, random_state)
     S = _dense(ds.S)
     pipe = build_pipeline([setup.reducer, setup.learner], preprocessing)
