@@ -41,12 +41,12 @@ def _data(name, eta, seed):
     from plcore.datasets import load_dataset
     from plcore.registry import get_registry
     from plcore.run.protocols import apply_bags
+    from plcore.utils.candidates import dense_candidates
 
     ds = load_dataset(name, noisy=True)
     if eta is not None:
         ds = apply_bags(ds, get_registry().create("bags", "noisy", q=Q, eta=eta, random_state=seed), seed)
-    S = np.asarray(ds.S.toarray() if hasattr(ds.S, "toarray") else ds.S, dtype=bool)
-    return ds, S
+    return ds, dense_candidates(ds.S)
 
 
 def _best_learner(X, S, y, inside, seed):

@@ -106,7 +106,7 @@ def test_a_tampered_score_is_an_invalid_cell_named_in_one_line(results, tmp_path
     rec["scores"]["accuracy"] = min(1.0, rec["scores"]["accuracy"] + 0.1)
     path.write_text(json.dumps(rec))
     board = collect(PROTOCOL, copy)
-    (line,) = board.invalid
+    (line,) = [f"{p}: {r}" for p, r in board.invalid]
     assert line.startswith(f"{path.relative_to(copy).as_posix()}: the stored accuracy ") and "\n" not in line
     assert "disagrees with its predictions" in line
     (row,) = [r for r in board.rows if r.name == rec["component"]["name"]]
@@ -180,12 +180,12 @@ def test_a_file_out_of_its_place_or_of_other_folds_is_invalid(results, tmp_path)
     path, rec = next((p, r) for p, r in iter_runs(copy) if r["fold"]["index"] == 0)
     moved = path.with_name("fold-1.json")
     moved.write_text(path.read_text())  # fold 0's file where fold 1's belongs
-    (line,) = collect(PROTOCOL, copy).invalid
+    (line,) = [f"{p}: {r}" for p, r in collect(PROTOCOL, copy).invalid]
     assert line.startswith(f"{moved.relative_to(copy).as_posix()}: its content places it at ")
     moved.unlink()
     rec["fold"]["test_digest"] = "sha256:" + "0" * 64
     path.write_text(json.dumps(rec))
-    (line,) = collect(PROTOCOL, copy).invalid
+    (line,) = [f"{p}: {r}" for p, r in collect(PROTOCOL, copy).invalid]
     assert "its fold digest sha256:0000" in line and "is not the protocol's" in line
 
 

@@ -58,11 +58,14 @@ class Invalid:
 @dataclass
 class Scan:
     """What :func:`scan` found: the valid files ``(path, record)``, the invalid ones
-    (:class:`Invalid`), and each valid ok file's scores as recomputed (``scores[path]``)."""
+    (:class:`Invalid`), each valid ok file's scores as recomputed (``scores[path]``) and the
+    installed rows it checked them against."""
 
     valid: list = field(default_factory=list)
     invalid: list = field(default_factory=list)
     scores: dict = field(default_factory=dict)
+    #: the installed rows it checked against, ``{(track, kind, row key): entry}`` (empty without a registry)
+    installed: dict = field(default_factory=dict)
 
     def statuses(self) -> dict:
         """``{(track, row key, data set): [status, ...]}`` of every file, ``"invalid"`` for an
@@ -200,8 +203,8 @@ def scan(protocol: Protocol, results, *, registry=None, paths=None, data_home=No
     results = Path(results)
     folder = results / f"{protocol.data['id']}-{protocol.data['version']}"
     files = sorted(folder.glob("*/*/*/*/fold-*.json")) if paths is None else sorted(Path(p) for p in paths)
-    out = Scan()
     installed = _Installed(protocol, registry)
+    out = Scan(installed=installed.rows)
     read: list = []
 
     def refuse(path, err):  # one line, whatever the file held
@@ -345,11 +348,11 @@ def merge_trees(sources, into, *, registry=None, data_home=None) -> MergeReport:
     source) with another status or other predictions is refused in one line naming both; one with
     the same predictions is dropped as a duplicate."""
     into = Path(into)
-    present = {}
+    present, invalid_here = {}, set()
     if into.exists():
         valid, invalid = _scan_tree(into, registry, data_home)
         present = {run_key(r): (p, r) for p, r in valid}
-        present.update({bad.path: (bad.path, None) for bad in invalid})  # by place: see below
+        invalid_here = {bad.path for bad in invalid}
     plan, report, bad = [], MergeReport(), []
     for source in map(Path, sources):
         if not source.is_dir():
@@ -359,7 +362,7 @@ def merge_trees(sources, into, *, registry=None, data_home=None) -> MergeReport:
         for path, record in valid:
             key = run_key(record)
             target = run_path(into, record)
-            if target in present:
+            if target in invalid_here:
                 bad.append(f"{path}: would replace {target}, a run file that is invalid there (run `leaderboard "
                            "run` to replace it, or remove it)")
                 continue

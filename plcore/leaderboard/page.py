@@ -84,7 +84,7 @@ class Board:
     n_bytes: int = 0
     #: the earliest ``started_at`` and latest ``finished_at`` of the files (ISO strings), or None
     span: tuple | None = None
-    #: the invalid files, one line each (path under the results, reason)
+    #: the invalid files, ``(path under the results, reason)``
     invalid: list = field(default_factory=list)
 
     def n_splits(self, track: str, dataset: str) -> int:
@@ -155,14 +155,13 @@ def collect(protocol: Protocol, results, *, data_home=None, registry=None) -> Bo
         if rec.get("started_at") and rec.get("finished_at"):
             stamps += [rec["started_at"], rec["finished_at"]]
     invalid = []
-    installed = _installed_rows(protocol, registry)
     for bad in found.invalid:
-        invalid.append(bad.line(results))
+        invalid.append((bad.path.relative_to(results).as_posix(), bad.reason))
         listing.append((bad.path.relative_to(results).as_posix(), "invalid", bad.reason))
         if bad.cell is None:
             continue  # a stray file: listed, but it stands for no cell
         track, kind, key, dataset, fold = bad.cell
-        row = rows.get((track, kind, key)) or _row_at(track, kind, key, installed.get((track, kind, key)))
+        row = rows.get((track, kind, key)) or _row_at(track, kind, key, found.installed.get((track, kind, key)))
         if row is None or fold in row.folds[dataset]:
             continue  # a row no valid file and no installed component names; a fold a valid file holds
         rows.setdefault((track, kind, key), row).folds[dataset][fold] = {"status": "invalid", "error": bad.reason}
@@ -176,15 +175,6 @@ def collect(protocol: Protocol, results, *, data_home=None, registry=None) -> Bo
     snapshot = "sha256:" + hashlib.sha256(json.dumps(sorted(listing)).encode()).hexdigest()
     return Board(protocol, current, superseded, dict(scores), snapshot, len(listing), dict(timings), n_bytes,
                  (min(stamps), max(stamps)) if stamps else None, invalid)
-
-
-def _installed_rows(protocol: Protocol, registry) -> dict:
-    """``{(track, kind, row key): entry}`` of the installed rows (none without a registry)."""
-    if registry is None:
-        return {}
-    from plcore.leaderboard.jobs import entries
-
-    return {(e.track, e.kind, e.key): e for e in entries(protocol, registry)}
 
 
 def _row_at(track: str, kind: str, key: str, entry) -> Row | None:
@@ -497,7 +487,7 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
                 lines.append(f"- `{r.kind}:{r.key}` on {d} ({rec['status']}): {rec['error'].replace('|', '/')}")
     if board.invalid:
         lines += ["", "## Invalid run files (counted as failed cells, never as results)", "",
-                  *(f"- `{line.split(': ', 1)[0]}`: {line.split(': ', 1)[1].replace('|', '/')}" for line in board.invalid)]
+                  *(f"- `{path}`: {reason.replace('|', '/')}" for path, reason in board.invalid)]
     if board.superseded:
         lines += ["", "## Superseded (an older revision or spec; never ranked)", ""]
         lines += [f"- `{r.kind}:{r.key}`" for r in board.superseded]

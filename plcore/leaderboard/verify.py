@@ -160,8 +160,8 @@ def verify(protocol: Protocol, results, *, registry, only=None, data_home=None, 
     out = Verification(n_files=board.n_files, allow_missing=allow_missing, invalid=list(board.invalid))
     if board.invalid:
         echo(f"{board.n_files} run file(s), {len(board.invalid)} INVALID (a failure):")
-        for line in board.invalid:
-            echo(f"  {line}")
+        for path, reason in board.invalid:
+            echo(f"  {path}: {reason}")
     else:
         echo(f"{board.n_files} run file(s): each passes its checks, every stored score agrees with its predictions")
     installed = {f"{e.kind}:{e.name}": e for e in entries(protocol, registry)}

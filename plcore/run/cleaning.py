@@ -42,6 +42,7 @@ from sklearn.base import clone
 from sklearn.model_selection import KFold
 
 from plcore.exceptions import ConfigError, DataValidationError
+from plcore.utils.candidates import dense_candidates
 
 __all__ = ["Cleaned", "out_of_fold_proba", "fit_noise_model", "posterior", "clean_labels", "FLAG_AT"]
 
@@ -72,7 +73,7 @@ def out_of_fold_proba(pipeline, X, S, *, n_splits: int = 5, random_state=0, on_f
     """``(n, q)`` class probabilities of every row from a clone of ``pipeline`` fitted on the
     other folds (shuffled ``KFold``); ``on_fold(k, test_rows, proba)`` after each fold. A
     pipeline without ``predict_proba`` is one line."""
-    S = np.asarray(S.toarray() if hasattr(S, "toarray") else S, dtype=bool)
+    S = dense_candidates(S)
     n, q = S.shape
     if not hasattr(pipeline, "predict_proba"):
         raise ConfigError(f"clean needs class probabilities: {type(pipeline).__name__} has no predict_proba")
@@ -143,7 +144,7 @@ def clean_labels(pipeline, X, S, *, n_splits: int = 5, random_state=0, on_fold=N
     """Every row's label, confidence, out-of-fold model label, suspect score and flag (the
     module's steps 1-3) from ``pipeline`` (any estimator with ``predict_proba``, fitted on
     candidate sets)."""
-    S = np.asarray(S.toarray() if hasattr(S, "toarray") else S, dtype=bool)
+    S = dense_candidates(S)
     if not S.any(axis=1).all():
         raise DataValidationError(f"{int((~S.any(axis=1)).sum())} row(s) have an empty candidate set")
     P = out_of_fold_proba(pipeline, X, S, n_splits=n_splits, random_state=random_state, on_fold=on_fold)

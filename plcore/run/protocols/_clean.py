@@ -24,6 +24,7 @@ from plcore.run.protocols._shared import (
     ProtocolResult,
     Setup,
 )
+from plcore.utils.candidates import dense_candidates
 from plcore.validation import Integral, Interval
 
 #: the columns of the file, in order (``id`` is the data set's id column where it has one)
@@ -51,7 +52,7 @@ def clean(setup: Setup, dataset: PLDataset, *, n_splits: int = 5, preprocessing:
     if id_name is not None and id_name in (*COLUMNS, "index"):
         raise ConfigError(f"id_column={id_name}: the file has a column {id_name!r} of its own; rename the id column")
     ds = apply_bags(dataset, setup.bags, random_state)
-    S = _dense(ds.S)
+    S = dense_candidates(ds.S)
     pipe = build_pipeline([setup.reducer, setup.learner], preprocessing)
     steps = []
 
@@ -96,10 +97,6 @@ def _check_out(out, overwrite: bool) -> Path | None:
 
 def _names(classes, index) -> list:
     return [str(classes[j]) for j in index]
-
-
-def _dense(S) -> np.ndarray:
-    return np.asarray(S.toarray() if hasattr(S, "toarray") else S, dtype=bool)
 
 
 def _table(ds: PLDataset, S, found) -> list:
