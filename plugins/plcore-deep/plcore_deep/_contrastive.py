@@ -41,7 +41,7 @@ from plcore_deep._methods import ConfidenceMethod, Method, candidate_posterior, 
 from plcore_deep._views import make_view
 
 __all__ = ["Pico", "Able", "Dirk", "conf_ema_at", "confidence_update", "moco_loss", "prototype_update",
-           "supcon_loss", "masked_supcon_loss", "contrast_log_prob", "supcon_from_log_prob",
+           "supcon_loss", "masked_supcon_loss", "contrast_log_prob", "anchor_logits", "supcon_from_log_prob",
            "weighted_contrastive_loss", "able_weights", "rectified_confidence",
            "dirk_weights", "projection_head", "random_keys", "ring_slots", "momentum_update"]
 
@@ -93,12 +93,39 @@ def masked_supcon_loss(q: torch.Tensor, features: torch.Tensor, positive: torch.
 def contrast_log_prob(q: torch.Tensor, features: torch.Tensor, temperature: float) -> torch.Tensor:
     """``log(exp(q_i.z_a/t) / sum_{c != i} exp(q_i.z_c/t))`` (b, m), ``-inf`` at ``a = i``: what
     every supervised contrastive loss over the same anchors and features shares."""
-    b = q.shape[0]
-    logits = q @ features.T / temperature
-    self_mask = torch.zeros_like(logits, dtype=torch.bool)
-    self_mask[torch.arange(b), torch.arange(b)] = True
-    logits = logits.masked_fill(self_mask, float("-inf"))
+    logits = anchor_logits(q, features, temperature)
     return logits - torch.logsumexp(logits, dim=1, keepdim=True)
+
+
+def anchor_logits(anchors: torch.Tensor, features: torch.Tensor, temperature: float) -> torch.Tensor:
+    """``a_i . z_k / t`` (b, m) for anchors ``a`` (b, e) against ``features`` (m, e) whose first b rows
+    are the anchors themselves, ``-inf`` at ``k = i``. The rows after the first b (a second view's
+    keys, a queue) take no gradient (:class:`_AnchorProduct`)."""
+    return (_AnchorProduct.apply(anchors, features) / temperature).fill_diagonal_(float("-inf"))
+
+
+class _AnchorProduct(torch.autograd.Function):
+    """``anchors @ features.T`` whose backward computes the gradient of ``features``' first b rows
+    only (the anchors' own, ``b = len(anchors)``) and leaves the rest 0: the keys and the queue after
+    them are constants, and PyTorch's product would compute a gradient for all ``m`` rows (for
+    PiCO's 8,192 queued keys, a third of a step's products; issue 65). The same products as
+    PyTorch's ``mm`` backward, restricted to those rows: the same numbers to the last bit."""
+
+    @staticmethod
+    def forward(ctx, anchors, features):
+        ctx.save_for_backward(anchors, features)
+        return anchors @ features.T
+
+    @staticmethod
+    def backward(ctx, grad):
+        anchors, features = ctx.saved_tensors
+        b = anchors.shape[0]
+        grad_anchors = grad.mm(features) if ctx.needs_input_grad[0] else None
+        grad_features = None
+        if ctx.needs_input_grad[1]:
+            grad_features = torch.zeros_like(features)
+            grad_features[:b] = anchors.t().mm(grad[:, :b]).t()
+        return grad_anchors, grad_features
 
 
 def supcon_from_log_prob(log_prob: torch.Tensor, positive: torch.Tensor,
@@ -108,7 +135,7 @@ def supcon_from_log_prob(log_prob: torch.Tensor, positive: torch.Tensor,
     b = log_prob.shape[0]
     positive = positive.clone()
     positive[torch.arange(b), torch.arange(b)] = False
-    mean_pos = (log_prob.masked_fill(~positive, 0.0)).sum(dim=1) / positive.sum(dim=1).clamp(min=1)
+    mean_pos = torch.where(positive, log_prob, 0.0).sum(dim=1) / positive.sum(dim=1).clamp(min=1)
     return -(mean_pos if weights is None else weights * mean_pos).mean()
 
 
@@ -204,13 +231,13 @@ class Pico(Method):
             self._momentum_update()
             k = F.normalize(self.key(self.view(xb, state.generator)), dim=1)
         self.scores = scores
-        features = torch.cat([q, k, self.queue.clone()])
+        features = torch.cat([q, k, self.queue])
         if state.epoch >= self.prot_start:
             self.update_confidences(state, idx, scores, sb)
-            labels = torch.cat([pseudo, pseudo, self.queue_labels.clone()])
+            labels = torch.cat([pseudo, pseudo, self.queue_labels])
             contrast = supcon_loss(q, features, pseudo, labels, self.temperature)
         else:
-            contrast = moco_loss(q, k, self.queue.clone(), self.temperature)
+            contrast = moco_loss(q, k, features[2 * q.shape[0]:].detach(), self.temperature)
         self._enqueue(k, pseudo)
         return weighted_nll(logits, state.W[idx]) + self.loss_weight * contrast, logits
 
@@ -222,12 +249,8 @@ def weighted_contrastive_loss(anchors: torch.Tensor, features: torch.Tensor, wei
     their own sums), ``weights`` (b, m) on the positives (0 elsewhere; the diagonal is ignored):
     ``(t / t_base) mean_i -sum_{k != i} w_ik log(exp(a_i.z_k/t) / sum_{c != i} exp(a_i.z_c/t))``.
     ``t_base = 0.07`` is the constant of both authors' code (SupCon's)."""
-    b = anchors.shape[0]
-    logits = anchors @ features.T / temperature
-    self_mask = torch.zeros_like(logits, dtype=torch.bool)
-    self_mask[torch.arange(b), torch.arange(b)] = True
-    logits = logits.masked_fill(self_mask, float("-inf"))
-    log_prob = (logits - torch.logsumexp(logits, dim=1, keepdim=True)).masked_fill(self_mask, 0.0)
+    log_prob = contrast_log_prob(anchors, features, temperature)
+    log_prob = log_prob.diagonal_scatter(torch.zeros(anchors.shape[0], dtype=log_prob.dtype, device=log_prob.device))
     return -(temperature / base_temperature) * (weights * log_prob).sum(dim=1).mean()
 
 
@@ -385,7 +408,7 @@ class Dirk(Method):
             partial = torch.cat([sb, sb, self.queue_partial])
             dist = torch.cat([target, target, self.queue_dist])
             weights = dirk_weights(sb, target, partial, dist, self.dist_temperature)
-            contrast = weighted_contrastive_loss(z, torch.cat([z, k, self.queue.clone()]), weights, self.temperature)
+            contrast = weighted_contrastive_loss(z, torch.cat([z, k, self.queue]), weights, self.temperature)
         else:
             contrast = moco_loss(z, k, self.queue.clone(), self.temperature)
         self._enqueue(k, sb, target)

@@ -222,8 +222,9 @@ class CroSel(Method):
         strong = self.view(xb, state.generator)
         loss, outputs = 0.0, []
         for k, net in enumerate(nets):
-            weak_logits = net(xb)
-            strong_logits = net(strong)
+            with torch.no_grad():              # the co-mix targets: no gradient flows through them
+                weak_logits = net(xb)
+                strong_logits = net(strong)
             outputs.append(weak_logits)
             targets_S = self.cleaned(weak_logits, sb)
             consistency = co_mix_loss(net, strong_logits, weak_logits, xb, strong, targets_S, lam, perm)

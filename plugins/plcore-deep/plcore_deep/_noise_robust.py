@@ -290,15 +290,15 @@ class PicoPlus(Pico):
                 self.prototypes = prototype_update(self.prototypes, q[rel], pseudo[rel], self.proto_m)
             self._momentum_update()
             k = F.normalize(self.key(self.view(xb, state.generator)), dim=1)
-        features = torch.cat([q, k, self.queue.clone()])
+        features = torch.cat([q, k, self.queue])
         if state.epoch < self.prot_start:
             self._enqueue(k, pseudo, rel)
-            loss = weighted_nll(logits, state.W[idx]) + self.loss_weight * moco_loss(q, k, features[2 * b:],
+            loss = weighted_nll(logits, state.W[idx]) + self.loss_weight * moco_loss(q, k, features[2 * b:].detach(),
                                                                                       self.temperature)
             return loss, logits
         self.update_confidences(state, idx, scores, sb)
-        labels = torch.cat([pseudo, pseudo, self.queue_labels.clone()])
-        columns = torch.cat([rel, rel, self.queue_reliable.clone()])
+        labels = torch.cat([pseudo, pseudo, self.queue_labels])
+        columns = torch.cat([rel, rel, self.queue_reliable])
         knn = state.epoch >= self.knn_start
         neighbours = None
         if knn:

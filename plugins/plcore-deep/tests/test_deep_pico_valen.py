@@ -37,6 +37,48 @@ def test_supcon_loss_literal():
     assert float(_pico.supcon_loss(q, features, labels_q, labels, t)) == pytest.approx(total / 3, rel=1e-10)
 
 
+
+def _plain_supcon(q, features, positive, t):
+    """The contrastive term as PyTorch's product computes it (every feature row's gradient), the
+    diagonal masked: what :class:`_AnchorProduct` must equal."""
+    b = q.shape[0]
+    logits = q @ features.T / t
+    self_mask = torch.zeros_like(logits, dtype=torch.bool)
+    self_mask[torch.arange(b), torch.arange(b)] = True
+    logits = logits.masked_fill(self_mask, float("-inf"))
+    log_prob = logits - torch.logsumexp(logits, dim=1, keepdim=True)
+    positive = positive & ~self_mask
+    return -((log_prob.masked_fill(~positive, 0.0)).sum(dim=1) / positive.sum(dim=1).clamp(min=1)).mean()
+
+
+def test_anchor_product_gradient_is_the_plain_products_to_the_bit():
+    # PiCO's shapes in float32: the anchors' gradient (through both of their uses) is PyTorch's own
+    # product's to the last bit, and the keys and queue after the anchors get none
+    g = torch.Generator().manual_seed(0)
+    raw = torch.randn(128, 128, generator=g, requires_grad=True)
+    k = F.normalize(torch.randn(128, 128, generator=g), dim=1)
+    queue = F.normalize(torch.randn(1024, 128, generator=g), dim=1)
+    labels = torch.randint(0, 10, (1280,), generator=g)
+    grads, losses = [], []
+    for plain in (False, True):
+        q = F.normalize(raw, dim=1)
+        features = torch.cat([q, k, queue])
+        positive = labels[:128, None] == labels[None, :]
+        loss = (_plain_supcon(q, features, positive, 0.07) if plain else
+                _pico.masked_supcon_loss(q, features, positive, 0.07))
+        grads.append(torch.autograd.grad(loss, raw)[0])
+        losses.append(loss.detach())
+    assert torch.equal(losses[0], losses[1])
+    assert torch.equal(grads[0], grads[1])
+    features = torch.cat([raw.detach(), k, queue]).requires_grad_(True)
+    out = _pico._AnchorProduct.apply(raw, features)
+    weight = torch.randn(out.shape, generator=g)
+    mine = torch.autograd.grad((out * weight).sum(), features)[0]
+    theirs = torch.autograd.grad(((raw @ features.T) * weight).sum(), features)[0]
+    assert torch.equal(mine[128:], torch.zeros_like(mine[128:]))
+    assert torch.equal(mine[:128], theirs[:128])
+
+
 def test_moco_loss_literal():
     q, k, queue = (F.normalize(_rand(*s, seed=i), dim=1) for i, s in enumerate([(2, 3), (2, 3), (4, 3)]))
     t = 0.07
