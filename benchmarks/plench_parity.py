@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/plench_parity.py --plench PATH [--datasets lost msrc-v2]
         [--algorithms PRODEN CC ...] [--seeds 0 1 2] [--steps 1000]
         [--plcore-set PARAM=VALUE ...] [--data-home DIR] [--quick]
+        [--before PLCORE_CHECKOUT] [--extra] [--markdown FILE]
 
 ``PATH`` is a checkout of PLENCH (Wang et al., ICLR 2025; github.com/wwangwitsel/PLENCH), read
 from there and never copied into plcore: its ``plench.core.algorithms`` classes, their default
@@ -30,6 +31,15 @@ deviations over the seeds and the difference in pooled standard deviations
 ``(plcore - PLENCH) / sqrt((sd_plcore^2 + sd_plench^2) / 2)``. Algorithms plcore does not have
 yet are listed as such. docs/results/plench.md holds the table and explains every difference
 above 2.
+
+Speed (issue 65): each side's seconds for the seeds (a fit and its test predictions, one thread),
+their ratio, and the ratio per optimiser step (plcore's loop runs more steps than PLENCH's, see
+above). ``--before PLCORE_CHECKOUT`` times a second plcore, e.g. a ``git worktree`` of an earlier
+commit, in the same run: its plcore-deep fits each seed in a worker process, interleaved with the
+other two sides, and the table adds its seconds and whether its test accuracy is the same.
+``--extra`` adds plcore's own deep learners (CroSel, the conformal variants) at the settings of the
+PLENCH algorithm they build on, without a PLENCH side. ``--markdown FILE`` writes the table and
+its summary as markdown.
 """
 
 from __future__ import annotations
@@ -38,9 +48,12 @@ import argparse
 import ast
 import contextlib
 import math
+import multiprocessing
 import os
+import statistics
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +67,10 @@ OPTIONS = {
     "IDGP": "idgp", "ABLE": "able", "CRDPLL": "crdpll", "DIRK": "dirk", "FREDIS": "fredis", "ALIM": "alim",
     "PiCO_plus": "pico_plus",
 }
+#: plcore's own deep learners (``--extra``) -> (their option, the PLENCH algorithm whose settings they take)
+EXTRA = {"CroSel": ("crosel", "PRODEN"), "Conf+PRODEN": ("conf_proden", "PRODEN"), "Conf+CC": ("conf_cc", "CC"),
+         "Conf+CAVL": ("conf_cavl", "CAVL"), "Conf+POP": ("conf_pop", "POP"), "Conf+VALEN": ("conf_valen", "VALEN"),
+         "Conf+PiCO": ("conf_pico", "PiCO"), "Conf+CroSel": ("conf_crosel", "PRODEN")}
 #: plcore's data set name -> PLENCH's (its hyperparameter registry keys on it)
 PLENCH_DATASETS = {"lost": "Lost", "msrc-v2": "MSRCv2"}
 
@@ -195,17 +212,54 @@ def _run_plench(torch, algorithms, hparams_for, algorithm, dataset, data, steps,
     return float(np.mean(pred == y_test))
 
 
-def run_plcore(algorithm: str, hp: dict, data, steps: int, seed: int, extra: dict | None = None) -> float:
+def run_plcore(algorithm: str, hp: dict, data, steps: int, seed: int, extra: dict | None = None,
+               option: str | None = None) -> float:
+    """plcore's learner (``option``, by default the one of PLENCH's ``algorithm``) at ``algorithm``'s
+    PLENCH settings ``hp``; the test accuracy."""
     import plcore_deep
     from plcore_deep.plugin import LEARNER_OPTIONS
 
     X, S, y, X_test, y_test = data
     per_epoch = max(1, len(X) // int(hp["batch_size"]))
-    cls = getattr(plcore_deep, LEARNER_OPTIONS[OPTIONS[algorithm]].split(":")[1])
+    cls = getattr(plcore_deep, LEARNER_OPTIONS[option or OPTIONS[algorithm]].split(":")[1])
     params = {**_plcore_params(algorithm, hp, per_epoch), **(extra or {})}
-    est = cls(**params, n_epochs=math.ceil(steps / per_epoch), device="cpu", random_state=seed)
+    est = cls(**params, n_epochs=plcore_epochs(len(X), hp, steps), device="cpu", random_state=seed)
     est.fit(X, S.astype(bool))
     return float(np.mean(est.predict(X_test) == y_test))
+
+
+def plcore_epochs(n_rows: int, hp: dict, steps: int) -> int:
+    """The epochs plcore trains for PLENCH's ``steps`` (the nearest it has, see the module docstring)."""
+    return math.ceil(steps / max(1, n_rows // int(hp["batch_size"])))
+
+
+def plcore_steps(n_rows: int, hp: dict, steps: int) -> int:
+    """The optimiser steps those epochs take (every batch of an epoch, the last incomplete one too)."""
+    return plcore_epochs(n_rows, hp, steps) * math.ceil(n_rows / int(hp["batch_size"]))
+
+
+def timed_plcore(*args, **kwargs) -> tuple:
+    """:func:`run_plcore`'s test accuracy and its seconds."""
+    t = time.perf_counter()
+    accuracy = run_plcore(*args, **kwargs)
+    return accuracy, time.perf_counter() - t
+
+
+def _use_checkout(path: str) -> None:
+    """The ``--before`` worker's start: that checkout's plcore and plcore-deep first on the path."""
+    root = Path(path).resolve()
+    sys.path[:0] = [str(root / "plugins" / "plcore-deep"), str(root)]
+    import plcore_deep  # noqa: F401  (imported here, before any fit, from the checkout)
+
+
+def _where_plcore_deep() -> str:
+    import plcore_deep
+
+    return str(Path(plcore_deep.__file__).resolve().parent)
+
+
+def _ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}x" if b > 0 else "–"
 
 
 def _literal(text: str):
@@ -233,6 +287,10 @@ def main(argv=None) -> int:
                          "difference, e.g. --algorithms VALEN --plcore-set optimizer=sgd)")
     ap.add_argument("--data-home", default=os.environ.get("PLCORE_DATA_HOME"))
     ap.add_argument("--quick", action="store_true", help="lost, PRODEN and CC, seeds 0 and 1, 50 steps")
+    ap.add_argument("--before", type=Path, help="a second plcore checkout (an earlier commit) timed in the same run")
+    ap.add_argument("--extra", action="store_true",
+                    help="add plcore's own deep learners (CroSel, the conformal variants), without a PLENCH side")
+    ap.add_argument("--markdown", type=Path, help="write the table and its summary as markdown to this file")
     args = ap.parse_args(argv)
     if any("=" not in item for item in args.plcore_set):
         raise SystemExit(f"--plcore-set takes PARAM=VALUE pairs, got {args.plcore_set}")
@@ -250,34 +308,140 @@ def main(argv=None) -> int:
     from plcore.datasets.loaders import find_dataset_file
     from plcore_deep.plugin import LEARNER_OPTIONS
 
+    before = None
+    if args.before is not None:
+        if not (args.before / "plugins" / "plcore-deep" / "plcore_deep").is_dir():
+            raise SystemExit(f"--before {args.before} is not a plcore checkout (no plugins/plcore-deep/plcore_deep)")
+        before = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), initializer=_use_checkout,
+                                     initargs=(str(args.before),))
+        print(f"before: plcore-deep of {before.submit(_where_plcore_deep).result()}, one worker process")
+    rows = [(a, OPTIONS[a], a) for a in args.algorithms] + ([(name, option, base) for name, (option, base)
+                                                             in EXTRA.items()] if args.extra else [])
     print(f"PLENCH parity: {args.steps} steps, seeds {args.seeds}; test accuracy after the last step"
           + (f"; plcore's learner with {extra}" if extra else ""))
-    print(f"{'data':<9} {'algorithm':<10} {'PLENCH':>15} {'plcore':>15} {'diff/sd':>8} {'s PLENCH':>9} {'s plcore':>9}")
-    for dataset in args.datasets:
-        path = find_dataset_file(dataset, args.data_home)
-        for algorithm in args.algorithms:
-            if OPTIONS[algorithm] not in LEARNER_OPTIONS:
-                print(f"{dataset:<9} {algorithm:<10} {'not in plcore yet':>31}")
-                continue
-            hp = hparams_registry.default_hparams(algorithm, PLENCH_DATASETS[dataset])
-            theirs, ours, t_theirs, t_ours = [], [], 0.0, 0.0
-            try:
-                for seed in args.seeds:
-                    data = _split(path, misc.seed_hash, misc.split_dataset, seed)
-                    t0 = time.perf_counter()
-                    theirs.append(run_plench(algorithms, hparams_registry.default_hparams, algorithm, dataset, data,
-                                             args.steps, seed))
-                    t1 = time.perf_counter()
-                    ours.append(run_plcore(algorithm, hp, data, args.steps, seed, extra))
-                    t_theirs, t_ours = t_theirs + t1 - t0, t_ours + time.perf_counter() - t1
-            except Exception as exc:   # one algorithm's failure does not cost the table its other rows
-                side = "PLENCH" if len(theirs) == len(ours) else "plcore"
-                print(f"{dataset:<9} {algorithm:<10} failed in {side}'s code: {type(exc).__name__}: {exc}", flush=True)
-                continue
-            print(f"{dataset:<9} {algorithm:<10} {np.mean(theirs):>8.4f} ± {np.std(theirs, ddof=1):.3f} "
-                  f"{np.mean(ours):>8.4f} ± {np.std(ours, ddof=1):.3f} {_pooled(ours, theirs):>8.2f} "
-                  f"{t_theirs:>9.1f} {t_ours:>9.1f}", flush=True)
+    print(f"{'data':<9} {'algorithm':<11} {'PLENCH':>15} {'plcore':>15} {'diff/sd':>8} {'s PLENCH':>9} {'s plcore':>9}"
+          + (f" {'s before':>9} {'same':>5}" if before else "") + f" {'ratio':>6} {'a step':>6}")
+    table = []
+    try:
+        _warm_up(args, before, algorithms, hparams_registry, misc, find_dataset_file)
+        for dataset in args.datasets:
+            path = find_dataset_file(dataset, args.data_home)
+            for name, option, base in rows:
+                if option not in LEARNER_OPTIONS:
+                    print(f"{dataset:<9} {name:<11} {'not in plcore yet':>31}")
+                    continue
+                row = _measure(args, dataset, path, name, option, base, extra, before, algorithms, hparams_registry,
+                               misc)
+                if row is not None:
+                    table.append(row)
+    finally:
+        if before is not None:
+            before.shutdown()
+    summary = _summary(table, before is not None)
+    print("\n".join(summary))
+    if args.markdown:
+        args.markdown.write_text(_markdown(table, before is not None, args) + "\n" + "\n".join(summary) + "\n")
+        print(f"wrote {args.markdown}")
     return 0
+
+
+def _warm_up(args, before, algorithms, hparams_registry, misc, find_dataset_file) -> None:
+    """A short untimed fit on every side first: the first fit of a process pays its imports and
+    PyTorch's first calls, which would otherwise be charged to the first row."""
+    dataset = args.datasets[0]
+    data = _split(find_dataset_file(dataset, args.data_home), misc.seed_hash, misc.split_dataset, 0)
+    hp = hparams_registry.default_hparams("PRODEN", PLENCH_DATASETS[dataset])
+    run_plench(algorithms, hparams_registry.default_hparams, "PRODEN", dataset, data, 20, 0)
+    run_plcore("PRODEN", hp, data, 20, 0)
+    if before is not None:
+        before.submit(run_plcore, "PRODEN", hp, data, 20, 0).result()
+
+
+def _measure(args, dataset, path, name, option, base, extra, before, algorithms, hparams_registry, misc):
+    """One row: every seed on each side, interleaved (PLENCH, the ``--before`` plcore, plcore)."""
+    hp = hparams_registry.default_hparams(base, PLENCH_DATASETS[dataset])
+    theirs, ours, old, t_theirs, t_ours, t_old, steps = [], [], [], 0.0, 0.0, 0.0, 0
+    plench_side = name in OPTIONS
+    try:
+        for seed in args.seeds:
+            data = _split(path, misc.seed_hash, misc.split_dataset, seed)
+            steps += plcore_steps(len(data[0]), hp, args.steps)
+            if plench_side:
+                t0 = time.perf_counter()
+                theirs.append(run_plench(algorithms, hparams_registry.default_hparams, base, dataset, data,
+                                         args.steps, seed))
+                t_theirs += time.perf_counter() - t0
+            if before is not None:
+                accuracy, seconds = before.submit(timed_plcore, base, hp, data, args.steps, seed, extra,
+                                                  option).result()
+                old.append(accuracy)
+                t_old += seconds
+            accuracy, seconds = timed_plcore(base, hp, data, args.steps, seed, extra, option)
+            ours.append(accuracy)
+            t_ours += seconds
+    except Exception as exc:   # one algorithm's failure does not cost the table its other rows
+        side = "PLENCH" if plench_side and len(theirs) == len(ours) else "plcore"
+        print(f"{dataset:<9} {name:<11} failed in {side}'s code: {type(exc).__name__}: {exc}", flush=True)
+        return None
+    row = {"data": dataset, "algorithm": name, "theirs": theirs, "ours": ours, "old": old, "s_theirs": t_theirs,
+           "s_ours": t_ours, "s_old": t_old, "steps_theirs": args.steps * len(args.seeds), "steps_ours": steps}
+    acc = (lambda v: f"{np.mean(v):>8.4f} ± {np.std(v, ddof=1):.3f}") if len(args.seeds) > 1 else \
+        (lambda v: f"{np.mean(v):>8.4f}        ")
+    ratio, per_step = _ratios(row)
+    print(f"{dataset:<9} {name:<11} {acc(theirs) if theirs else '–':>15} {acc(ours)} "
+          f"{_pooled(ours, theirs) if theirs else float('nan'):>8.2f} {t_theirs if theirs else float('nan'):>9.1f} "
+          f"{t_ours:>9.1f}" + (f" {t_old:>9.1f} {'yes' if old == ours else 'NO':>5}" if before else "")
+          + f" {ratio:>6} {per_step:>6}", flush=True)
+    return row
+
+
+def _ratios(row) -> tuple:
+    """plcore's seconds over PLENCH's, for the fits and per optimiser step ('–' without PLENCH)."""
+    if not row["theirs"]:
+        return "–", "–"
+    return (_ratio(row["s_ours"], row["s_theirs"]),
+            _ratio(row["s_ours"] / row["steps_ours"], row["s_theirs"] / row["steps_theirs"]))
+
+
+def _summary(table, with_before: bool) -> list:
+    """The issue's figures: plcore/PLENCH per algorithm (median, the share at or below 0.5x, the
+    total) and, with ``--before``, plcore's seconds over the earlier checkout's."""
+    out = []
+    for data in sorted({r["data"] for r in table}):
+        rows = [r for r in table if r["data"] == data and r["theirs"]]
+        if rows:
+            ratios = [r["s_ours"] / r["s_theirs"] for r in rows]
+            steps = [(r["s_ours"] / r["steps_ours"]) / (r["s_theirs"] / r["steps_theirs"]) for r in rows]
+            total = sum(r["s_ours"] for r in rows) / sum(r["s_theirs"] for r in rows)
+            out.append(f"{data}: plcore/PLENCH over {len(rows)} algorithms: median {statistics.median(ratios):.2f}x "
+                       f"(per step {statistics.median(steps):.2f}x), {sum(v <= 0.5 for v in ratios)} at or below "
+                       f"0.5x, worst {max(ratios):.2f}x, total {total:.2f}x")
+        if with_before:
+            mine = [r for r in table if r["data"] == data]
+            speedup = [r["s_ours"] / r["s_old"] for r in mine if r["s_old"] > 0]
+            same = sum(r["old"] == r["ours"] for r in mine)
+            total = sum(r["s_ours"] for r in mine) / sum(r["s_old"] for r in mine)
+            out.append(f"{data}: plcore/before over {len(mine)} learners: median {statistics.median(speedup):.2f}x, "
+                       f"best {min(speedup):.2f}x, total {total:.2f}x; test accuracy the same for {same} of {len(mine)}")
+    return out
+
+
+def _markdown(table, with_before: bool, args) -> str:
+    head = ["data", "algorithm", "PLENCH acc", "plcore acc", "diff/sd", "s PLENCH", "s plcore"]
+    head += ["s before", "plcore/before"] if with_before else []
+    head += ["plcore/PLENCH", "per step"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in table:
+        acc = (lambda v: f"{100 * np.mean(v):.1f} ± {100 * np.std(v, ddof=1):.1f}" if len(v) > 1 else
+               f"{100 * np.mean(v):.1f}")
+        cells = [r["data"], r["algorithm"], acc(r["theirs"]) if r["theirs"] else "–", acc(r["ours"]),
+                 f"{_pooled(r['ours'], r['theirs']):.2f}" if r["theirs"] else "–",
+                 f"{r['s_theirs']:.1f}" if r["theirs"] else "–", f"{r['s_ours']:.1f}"]
+        if with_before:
+            cells += [f"{r['s_old']:.1f}", _ratio(r["s_ours"], r["s_old"])]
+        cells += list(_ratios(r))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
