@@ -101,7 +101,9 @@ def anchor_logits(anchors: torch.Tensor, features: torch.Tensor, temperature: fl
     """``a_i . z_k / t`` (b, m) for anchors ``a`` (b, e) against ``features`` (m, e) whose first b rows
     are the anchors themselves, ``-inf`` at ``k = i``. The rows after the first b (a second view's
     keys, a queue) take no gradient (:class:`_AnchorProduct`)."""
-    return (_AnchorProduct.apply(anchors, features) / temperature).fill_diagonal_(float("-inf"))
+    rest = features.shape[0] > anchors.shape[0]          # ABLE's features are its anchors, nothing after
+    product = _AnchorProduct.apply(anchors, features) if rest else anchors @ features.T
+    return (product / temperature).fill_diagonal_(float("-inf"))
 
 
 class _AnchorProduct(torch.autograd.Function):
