@@ -50,6 +50,7 @@ import contextlib
 import math
 import multiprocessing
 import os
+import random
 import statistics
 import sys
 import time
@@ -181,6 +182,7 @@ def _cpu_for_cuda_calls(torch):
 
 def _run_plench(torch, algorithms, hparams_for, algorithm, dataset, data, steps, seed):
     X, S, y, X_test, y_test = data
+    random.seed(seed)                                   # PLENCH's train.py seeds all three (FREDIS uses random)
     torch.manual_seed(seed)
     np.random.seed(seed)
     hp = dict(hparams_for(algorithm, PLENCH_DATASETS[dataset]), max_steps=steps, output_dir=".")
