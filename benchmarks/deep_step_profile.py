@@ -1,7 +1,7 @@
 """Where a deep learner's fit spends its time (issue 65, item 1), beside PLENCH's own code.
 
     OMP_NUM_THREADS=1 python benchmarks/deep_step_profile.py --plench PATH [--dataset lost] [--steps 1000]
-        [--algorithms PRODEN CC ...] [--seed 0]
+        [--algorithms PRODEN CC ...] [--seed 0] [--fused]
 
 For each algorithm, plcore's learner is fitted at PLENCH's settings (its defaults for the data set,
 the split of ``benchmarks/plench_parity.py``, one thread) with every part of the loop timed:
@@ -13,7 +13,11 @@ final confidences, early stopping) and ``loop`` (the rest: batch order and index
 ``floor`` is the same network's forward and backward passes alone, on as many random batches of the
 same size, with no optimizer: the arithmetic no loop can avoid on one thread. With ``--plench`` the
 algorithm's fit by PLENCH's code, 1000 steps, is timed beside it (PLENCH's algorithms only; CroSel
-and the conformal variants are plcore's, at PRODEN's PLENCH settings).
+and the conformal variants are plcore's, at PRODEN's PLENCH settings). ``--fused`` adds what PyTorch's
+fused optimiser would give (a counterfactual: plcore's loop uses the single-tensor Adam, whose
+fits the committed results hold to the bit): the fit's seconds without the timers (``fit s``),
+then with the loop's optimiser swapped for ``torch.optim.Adam(..., fused=True)``, and whether the
+two fits' test predictions are the same.
 """
 
 from __future__ import annotations
@@ -123,6 +127,40 @@ def profile_plcore(option: str, params: dict, data, n_epochs: int, seed: int) ->
     return {"total": total, "steps": len(steps), **clock}
 
 
+@contextlib.contextmanager
+def _fused_optimizer():
+    """plcore's loop with PyTorch's fused Adam and SGD (one kernel for all parameters) in place of its own choice."""
+    import torch
+
+    from plcore_deep import _loop
+
+    chosen = _loop._optimizer
+
+    def fused(name, params, lr, weight_decay, momentum):
+        if name == "adam":
+            return torch.optim.Adam(params, lr=lr, weight_decay=weight_decay, fused=True)
+        return torch.optim.SGD(params, lr=lr, weight_decay=weight_decay, momentum=momentum, fused=True)
+
+    _loop._optimizer = fused
+    try:
+        yield
+    finally:
+        _loop._optimizer = chosen
+
+
+def _fit_seconds(option: str, params: dict, data, n_epochs: int, seed: int) -> tuple:
+    """Seconds of one fit of plcore's learner ``option`` and its test predictions."""
+    import plcore_deep
+    from plcore_deep.plugin import LEARNER_OPTIONS
+
+    X, S, _, X_test, _ = data
+    est = getattr(plcore_deep, LEARNER_OPTIONS[option].split(":")[1])(**params, n_epochs=n_epochs, device="cpu",
+                                                                       random_state=seed)
+    t = time.perf_counter()
+    est.fit(X, S.astype(bool))
+    return time.perf_counter() - t, est.predict(X_test)
+
+
 def floor(d: int, q: int, batch: int, steps: int, hidden: int = 500, seed: int = 0, adam: str | None = None) -> float:
     """Seconds of the bare MLP's forward and backward passes on ``steps`` random batches; with
     ``adam`` (``"single"``, ``"foreach"`` or ``"fused"``: PyTorch's three implementations) an Adam
@@ -156,6 +194,8 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--data-home", default=os.environ.get("PLCORE_DATA_HOME"))
+    ap.add_argument("--fused", action="store_true",
+                    help="also fit each algorithm with PyTorch's fused optimiser (seconds, same predictions?)")
     args = ap.parse_args(argv)
     if args.plench is None or not (args.plench / "plench" / "core" / "algorithms.py").is_file():
         raise SystemExit("give --plench PATH: a checkout of PLENCH (its hyperparameters and split are read there)")
@@ -182,6 +222,7 @@ def main(argv=None) -> int:
     print(f"{args.dataset}: {X.shape[0]} training rows, d={X.shape[1]}, q={S.shape[1]}; {args.steps} PLENCH steps; "
           "one thread; seconds of one fit (share of plcore's total)")
     head = ["algorithm", "steps", "plcore s", *parts, "floor s", "PLENCH s", "plcore/PLENCH"]
+    head += ["fit s", "fused s", "fused/PLENCH", "same predictions"] if args.fused else []
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for algorithm in args.algorithms:
@@ -201,9 +242,16 @@ def main(argv=None) -> int:
                           args.seed)
             theirs = time.perf_counter() - t
         shares = [f"{got[p]:.2f} ({100 * got[p] / got['total']:.0f}%)" for p in parts]
+        cells = ""
+        if args.fused:
+            slow, plain = _fit_seconds(option, params, data, n_epochs, args.seed)       # uninstrumented
+            with _fused_optimizer():
+                fast, predicted = _fit_seconds(option, params, data, n_epochs, args.seed)
+            cells = (f" {slow:.2f} | {fast:.2f} | {'–' if theirs is None else f'{fast / theirs:.2f}x'} | "
+                     f"{'yes' if np.array_equal(plain, predicted) else f'{100 * np.mean(plain == predicted):.1f}%'} |")
         print(f"| {algorithm} | {got['steps']} | {got['total']:.2f} | " + " | ".join(shares)
               + f" | {bare:.2f} | {'–' if theirs is None else f'{theirs:.2f}'} | "
-              + ("–" if theirs is None else f"{got['total'] / theirs:.2f}x") + " |", flush=True)
+              + ("–" if theirs is None else f"{got['total'] / theirs:.2f}x") + " |" + cells, flush=True)
     return 0
 
 
