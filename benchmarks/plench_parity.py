@@ -36,7 +36,9 @@ Speed (issue 65): each side's seconds for the seeds (a fit and its test predicti
 their ratio, and the ratio per optimiser step (plcore's loop runs more steps than PLENCH's, see
 above). ``--before PLCORE_CHECKOUT`` times a second plcore, e.g. a ``git worktree`` of an earlier
 commit, in the same run: its plcore-deep fits each seed in a worker process, interleaved with the
-other two sides, and the table adds its seconds and whether its test accuracy is the same.
+other two sides, and the table adds its seconds and whether its test accuracy is the same; this
+checkout's plcore then fits in a worker process of its own too, so that the two plcores run alike
+(in the benchmark's process, after PLENCH's fits there, the same code measured up to 13% slower).
 ``--extra`` adds plcore's own deep learners (CroSel, the conformal variants) at the settings of the
 PLENCH algorithm they build on, without a PLENCH side. ``--markdown FILE`` writes the table and
 its summary as markdown.
@@ -310,13 +312,15 @@ def main(argv=None) -> int:
     from plcore.datasets.loaders import find_dataset_file
     from plcore_deep.plugin import LEARNER_OPTIONS
 
-    before = None
+    before = now = None
     if args.before is not None:
         if not (args.before / "plugins" / "plcore-deep" / "plcore_deep").is_dir():
             raise SystemExit(f"--before {args.before} is not a plcore checkout (no plugins/plcore-deep/plcore_deep)")
-        before = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), initializer=_use_checkout,
-                                     initargs=(str(args.before),))
-        print(f"before: plcore-deep of {before.submit(_where_plcore_deep).result()}, one worker process")
+        before, now = (ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                                           initializer=_use_checkout, initargs=(str(root),))
+                       for root in (args.before, Path(__file__).resolve().parents[1]))
+        print(f"before: plcore-deep of {before.submit(_where_plcore_deep).result()}, one worker process; "
+              f"now: {now.submit(_where_plcore_deep).result()}, another")
     rows = [(a, OPTIONS[a], a) for a in args.algorithms] + ([(name, option, base) for name, (option, base)
                                                              in EXTRA.items()] if args.extra else [])
     print(f"PLENCH parity: {args.steps} steps, seeds {args.seeds}; test accuracy after the last step"
@@ -325,20 +329,21 @@ def main(argv=None) -> int:
           + (f" {'s before':>9} {'same':>5}" if before else "") + f" {'ratio':>6} {'a step':>6}")
     table = []
     try:
-        _warm_up(args, before, algorithms, hparams_registry, misc, find_dataset_file)
+        _warm_up(args, before, now, algorithms, hparams_registry, misc, find_dataset_file)
         for dataset in args.datasets:
             path = find_dataset_file(dataset, args.data_home)
             for name, option, base in rows:
                 if option not in LEARNER_OPTIONS:
                     print(f"{dataset:<9} {name:<11} {'not in plcore yet':>31}")
                     continue
-                row = _measure(args, dataset, path, name, option, base, extra, before, algorithms, hparams_registry,
-                               misc)
+                row = _measure(args, dataset, path, name, option, base, extra, before, now, algorithms,
+                               hparams_registry, misc)
                 if row is not None:
                     table.append(row)
     finally:
-        if before is not None:
-            before.shutdown()
+        for worker in (before, now):
+            if worker is not None:
+                worker.shutdown()
     summary = _summary(table, before is not None)
     print("\n".join(summary))
     if args.markdown:
@@ -347,7 +352,7 @@ def main(argv=None) -> int:
     return 0
 
 
-def _warm_up(args, before, algorithms, hparams_registry, misc, find_dataset_file) -> None:
+def _warm_up(args, before, now, algorithms, hparams_registry, misc, find_dataset_file) -> None:
     """A short untimed fit on every side first: the first fit of a process pays its imports and
     PyTorch's first calls, which would otherwise be charged to the first row."""
     dataset = args.datasets[0]
@@ -355,12 +360,14 @@ def _warm_up(args, before, algorithms, hparams_registry, misc, find_dataset_file
     hp = hparams_registry.default_hparams("PRODEN", PLENCH_DATASETS[dataset])
     run_plench(algorithms, hparams_registry.default_hparams, "PRODEN", dataset, data, 20, 0)
     run_plcore("PRODEN", hp, data, 20, 0)
-    if before is not None:
-        before.submit(run_plcore, "PRODEN", hp, data, 20, 0).result()
+    for worker in (before, now):
+        if worker is not None:
+            worker.submit(run_plcore, "PRODEN", hp, data, 20, 0).result()
 
 
-def _measure(args, dataset, path, name, option, base, extra, before, algorithms, hparams_registry, misc):
-    """One row: every seed on each side, interleaved (PLENCH, the ``--before`` plcore, plcore)."""
+def _measure(args, dataset, path, name, option, base, extra, before, now, algorithms, hparams_registry, misc):
+    """One row: every seed on each side, interleaved (PLENCH, the ``--before`` plcore, plcore; the
+    plcores in their workers with ``--before``)."""
     hp = hparams_registry.default_hparams(base, PLENCH_DATASETS[dataset])
     theirs, ours, old, t_theirs, t_ours, t_old, steps = [], [], [], 0.0, 0.0, 0.0, 0
     plench_side = name in OPTIONS
@@ -378,7 +385,8 @@ def _measure(args, dataset, path, name, option, base, extra, before, algorithms,
                                                   option).result()
                 old.append(accuracy)
                 t_old += seconds
-            accuracy, seconds = timed_plcore(base, hp, data, args.steps, seed, extra, option)
+            accuracy, seconds = (timed_plcore(base, hp, data, args.steps, seed, extra, option) if now is None else
+                                 now.submit(timed_plcore, base, hp, data, args.steps, seed, extra, option).result())
             ours.append(accuracy)
             t_ours += seconds
     except Exception as exc:   # one algorithm's failure does not cost the table its other rows
