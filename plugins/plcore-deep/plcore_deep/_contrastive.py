@@ -77,7 +77,7 @@ def supcon_loss(q: torch.Tensor, features: torch.Tensor, labels_q: torch.Tensor,
                 temperature: float) -> torch.Tensor:
     """The supervised contrastive loss of PiCO's Eq. (5) (Khosla et al. 2020), anchors ``q`` (b, e)
     against ``features`` (m, e) whose first b rows are the anchors themselves (left out of their
-    own sums): ``mean_i -1/|P(i)| sum_{p in P(i)} log(exp(q_i.z_p/t) / sum_{a != i} exp(q_i.z_a/t))``,
+    own sums) and whose other rows take no gradient (:func:`contrast_log_prob`): ``mean_i -1/|P(i)| sum_{p in P(i)} log(exp(q_i.z_p/t) / sum_{a != i} exp(q_i.z_a/t))``,
     ``P(i)`` the other rows with ``labels == labels_q[i]``."""
     return masked_supcon_loss(q, features, labels_q[:, None] == labels[None, :], temperature)
 
@@ -92,7 +92,9 @@ def masked_supcon_loss(q: torch.Tensor, features: torch.Tensor, positive: torch.
 
 def contrast_log_prob(q: torch.Tensor, features: torch.Tensor, temperature: float) -> torch.Tensor:
     """``log(exp(q_i.z_a/t) / sum_{c != i} exp(q_i.z_c/t))`` (b, m), ``-inf`` at ``a = i``: what
-    every supervised contrastive loss over the same anchors and features shares."""
+    every supervised contrastive loss over the same anchors and features shares. The rows of
+    ``features`` after its first b (the anchors) are constants: no gradient reaches them
+    (:func:`anchor_logits`), as none may in the losses built on it."""
     logits = anchor_logits(q, features, temperature)
     return logits - torch.logsumexp(logits, dim=1, keepdim=True)
 
@@ -100,7 +102,8 @@ def contrast_log_prob(q: torch.Tensor, features: torch.Tensor, temperature: floa
 def anchor_logits(anchors: torch.Tensor, features: torch.Tensor, temperature: float) -> torch.Tensor:
     """``a_i . z_k / t`` (b, m) for anchors ``a`` (b, e) against ``features`` (m, e) whose first b rows
     are the anchors themselves, ``-inf`` at ``k = i``. The rows after the first b (a second view's
-    keys, a queue) take no gradient (:class:`_AnchorProduct`)."""
+    keys, a queue) take no gradient (:class:`_AnchorProduct`): a caller whose later rows need one
+    (a second view of the anchors through the network) must not use it."""
     rest = features.shape[0] > anchors.shape[0]          # ABLE's features are its anchors, nothing after
     product = _AnchorProduct.apply(anchors, features) if rest else anchors @ features.T
     return (product / temperature).fill_diagonal_(float("-inf"))
@@ -126,7 +129,7 @@ class _AnchorProduct(torch.autograd.Function):
         grad_features = None
         if ctx.needs_input_grad[1]:
             grad_features = torch.zeros_like(features)
-            grad_features[:b] = anchors.t().mm(grad[:, :b]).t()
+            grad_features[:b] = grad[:, :b].t().mm(anchors)      # as PyTorch's mm backward for features.T
         return grad_anchors, grad_features
 
 
@@ -248,7 +251,7 @@ def weighted_contrastive_loss(anchors: torch.Tensor, features: torch.Tensor, wei
                               temperature: float, base_temperature: float = 0.07) -> torch.Tensor:
     """The supervised contrastive loss with weighted positives, ABLE's and DIRK's: anchors ``a``
     (b, e) against ``features`` (m, e) whose first b rows are the anchors themselves (left out of
-    their own sums), ``weights`` (b, m) on the positives (0 elsewhere; the diagonal is ignored):
+    their own sums; the other rows take no gradient, :func:`contrast_log_prob`), ``weights`` (b, m) on the positives (0 elsewhere; the diagonal is ignored):
     ``(t / t_base) mean_i -sum_{k != i} w_ik log(exp(a_i.z_k/t) / sum_{c != i} exp(a_i.z_c/t))``.
     ``t_base = 0.07`` is the constant of both authors' code (SupCon's)."""
     log_prob = contrast_log_prob(anchors, features, temperature)

@@ -51,13 +51,14 @@ def _plain_supcon(q, features, positive, t):
     return -((log_prob.masked_fill(~positive, 0.0)).sum(dim=1) / positive.sum(dim=1).clamp(min=1)).mean()
 
 
-def test_anchor_product_gradient_is_the_plain_products_to_the_bit():
-    # PiCO's shapes in float32: the anchors' gradient (through both of their uses) is PyTorch's own
-    # product's to the last bit, and the keys and queue after the anchors get none
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_anchor_product_gradient_is_the_plain_products_to_the_bit(dtype):
+    # PiCO's shapes (training is float32): the anchors' gradient (through both of their uses) is
+    # PyTorch's own product's to the last bit, and the keys and queue after the anchors get none
     g = torch.Generator().manual_seed(0)
-    raw = torch.randn(128, 128, generator=g, requires_grad=True)
-    k = F.normalize(torch.randn(128, 128, generator=g), dim=1)
-    queue = F.normalize(torch.randn(1024, 128, generator=g), dim=1)
+    raw = torch.randn(128, 128, generator=g, dtype=dtype, requires_grad=True)
+    k = F.normalize(torch.randn(128, 128, generator=g, dtype=dtype), dim=1)
+    queue = F.normalize(torch.randn(1024, 128, generator=g, dtype=dtype), dim=1)
     labels = torch.randint(0, 10, (1280,), generator=g)
     grads, losses = [], []
     for plain in (False, True):
@@ -72,7 +73,7 @@ def test_anchor_product_gradient_is_the_plain_products_to_the_bit():
     assert torch.equal(grads[0], grads[1])
     features = torch.cat([raw.detach(), k, queue]).requires_grad_(True)
     out = _pico._AnchorProduct.apply(raw, features)
-    weight = torch.randn(out.shape, generator=g)
+    weight = torch.randn(out.shape, generator=g, dtype=dtype)
     mine = torch.autograd.grad((out * weight).sum(), features)[0]
     theirs = torch.autograd.grad(((raw @ features.T) * weight).sum(), features)[0]
     assert torch.equal(mine[128:], torch.zeros_like(mine[128:]))
