@@ -75,9 +75,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if not (args.before / "plugins" / "plcore-deep" / "plcore_deep").is_dir():
         raise SystemExit(f"--before {args.before} is not a plcore checkout (no plugins/plcore-deep/plcore_deep)")
-    import torch
-
-    torch.set_num_threads(1)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")     # one thread a side (the spawned worker inherits it)
     data = data_of(args.dataset, args.data_home)
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), initializer=_use_checkout,
                              initargs=(str(args.before),)) as before:

@@ -296,6 +296,7 @@ def main(argv=None) -> int:
                     help="add plcore's own deep learners (CroSel, the conformal variants), without a PLENCH side")
     ap.add_argument("--markdown", type=Path, help="write the table and its summary as markdown to this file")
     args = ap.parse_args(argv)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")     # one thread a side (spawned workers inherit it)
     if any("=" not in item for item in args.plcore_set):
         raise SystemExit(f"--plcore-set takes PARAM=VALUE pairs, got {args.plcore_set}")
     extra = {k: _literal(v) for k, v in (item.split("=", 1) for item in args.plcore_set)}
@@ -371,26 +372,29 @@ def _measure(args, dataset, path, name, option, base, extra, before, now, algori
     hp = hparams_registry.default_hparams(base, PLENCH_DATASETS[dataset])
     theirs, ours, old, t_theirs, t_ours, t_old, steps = [], [], [], 0.0, 0.0, 0.0, 0
     plench_side = name in OPTIONS
+    side = "PLENCH"
     try:
         for seed in args.seeds:
             data = _split(path, misc.seed_hash, misc.split_dataset, seed)
             steps += plcore_steps(len(data[0]), hp, args.steps)
             if plench_side:
+                side = "PLENCH"
                 t0 = time.perf_counter()
                 theirs.append(run_plench(algorithms, hparams_registry.default_hparams, base, dataset, data,
                                          args.steps, seed))
                 t_theirs += time.perf_counter() - t0
             if before is not None:
+                side = "the --before plcore"
                 accuracy, seconds = before.submit(timed_plcore, base, hp, data, args.steps, seed, extra,
                                                   option).result()
                 old.append(accuracy)
                 t_old += seconds
+            side = "plcore"
             accuracy, seconds = (timed_plcore(base, hp, data, args.steps, seed, extra, option) if now is None else
                                  now.submit(timed_plcore, base, hp, data, args.steps, seed, extra, option).result())
             ours.append(accuracy)
             t_ours += seconds
     except Exception as exc:   # one algorithm's failure does not cost the table its other rows
-        side = "PLENCH" if plench_side and len(theirs) == len(ours) else "plcore"
         print(f"{dataset:<9} {name:<11} failed in {side}'s code: {type(exc).__name__}: {exc}", flush=True)
         return None
     row = {"data": dataset, "algorithm": name, "theirs": theirs, "ours": ours, "old": old, "s_theirs": t_theirs,
@@ -429,8 +433,10 @@ def _summary(table, with_before: bool) -> list:
         if with_before:
             mine = [r for r in table if r["data"] == data]
             speedup = [r["s_ours"] / r["s_old"] for r in mine if r["s_old"] > 0]
+            if not speedup:
+                continue
             same = sum(r["old"] == r["ours"] for r in mine)
-            total = sum(r["s_ours"] for r in mine) / sum(r["s_old"] for r in mine)
+            total = sum(r["s_ours"] for r in mine if r["s_old"] > 0) / sum(r["s_old"] for r in mine)
             out.append(f"{data}: plcore/before over {len(mine)} learners: median {statistics.median(speedup):.2f}x, "
                        f"best {min(speedup):.2f}x, total {total:.2f}x; test accuracy the same for {same} of {len(mine)}")
     return out
@@ -438,7 +444,7 @@ def _summary(table, with_before: bool) -> list:
 
 def _markdown(table, with_before: bool, args) -> str:
     head = ["data", "algorithm", "PLENCH acc", "plcore acc", "diff/sd", "s PLENCH", "s plcore"]
-    head += ["s before", "plcore/before"] if with_before else []
+    head += ["s before", "plcore/before", "same"] if with_before else []
     head += ["plcore/PLENCH", "per step"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in table:
@@ -448,7 +454,7 @@ def _markdown(table, with_before: bool, args) -> str:
                  f"{_pooled(r['ours'], r['theirs']):.2f}" if r["theirs"] else "–",
                  f"{r['s_theirs']:.1f}" if r["theirs"] else "–", f"{r['s_ours']:.1f}"]
         if with_before:
-            cells += [f"{r['s_old']:.1f}", _ratio(r["s_ours"], r["s_old"])]
+            cells += [f"{r['s_old']:.1f}", _ratio(r["s_ours"], r["s_old"]), "yes" if r["old"] == r["ours"] else "NO"]
         cells += list(_ratios(r))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

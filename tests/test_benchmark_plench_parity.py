@@ -39,7 +39,7 @@ def test_the_summary_gives_the_goal_figures_per_data_set(bench):
                         "test accuracy the same for 4 of 4")
     markdown = bench._markdown(table, True, None).splitlines()
     assert markdown[0].startswith("| data | algorithm |") and markdown[0].endswith("| plcore/PLENCH | per step |")
-    assert markdown[-1].endswith("| CroSel | – | 50.0 | – | – | 2.0 | 4.0 | 0.50x | – | – |")
+    assert markdown[-1].endswith("| CroSel | – | 50.0 | – | – | 2.0 | 4.0 | 0.50x | yes | – | – |")
 
 
 def test_the_before_worker_imports_the_checkouts_plcore_deep(bench, tmp_path):
