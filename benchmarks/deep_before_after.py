@@ -49,14 +49,15 @@ def data_of(name: str, data_home) -> tuple:
     return (X[train] - mean) / std, S[train].astype(bool), (X[test] - mean) / std
 
 
-def timed_fit(option: str, data, epochs: int, seed: int) -> tuple:
-    """Seconds of one fit of learner ``option`` (its defaults, ``epochs``, the CPU) and its test predictions."""
+def timed_fit(option: str, data, epochs: int, seed: int, params: dict | None = None) -> tuple:
+    """Seconds of one fit of learner ``option`` (its defaults but ``params``, ``epochs``, the CPU) on
+    ``data = (X, S, X_test)`` and its test predictions."""
     import plcore_deep
     from plcore_deep.plugin import LEARNER_OPTIONS
 
     X, S, X_test = data
-    est = getattr(plcore_deep, LEARNER_OPTIONS[option].split(":")[1])(n_epochs=epochs, device="cpu",
-                                                                       random_state=seed)
+    est = getattr(plcore_deep, LEARNER_OPTIONS[option].split(":")[1])(**(params or {}), n_epochs=epochs,
+                                                                       device="cpu", random_state=seed)
     t = time.perf_counter()
     est.fit(X, S)
     return time.perf_counter() - t, est.predict(X_test)

@@ -148,19 +148,6 @@ def _fused_optimizer():
         _loop._optimizer = chosen
 
 
-def _fit_seconds(option: str, params: dict, data, n_epochs: int, seed: int) -> tuple:
-    """Seconds of one fit of plcore's learner ``option`` and its test predictions."""
-    import plcore_deep
-    from plcore_deep.plugin import LEARNER_OPTIONS
-
-    X, S, _, X_test, _ = data
-    est = getattr(plcore_deep, LEARNER_OPTIONS[option].split(":")[1])(**params, n_epochs=n_epochs, device="cpu",
-                                                                       random_state=seed)
-    t = time.perf_counter()
-    est.fit(X, S.astype(bool))
-    return time.perf_counter() - t, est.predict(X_test)
-
-
 def floor(d: int, q: int, batch: int, steps: int, hidden: int = 500, seed: int = 0, adam: str | None = None) -> float:
     """Seconds of the bare MLP's forward and backward passes on ``steps`` random batches; with
     ``adam`` (``"single"``, ``"foreach"`` or ``"fused"``: PyTorch's three implementations) an Adam
@@ -186,6 +173,7 @@ def floor(d: int, q: int, batch: int, steps: int, hidden: int = 500, seed: int =
 
 def main(argv=None) -> int:
     import plench_parity as pp
+    from deep_before_after import timed_fit
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--plench", type=Path, default=None, help="a checkout of github.com/wwangwitsel/PLENCH")
@@ -244,9 +232,10 @@ def main(argv=None) -> int:
         shares = [f"{got[p]:.2f} ({100 * got[p] / got['total']:.0f}%)" for p in parts]
         cells = ""
         if args.fused:
-            slow, plain = _fit_seconds(option, params, data, n_epochs, args.seed)       # uninstrumented
+            fit_data = (X, S.astype(bool), data[3])
+            slow, plain = timed_fit(option, fit_data, n_epochs, args.seed, params)       # uninstrumented
             with _fused_optimizer():
-                fast, predicted = _fit_seconds(option, params, data, n_epochs, args.seed)
+                fast, predicted = timed_fit(option, fit_data, n_epochs, args.seed, params)
             cells = (f" {slow:.2f} | {fast:.2f} | {'–' if theirs is None else f'{fast / theirs:.2f}x'} | "
                      f"{'yes' if np.array_equal(plain, predicted) else f'{100 * np.mean(plain == predicted):.1f}%'} |")
         print(f"| {algorithm} | {got['steps']} | {got['total']:.2f} | " + " | ".join(shares)
