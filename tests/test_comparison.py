@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from plcore.exceptions import ConfigError
-from plcore.run.comparison import (average_ranks, check_same_splits, collapsed_splits, compare, friedman,
+from plcore.stats import (average_ranks, check_same_splits, collapsed_splits, compare, friedman,
                                    markdown_table, nemenyi_critical_difference, win_tie_loss)
 
 # three methods, three data sets, five paired splits each
@@ -97,7 +97,7 @@ def test_compare_and_its_markdown_table():
 def test_the_diagrams_nemenyi_pvalues_agree_with_the_critical_difference():
     """scikit-posthocs draws the bars from its Nemenyi p-values; they must join exactly the pairs
     whose average ranks differ by less than our critical difference."""
-    from plcore.run.comparison import nemenyi_pvalues
+    from plcore.stats import nemenyi_pvalues
 
     rng = np.random.RandomState(3)
     methods, datasets = list("abcdef"), [f"d{i}" for i in range(12)]
@@ -118,7 +118,7 @@ def test_tables_can_list_the_best_ranked_method_first():
     assert rows(by_name) == ["a", "b", "c"]
     order = [m for _, m in sorted(zip(c.ranks, c.methods))]
     assert rows(by_rank) == order and order[0] == "a"
-    from plcore.run.comparison import latex_table
+    from plcore.stats import latex_table
     body = [l.split(" & ")[0] for l in latex_table(c, by_rank=True).splitlines() if l.endswith(r"\\") and " & " in l][1:]
     assert body == order
 
@@ -126,7 +126,7 @@ def test_tables_can_list_the_best_ranked_method_first():
 def test_cells_equal_to_the_best_as_printed_are_bold_alike():
     """``0.967 ± 0.044`` and ``0.967 ± 0.021`` are the best alike: both bold, in markdown and LaTeX
     (the ranks still use the unrounded means); 0.966 is not."""
-    from plcore.run.comparison import latex_table
+    from plcore.stats import latex_table
 
     base = np.array([-0.02, 0.02, -0.01, 0.01, 0.0])
     scores = {("a", "d1"): 0.96704 + 2.2 * base, ("b", "d1"): 0.96696 + 1.05 * base, ("c", "d1"): 0.9664 + base,
@@ -149,7 +149,7 @@ def test_cells_equal_to_the_best_as_printed_are_bold_alike():
 def test_two_methods_get_the_wilcoxon_signed_rank_test_over_the_data_sets():
     """Demsar's test for two methods: the Wilcoxon signed-rank test of their means over the data
     sets (SciPy's), printed under the table; Friedman and the diagram stay for three or more."""
-    from plcore.run.comparison import latex_table
+    from plcore.stats import latex_table
 
     rng = np.random.RandomState(5)
     scores = {(m, f"d{i}"): rng.rand(4) + (0.3 if m == "a" else 0) * rng.rand() for m in "ab" for i in range(7)}
@@ -171,7 +171,7 @@ def _drawn(c, title="accuracy (kfold, 10 folds; higher is better)"):
     """The diagram's figure drawn (Agg), with its renderer."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    from plcore.run.comparison import cd_figure
+    from plcore.stats import cd_figure
 
     fig = cd_figure(c, title=title)
     FigureCanvasAgg(fig).draw()
@@ -233,3 +233,16 @@ def test_collapsed_splits_are_those_more_than_ten_points_below_their_cells_media
     table = markdown_table(c)
     assert "(2 collapsed)" in table and "Collapsed: 2 split(s)" in table
     assert "collapsed" not in markdown_table(compare({k: v for k, v in scores.items() if k[0] != "a"}))
+
+
+def test_the_old_module_path_still_serves_the_statistics_and_says_where_they_moved():
+    """``plcore.run.comparison`` (before plcore.stats) re-exports every name for one release, warning."""
+    import importlib
+    import sys
+
+    import plcore.stats
+
+    sys.modules.pop("plcore.run.comparison", None)
+    with pytest.warns(DeprecationWarning, match="plcore.stats"):
+        old = importlib.import_module("plcore.run.comparison")
+    assert all(getattr(old, name) is getattr(plcore.stats, name) for name in plcore.stats.__all__)

@@ -248,7 +248,7 @@ def test_without_a_reference_the_best_ranked_method_counts_win_tie_loss(tmp_path
 
 
 def compare_wtl(runs, reference):
-    from plcore.run.comparison import win_tie_loss
+    from plcore.stats import win_tie_loss
 
     return win_tie_loss(sweep_scores(runs, "kfold", "accuracy")[0], reference)
 
@@ -316,7 +316,7 @@ def test_a_presets_own_report_and_the_comparison_run_side_by_side(tmp_path, plco
 
 
 def test_latex_escapes_what_tex_would_misread(tmp_path):
-    from plcore.run.comparison import compare, latex_table
+    from plcore.stats import compare, latex_table
 
     runs = [_run(m, d, v) for (m, d), v in SCORES.items()]
     runs += [_run("x_y<1>|%", d, SCORES[("c", d)] - 0.1) for d in DATA]

@@ -15,7 +15,7 @@ from plcore.leaderboard.jobs import Entry, entries, estimate_missing, fits_per_f
 from plcore.leaderboard.runfile import iter_runs
 from plcore.leaderboard.verify import ALIKE, recorded_threads, verdict
 from plcore.registry import get_registry
-from plcore.run.comparison import against_best, average_ranks, rank_intervals
+from plcore.stats import against_best, average_ranks, rank_intervals
 
 FIELD2 = load_protocol("field/2")
 VISION = load_protocol("vision/1")
@@ -176,7 +176,7 @@ def test_the_page_names_the_rows_the_best_one_beats_and_compares_it_with_the_med
     """The committed smoke results: the page's lines beyond Nemenyi are what :func:`against_best`
     computes from the table's means, the beaten rows named, the median row the middle place."""
     from plcore.leaderboard.page import collect, render_markdown, tables
-    from plcore.run.comparison import ranked_methods
+    from plcore.stats import ranked_methods
 
     board = collect(load_protocol("field-smoke/1"), Path(__file__).resolve().parents[1] / "leaderboard")
     text = render_markdown(board, command="cmd")

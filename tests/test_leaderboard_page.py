@@ -134,7 +134,7 @@ def test_a_row_not_yet_run_leaves_the_ranked_table_as_it_was(registry, results, 
 
 
 def test_nemenyi_groups_are_the_pairs_within_the_critical_difference():
-    from plcore.run.comparison import compare
+    from plcore.stats import compare
 
     rng = np.random.default_rng(3)
     quality = np.linspace(0, 1, 8)

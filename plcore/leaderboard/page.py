@@ -213,9 +213,9 @@ class Table:
     wtl: dict
     unranked: list
     reference: str = ""
-    #: the best row against each other one (:func:`plcore.run.comparison.against_best`), ``{}`` without ranks
+    #: the best row against each other one (:func:`plcore.stats.against_best`), ``{}`` without ranks
     versus_best: dict = field(default_factory=dict)
-    #: each ranked row's bootstrap interval of its average rank (:func:`plcore.run.comparison.rank_intervals`)
+    #: each ranked row's bootstrap interval of its average rank (:func:`plcore.stats.rank_intervals`)
     intervals: dict = field(default_factory=dict)
 
     @property
@@ -224,7 +224,7 @@ class Table:
         even count): what "better than the median row" compares the best with."""
         if self.comparison is None or self.comparison.ranks is None:
             return None
-        from plcore.run.comparison import ranked_methods
+        from plcore.stats import ranked_methods
 
         order = ranked_methods(self.comparison)
         return order[len(order) // 2]
@@ -242,7 +242,7 @@ def _fold_values(board: Board, key, dataset, metric) -> list:
 
 def tables(board: Board) -> list:
     """Every (track, group, metric) comparison of the page, as :class:`Table` s."""
-    from plcore.run.comparison import against_best, compare, rank_intervals, win_tie_loss
+    from plcore.stats import against_best, compare, rank_intervals, win_tie_loss
 
     out = []
     for track, groups in GROUPS.items():
@@ -348,7 +348,7 @@ def _versus_lines(t: Table, by_key: dict) -> list:
     if not t.versus_best or not t.versus_best["tests"]:
         return []
     best = t.versus_best["best"]
-    from plcore.run.comparison import ranked_methods
+    from plcore.stats import ranked_methods
 
     beaten = [k for k in ranked_methods(t.comparison) if k in t.versus_best["tests"] and t.versus_best["tests"][k][2]]
     median = t.median_row
@@ -404,7 +404,7 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
     and CD, the CD diagram (``diagrams[(track, group, metric)]``: a file name), the unranked rows;
     then the reference section, the failures, the superseded rows and ``not_run``: lines on the
     installed rows that have no file yet (:func:`not_run_lines`)."""
-    from plcore.run.comparison import ranked_methods
+    from plcore.stats import ranked_methods
 
     p = board.protocol
     lines = [f"# Leaderboard: {p.key}", "", *_header(board, command, timings)]
@@ -507,9 +507,9 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
 
 
 def render_latex(board: Board) -> str:
-    """Each ranked table as a LaTeX ``table`` (booktabs), as :func:`plcore.run.comparison.latex_table`
+    """Each ranked table as a LaTeX ``table`` (booktabs), as :func:`plcore.stats.latex_table`
     writes it, imputed cells included as their imputed scores."""
-    from plcore.run.comparison import latex_table
+    from plcore.stats import latex_table
 
     parts = []
     for t in tables(board):
@@ -581,7 +581,7 @@ def diagram_files(board: Board, out) -> dict:
 def write_page(board: Board, out, *, command: str, timings: bool = True, not_run: list | None = None) -> list:
     """Write ``out`` (Markdown), the LaTeX tables beside it (``.tex``) and the CD diagrams
     (:func:`diagram_files`, ``.svg`` and ``.png``); returns the paths written."""
-    from plcore.run.comparison import cd_diagram
+    from plcore.stats import cd_diagram
 
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)

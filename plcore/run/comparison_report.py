@@ -1,5 +1,5 @@
 """The comparison report of a sweep: MLflow runs -> per-split scores -> tables, tests and the
-critical-difference diagram (:mod:`plcore.run.comparison`), written as markdown, LaTeX, PNG
+critical-difference diagram (:mod:`plcore.stats`), written as markdown, LaTeX, PNG
 and SVG and logged as artifacts of a parent run of the sweep.
 
 ``python -m plcore -m +learner=plknn,ipal dataset=lost,msrc-v2 report=comparison`` (the
@@ -29,7 +29,7 @@ import numpy as np
 
 from plcore.exceptions import ConfigError
 from plcore.registry import METHOD_KINDS, get_registry
-from plcore.run.comparison import (Comparison, best_ranked, cd_diagram, check_same_splits, compare, latex_table,
+from plcore.stats import (Comparison, best_ranked, cd_diagram, check_same_splits, compare, latex_table,
                                    markdown_table, ranked_methods)
 from plcore.run.runs import PARENT_TAG, RunRecord, provenance_line
 
@@ -198,7 +198,7 @@ def compared_runs(runs: Sequence[RunRecord]) -> list:
 @dataclass
 class ComparisonReport:
     """What :func:`comparison_report` wrote: the markdown text, its files (markdown, LaTeX, then
-    the diagrams), one :class:`~plcore.run.comparison.Comparison` per compared metric, the
+    the diagrams), one :class:`~plcore.stats.Comparison` per compared metric, the
     diagrams' paths and the runs compared (the latest of each cell)."""
 
     markdown: str

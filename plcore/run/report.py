@@ -28,7 +28,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from plcore.exceptions import ConfigError
-from plcore.run.comparison import paired_ttest  # re-exported: the reproduction and CENDA tables use it
+from plcore.stats import paired_ttest  # re-exported: the reproduction and CENDA tables use it
 from plcore.run.runs import PARENT_TAG, SWEEP_TAG, RunRecord, load_runs, provenance_line  # noqa: F401 - re-exported
 
 log = logging.getLogger(__name__)
