@@ -6,6 +6,13 @@ scikit-learn's conventions (``ValueError`` for bad input) keep holding.
 """
 
 
+def one_line(what) -> str:
+    """``what`` on one line, for a message or a record: an exception as ``Type: message``, anything
+    else as its text, every run of whitespace (line breaks included) one space."""
+    text = f"{type(what).__name__}: {what}" if isinstance(what, BaseException) else str(what)
+    return " ".join(text.split())
+
+
 class PlcoreError(Exception):
     """Base class of all plcore errors."""
 

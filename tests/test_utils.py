@@ -76,3 +76,27 @@ def test_osqp_solution_accepts_warns_or_raises_by_status():
         osqp_solution(res, "toy")
     with pytest.warns(ConvergenceWarning, match="toy QP"):
         osqp_solution(res, "toy", accept=("solved", "maximum iterations reached"))
+
+
+def test_atomic_write_leaves_all_of_the_file_or_none_of_it(tmp_path):
+    """A block that fails leaves the old file and no temporary one; one that ends renames it into place."""
+    from plcore.utils.files import atomic_write
+
+    path = tmp_path / "out.txt"
+    path.write_text("old")
+    with pytest.raises(RuntimeError), atomic_write(path) as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("killed half-way")
+    assert path.read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
+    with atomic_write(path) as tmp:
+        assert tmp.parent == tmp_path and tmp.name.startswith(".out.txt.")
+        tmp.write_text("new")
+        assert path.read_text() == "old"  # nothing replaced before the block ends
+    assert path.read_text() == "new" and sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
+
+
+def test_one_line_collapses_line_breaks_and_names_an_exceptions_type():
+    from plcore.exceptions import one_line
+
+    assert one_line(ValueError("bad\n  value\tthere")) == "ValueError: bad value there"
+    assert one_line("  two\nlines ") == "two lines"

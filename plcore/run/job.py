@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from plcore.exceptions import PlcoreError, RunInterrupted
+from plcore.exceptions import PlcoreError, RunInterrupted, one_line
 
 __all__ = ["JobState", "in_multirun", "run_task"]
 
@@ -80,20 +80,16 @@ def run_task(task, cfg) -> float | None:
         sys.exit(128 + int(signum))
     except Exception as err:
         if os.environ.get("PLCORE_FULL_ERROR") or os.environ.get("HYDRA_FULL_ERROR") == "1":
-            _record(job, "FAILED", _one_line(err))
+            _record(job, "FAILED", one_line(err))
             raise
         where = (f"; run {job.run_id} ended FAILED with the traceback as its artifact error/traceback.txt"
                  if job.run_id else "")
-        print(f"error: {_one_line(err)}{where} (HYDRA_FULL_ERROR=1 prints the traceback)", file=sys.stderr,
+        print(f"error: {one_line(err)}{where} (HYDRA_FULL_ERROR=1 prints the traceback)", file=sys.stderr,
               flush=True)
         if sweep:
-            _record(job, "FAILED", _one_line(err))
+            _record(job, "FAILED", one_line(err))
             return None
         sys.exit(1)
-
-
-def _one_line(err: BaseException) -> str:
-    return " ".join(f"{type(err).__name__}: {err}".split())
 
 
 def _record(job: "JobState", status: str, error: str | None = None) -> None:

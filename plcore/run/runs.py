@@ -7,12 +7,13 @@ so that a sweep names every job that failed, also before its run existed; and
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+
+from plcore.utils.files import atomic_write
 
 __all__ = ["JOB_RECORD", "PARENT_TAG", "RUN_KEY_TAG", "SWEEP_TAG", "JobRecord", "RunRecord", "find_finished_run",
            "load_runs", "provenance_line", "read_job_records", "write_job_record"]
@@ -169,9 +170,8 @@ def write_job_record(folder, record: JobRecord) -> None:
     """Write ``record`` to ``folder/plcore-job.json`` atomically (a reader sees none or all of it)."""
     path = Path(folder) / JOB_RECORD
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{JOB_RECORD}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(asdict(record), indent=1))
-    os.replace(tmp, path)
+    with atomic_write(path) as tmp:
+        tmp.write_text(json.dumps(asdict(record), indent=1))
 
 
 def read_job_records(sweep_dir) -> list[JobRecord]:

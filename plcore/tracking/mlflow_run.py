@@ -67,6 +67,16 @@ def flatten(node, prefix="") -> dict:
     return out
 
 
+def predictions_csv(rows: list) -> str:
+    """A run's per-row predictions (dicts with the same keys) as the text of its ``predictions.csv``
+    artifact, the header from the first row."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    return buf.getvalue()
+
+
 def _numeric(metrics: dict) -> dict:
     return {k: float(v) for k, v in metrics.items()
             if k != "step" and isinstance(v, (int, float, np.floating, np.integer))
@@ -207,11 +217,7 @@ class MlflowRun:
         if summary:
             self._call("log_batch", self.run_id, metrics=[Metric(k, v, ts, 0) for k, v in summary.items()])
         if self.tcfg.get("log_predictions", True) and result.predictions:
-            buf = io.StringIO()
-            writer = csv.DictWriter(buf, fieldnames=list(result.predictions[0]))
-            writer.writeheader()
-            writer.writerows(result.predictions)
-            self.log_text(buf.getvalue(), "predictions.csv")
+            self.log_text(predictions_csv(result.predictions), "predictions.csv")
         for name, curve in result.curves.items():
             self.log_text("\n".join(f"{v:.6g}" for v in np.asarray(curve)), f"curves/{name}.txt")
         if self.tcfg.get("log_plots", True) and self.fault is None:
@@ -467,11 +473,7 @@ def import_fallback(path: str | Path, tracking_uri: str, experiment_name: str | 
         for i in range(0, len(metrics), 500):
             client.log_batch(run_id, metrics=metrics[i:i + 500])
         if record.get("predictions"):
-            buf = io.StringIO()
-            writer = csv.DictWriter(buf, fieldnames=list(record["predictions"][0]))
-            writer.writeheader()
-            writer.writerows(record["predictions"])
-            client.log_text(run_id, buf.getvalue(), "predictions.csv")
+            client.log_text(run_id, predictions_csv(record["predictions"]), "predictions.csv")
         for name, curve in (record.get("curves") or {}).items():
             client.log_text(run_id, "\n".join(f"{v:.6g}" for v in curve), f"curves/{name}.txt")
         if model is not None:

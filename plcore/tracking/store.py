@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from plcore.exceptions import TrackingError
+from plcore.utils.files import atomic_write
 
 log = logging.getLogger(__name__)
 
@@ -64,19 +65,17 @@ def _create_sqlite_store(path: Path) -> None:
             return  # another process created it while we waited
         from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
 
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.unlink(missing_ok=True)
         quiet = [logging.getLogger(name) for name in ("mlflow.store.db.utils", "alembic")]
         levels = [lg.level for lg in quiet]
         for lg in quiet:  # "Creating initial MLflow database tables..." on every fresh store
             lg.setLevel(logging.WARNING)
         try:
-            store = SqlAlchemyStore(f"sqlite:///{tmp}", str(Path.cwd() / "mlruns"))
-            store.engine.dispose()
+            with atomic_write(path) as tmp:
+                store = SqlAlchemyStore(f"sqlite:///{tmp}", str(Path.cwd() / "mlruns"))
+                store.engine.dispose()
         finally:
             for lg, level in zip(quiet, levels):
                 lg.setLevel(level)
-        os.replace(tmp, path)
 
 
 def check_store(tracking_uri: str) -> None:
