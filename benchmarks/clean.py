@@ -41,7 +41,7 @@ def _data(name, eta, seed):
     from plcore.datasets import load_dataset
     from plcore.registry import get_registry
     from plcore.run.protocols import apply_bags
-    from plcore.utils.candidates import dense_candidates
+    from plcore.utils import dense_candidates
 
     ds = load_dataset(name, noisy=True)
     if eta is not None:

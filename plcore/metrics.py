@@ -119,7 +119,7 @@ def _check_sets(sets) -> np.ndarray:
 def set_size(sets) -> float:
     """Mean size ``|C(x)|`` of prediction sets given as an ``(n, q)`` boolean matrix (row i marks
     the classes in the set of example i; e.g. ``predict_set`` of
-    :class:`plcore.conformal.ConformalSetLearner`)."""
+    :class:`plcore.prediction_sets.ConformalSetLearner`)."""
     return float(_check_sets(sets).sum(axis=1).mean())
 
 
@@ -140,7 +140,7 @@ def set_coverage(y_true, sets, classes=None) -> float:
 
 def set_candidate_coverage(S, sets) -> float:
     """Fraction of rows whose prediction set meets their candidate set, mean ``[C(x_i) & S_i != {}]``
-    (label-free). For :class:`plcore.conformal.ConformalSetLearner` this is the event its guarantee
+    (label-free). For :class:`plcore.prediction_sets.ConformalSetLearner` this is the event its guarantee
     is about: ``C(x)`` holds the candidate the model scores highest, w.p. ``>= 1 - alpha``."""
     from plcore.utils import dense_candidates
 

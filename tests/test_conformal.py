@@ -1,4 +1,4 @@
-"""Split-conformal prediction sets (plcore.conformal), their metrics in runs, and ``predict sets=true``."""
+"""Split-conformal prediction sets (plcore.prediction_sets), their metrics in runs, and ``predict sets=true``."""
 
 import csv
 import warnings
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sklearn.model_selection import KFold
 
-from plcore.conformal import ConformalSetLearner, conformal_p_values
+from plcore.prediction_sets import ConformalSetLearner, conformal_p_values
 from plcore.data import PLDataset
 from plcore.exceptions import ConfigError
 from plcore.learners import PlKnnLearner
@@ -156,7 +156,7 @@ def test_a_learner_name_as_estimator_is_resolved_through_the_registry():
 
     from plcore.run.resolve import build_setup
 
-    node = {"_target_": "plcore.conformal.ConformalSetLearner", "estimator": "plknn", "alpha": 0.2,
+    node = {"_target_": "plcore.prediction_sets.ConformalSetLearner", "estimator": "plknn", "alpha": 0.2,
             "calibration_fraction": 0.2, "random_state": None}
     setup = build_setup(OmegaConf.create({"seed": 3, "learner": node}))
     assert isinstance(setup.learner.estimator, PlKnnLearner) and setup.learner.random_state == 3
@@ -171,7 +171,7 @@ def test_predict_writes_prediction_sets_and_refuses_a_model_without_them(tmp_pat
     import mlflow
     from sklearn.datasets import load_iris
 
-    from plcore.tables import PredictionModel
+    from plcore.feature_columns import PredictionModel
 
     base = ["dataset=iris", "bags.r=1", "protocol.n_splits=2"]
     plcore_cli([*base, "+learner=conformal_sets", "learner.estimator=plknn", "learner.alpha=0.2"], tmp_path)

@@ -1,5 +1,5 @@
-"""Tables in, class names out (issue 55): :class:`plcore.tables.FeatureColumns` reads a table's
-feature columns by name and one-hot encodes nominal ones; :class:`plcore.tables.PredictionModel`
+"""Tables in, class names out (issue 55): :class:`plcore.feature_columns.FeatureColumns` reads a table's
+feature columns by name and one-hot encodes nominal ones; :class:`plcore.feature_columns.PredictionModel`
 (what a run logs) answers class names; both survive skops and MLflow's pyfunc."""
 
 import numpy as np
@@ -10,7 +10,7 @@ from sklearn.preprocessing import StandardScaler
 
 from plcore.exceptions import DataValidationError
 from plcore.learners import PlKnnLearner
-from plcore.tables import FeatureColumns, PredictionModel, missing_cells
+from plcore.feature_columns import FeatureColumns, PredictionModel, missing_cells
 
 RNG = np.random.default_rng(0)
 N = 60

@@ -46,7 +46,7 @@ def plcore_components():
                       config={"k": 10, "metric": "euclidean", "n_jobs": None, "weights": "linear"},
                       description="PL-KNN: distance-weighted candidate votes of the k nearest neighbours",
                       search_space={"k": [3, 5, 10, 20]}),
-        ComponentSpec("learner", "conformal_sets", "plcore.conformal:ConformalSetLearner",
+        ComponentSpec("learner", "conformal_sets", "plcore.prediction_sets:ConformalSetLearner",
                       display_name="Conformal sets",
                       config={"alpha": 0.1, "calibration_fraction": 0.2, "estimator": None, "random_state": None},
                       description="split-conformal prediction sets (predict_set) around a scored learner "

@@ -42,7 +42,7 @@ from sklearn.base import clone
 from sklearn.model_selection import KFold
 
 from plcore.exceptions import ConfigError, DataValidationError
-from plcore.utils.candidates import dense_candidates
+from plcore.utils import dense_candidates
 
 __all__ = ["Cleaned", "out_of_fold_proba", "fit_noise_model", "posterior", "clean_labels", "FLAG_AT"]
 

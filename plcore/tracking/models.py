@@ -151,7 +151,7 @@ def served_model(model: dict):
     column names) and answers class names."""
     import numpy as np
 
-    from plcore.tables import PredictionModel
+    from plcore.feature_columns import PredictionModel
 
     features = model.get("features")
     served = PredictionModel(model["pipeline"], np.asarray(model["classes"]), features)
@@ -176,7 +176,7 @@ def _signature(served, example):
 
 def save_model(model: dict, path: str | Path) -> tuple[str, str | None]:
     """Save the refitted pipeline of a run (``{"pipeline", "X_example", "classes", "features",
-    "requirements", "packages"}``), wrapped in a :class:`~plcore.tables.PredictionModel`
+    "requirements", "packages"}``), wrapped in a :class:`~plcore.feature_columns.PredictionModel`
     (:func:`served_model`), as an MLflow scikit-learn model in the new folder ``path``, with a
     signature (the feature columns by name, class names out), explicit pinned requirements and
     ``classes.json``. Returns ``(format, why not skops or None)``."""

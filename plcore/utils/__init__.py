@@ -1,6 +1,6 @@
 """Helpers shared by the core and the method plugins (one copy of each), by topic:
 
-* :mod:`plcore.utils.candidates`: candidate-matrix conversion, confidence initialisation,
+* :mod:`plcore.utils.matrices`: candidate-matrix conversion, confidence initialisation,
   leave-one-out vote confidences, row normalisation, deterministic eigenvector signs;
 * :mod:`plcore.utils.osqp`: the block-diagonal QP pattern, OSQP settings and results;
 * :mod:`plcore.utils.compile`: numba compilation of kernels (:func:`compiled`);
@@ -21,7 +21,7 @@ __all__ = ["dense_candidates", "uniform_confidences", "vote_confidences", "norma
 
 __getattr__, __dir__ = lazy_exports(globals(), {
     **dict.fromkeys(["dense_candidates", "uniform_confidences", "vote_confidences", "normalise_rows",
-                     "flip_signs"], "plcore.utils.candidates"),
+                     "flip_signs"], "plcore.utils.matrices"),
     **dict.fromkeys(["upper_block_pattern", "osqp_settings", "osqp_solution"], "plcore.utils.osqp"),
     "compiled": "plcore.utils.compile",
     "atomic_write": "plcore.utils.files",

@@ -1,5 +1,5 @@
 """A split's prediction-set metrics, for a fitted final step that has ``predict_set``
-(:class:`plcore.conformal.ConformalSetLearner`): mean set size, the fraction of empty sets, the
+(:class:`plcore.prediction_sets.ConformalSetLearner`): mean set size, the fraction of empty sets, the
 fraction of sets that meet their row's candidate set (label-free: what the conformal guarantee is
 about) and, with true labels, the fraction of sets that hold the true label."""
 
