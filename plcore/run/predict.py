@@ -242,12 +242,12 @@ def _write_predictions(path, args, ids, labels, scores, names, sets, reject) -> 
     """The predictions CSV (:func:`main`): id or index, label, the scores, the set, the reject score."""
     with open(path, "w", newline="") as fh:
         writer = csv.writer(fh)
-        writer.writerow([args.get("id_column") or "index", "label"]
+        writer.writerow([ids.column if ids is not None else "index", "label"]
                         + ([f"score_{c}" for c in names] if scores is not None else [])
                         + (["prediction_set"] if sets is not None else [])
                         + (["reject_score"] if reject is not None else []))
         for i, label in enumerate(labels if reject is None else np.where(reject > 0, labels, "abstain").tolist()):
-            writer.writerow([ids[i] if ids is not None else i, label]
+            writer.writerow([ids.values[i] if ids is not None else i, label]
                             + ([f"{v:.6g}" for v in scores[i]] if scores is not None else [])
                             + ([sets[i]] if sets is not None else [])
                             + ([f"{reject[i]:.6g}"] if reject is not None else []))
@@ -304,7 +304,10 @@ def reject_scores(model, classes, rows, *, encoded: bool = False) -> np.ndarray:
 
 
 def _ids(table, id_column, data):
-    """The values of ``id_column`` in the new rows (None without it)."""
+    """The ids in ``id_column`` of the new rows (:class:`~plcore.data.RowIds`, as the loaders read
+    an id column for training and ``clean``; None without it)."""
+    from plcore.data import RowIds
+
     if not id_column:
         return None
     if table is None:
@@ -315,4 +318,4 @@ def _ids(table, id_column, data):
                                   f"{', '.join(map(repr, list(table.columns)[:20]))}")
     if list(table.columns).count(id_column) > 1:
         raise DataValidationError(f"{data}: id_column={id_column!r}: the file names that column more than once")
-    return table[id_column].tolist()
+    return RowIds.read(id_column, table[id_column].tolist())
