@@ -338,7 +338,8 @@ class PLDataset:
             self.X, self.S, self.y_true, allow_empty_rows=True
         )
         if self.ids is not None and len(self.ids) != self.X.shape[0]:
-            raise DataValidationError(f"ids: {len(self.ids)} row ids for the {self.X.shape[0]} rows of X; they must match")
+            raise DataValidationError(f"ids: {len(self.ids)} row ids for the {self.X.shape[0]} rows of X; "
+                                      "they must match")
         if self.classes is None:
             if self.S is not None:
                 q = self.S.shape[1]

@@ -813,3 +813,43 @@ def test_an_id_column_is_the_data_sets_typed_row_ids_and_follows_its_rows(tmp_pa
     assert load_csv(headerless).ids is None
     with pytest.raises(DataValidationError, match="3 row ids for the 2 rows of X"):
         PLDataset(np.zeros((2, 1)), ids=RowIds.read("rid", [1, 2, 3]))
+
+
+def test_the_table_options_defaults_are_written_once():
+    """Issue 70: the defaults of load_dataset's, load_csv's and load_parquet's table options, and of
+    the ``file`` data set's config node, are TableOptions' own."""
+    import dataclasses
+    import inspect
+
+    from plcore.datasets import TableOptions, load_parquet
+    from plcore.registry import get_registry
+
+    defaults = {f.name: f.default for f in dataclasses.fields(TableOptions)}
+    for fn in (load_dataset, load_csv, load_parquet):
+        params = inspect.signature(fn).parameters
+        assert {k: params[k].default for k in defaults} == defaults, fn.__name__
+    node = get_registry().get("dataset", "file").config()
+    assert {k: node[k] for k in defaults} == defaults
+    assert TableOptions(separator="|", id_column="rid").given() == ["separator", "id_column"]
+
+
+def _read_tsv(path, *, name=None, noisy=False, options=None):
+    return load_csv(path, name, delimiter="\t", noisy=noisy)
+
+
+def test_a_new_format_is_one_reader_and_one_entry_of_the_suffix_table(tmp_path, monkeypatch):
+    """load_dataset dispatches through FORMATS, and the messages listing the suffixes are written
+    from it (docs/writing_plugins.md, "Adding a data format")."""
+    from plcore.datasets import formats
+
+    path = tmp_path / "t.tsv"
+    path.write_text("f1\tf2\tlabel\n0.1\t1\ta\n0.2\t2\tb\n")
+    with pytest.raises(DataValidationError, match=r"nor a path ending in \.mat, \.arff, \.csv, \.parquet or \.npz "):
+        load_dataset(path)
+    with pytest.raises(DataValidationError, match="label_column apply to CSV and Parquet files only"):
+        load_dataset(tmp_path / "t.npz", label_column="y")
+    monkeypatch.setattr(formats, "FORMATS", (*formats.FORMATS, formats.Format(".tsv", "TSV", f"{__name__}:_read_tsv")))
+    ds = load_dataset(path)
+    assert ds.X.tolist() == [[0.1, 1.0], [0.2, 2.0]] and ds.classes.tolist() == ["a", "b"]
+    with pytest.raises(DataValidationError, match=r"ending in \.mat, \.arff, \.csv, \.parquet, \.npz or \.tsv "):
+        load_dataset(tmp_path / "t.txt")

@@ -43,8 +43,6 @@ _RUN_ID = re.compile(r"^[0-9a-f]{32}$")
 USAGE = ("usage: python -m plcore predict run=<run id or run name> data=<file or data set name> "
          "[out=<csv>] [id_column=<column>] [tracking_uri=<uri>] [data_home=<dir>] [experiment=<name>] [latest=true] "
          "[trust=true] [sets=true] [abstain=true] [overwrite=true]")
-#: files read as tables of named columns (the rest is loaded as a data set)
-_TABLES = (".csv", ".parquet", ".arff")
 
 
 def find_run(client, run: str, experiment_name: str | None = None, latest: bool = False):
@@ -96,9 +94,10 @@ def read_new_rows(model, data: str, data_home=None):
     ``id_column``), else the features of a data set or file loaded as for training, by position
     (``encoded``: as the model's training rows were, nominal columns one-hot)."""
     from plcore.datasets import load_dataset, read_table
+    from plcore.datasets.formats import frame_suffixes
 
     named = getattr(model, "feature_names_in_", None) is not None
-    if named and Path(data).suffix.lower() in _TABLES:
+    if named and Path(data).suffix.lower() in frame_suffixes():  # tables of named columns (the suffix table's)
         table = read_table(data)
         return Path(data).stem, table, table, False
     ds = load_dataset(data, data_home=data_home, noisy=True)  # labels outside the candidate sets do not matter
