@@ -28,6 +28,7 @@ from plcore.exceptions import DataValidationError
 
 __all__ = [
     "PLDataset",
+    "RowIds",
     "check_features",
     "check_candidates",
     "check_partial_labels",
@@ -291,13 +292,37 @@ def check_partial_labels(X, S=None, y_true=None, *, require_true_in_candidates=F
     return X, S, y_true
 
 
+@dataclass(frozen=True)
+class RowIds:
+    """The ids of a data set's rows: the column they were read from (its name, or its position
+    as text in a file without a header) and one value per row, as text (``None`` where a cell
+    is missing). Ids are no feature: they follow their rows (:meth:`PLDataset.subset`) into what
+    is written per row (``python -m plcore clean``, ``python -m plcore predict id_column=...``)."""
+
+    column: str
+    values: tuple
+
+    @classmethod
+    def read(cls, column, values) -> "RowIds":
+        """Ids from the cells of ``column``: every value as text, a missing one (``None``) kept."""
+        return cls(str(column), tuple(None if v is None else str(v) for v in values))
+
+    def take(self, index) -> "RowIds":
+        """The ids of rows ``index`` (integer or boolean array), in the given order."""
+        return RowIds(self.column, tuple(np.asarray(self.values, dtype=object)[np.asarray(index)].tolist()))
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+
 @dataclass
 class PLDataset:
     """A partial-label data set: features, candidate sets, optional truth.
 
     ``S`` may be ``None`` for an exactly labelled data set (UCI, scikit-learn) whose
     candidate sets a bag generator will create. ``meta`` carries loader details
-    (source path, predefined splits, ...).
+    (source path, predefined splits, ...). ``ids`` (:class:`RowIds`, optional) are the rows'
+    ids, read from a table's id column.
     """
 
     X: np.ndarray
@@ -306,11 +331,15 @@ class PLDataset:
     classes: np.ndarray | None = None
     name: str = "unnamed"
     meta: dict = field(default_factory=dict)
+    ids: RowIds | None = None
 
     def __post_init__(self):
         self.X, self.S, self.y_true = check_partial_labels(
             self.X, self.S, self.y_true, allow_empty_rows=True
         )
+        if self.ids is not None and len(self.ids) != self.X.shape[0]:
+            raise DataValidationError(f"ids: {len(self.ids)} row ids for the {self.X.shape[0]} rows of X; "
+                                      "they must match")
         if self.classes is None:
             if self.S is not None:
                 q = self.S.shape[1]
@@ -348,7 +377,7 @@ class PLDataset:
 
     def with_candidates(self, S, name: str | None = None) -> "PLDataset":
         """Return a copy carrying candidate matrix ``S`` (e.g. from a bag generator)."""
-        return PLDataset(self.X, S, self.y_true, self.classes, name or self.name, dict(self.meta))
+        return PLDataset(self.X, S, self.y_true, self.classes, name or self.name, dict(self.meta), self.ids)
 
     def subset(self, index) -> "PLDataset":
         """Rows ``index`` (integer or boolean array), in the given order."""
@@ -356,9 +385,8 @@ class PLDataset:
         S = None if self.S is None else self.S[index]
         y = None if self.y_true is None else self.y_true[index]
         meta = {k: v for k, v in self.meta.items() if k != "splits"}
-        if "ids" in meta:  # row ids follow their rows
-            meta["ids"] = np.asarray(meta["ids"], dtype=object)[index].tolist()
-        return PLDataset(self.X[index], S, y, self.classes, self.name, meta)
+        ids = None if self.ids is None else self.ids.take(index)  # row ids follow their rows
+        return PLDataset(self.X[index], S, y, self.classes, self.name, meta, ids)
 
     def frequent_classes(self, coverage: float) -> "PLDataset":
         """The most frequent classes that together hold at least ``coverage`` of the rows' true
@@ -380,10 +408,10 @@ class PLDataset:
         remap = np.full(self.n_classes, -1)
         remap[keep] = np.arange(len(keep))
         S = None if self.S is None else self.S[rows][:, keep]
-        meta = {k: (v[rows] if k == "test_rows" else np.asarray(v, dtype=object)[rows].tolist() if k == "ids" else v)
-                for k, v in self.meta.items() if k != "splits"}
+        meta = {k: (v[rows] if k == "test_rows" else v) for k, v in self.meta.items() if k != "splits"}
         meta["classes_left_out"] = [str(c) for c in np.setdiff1d(np.arange(self.n_classes), keep)]
-        return PLDataset(self.X[rows], S, remap[self.y_true[rows]], self.classes[keep], self.name, meta)
+        ids = None if self.ids is None else self.ids.take(rows)
+        return PLDataset(self.X[rows], S, remap[self.y_true[rows]], self.classes[keep], self.name, meta, ids)
 
     def candidates_frame(self):
         """The candidate sets as a pandas DataFrame, one 0/1 column per class named by ``classes``

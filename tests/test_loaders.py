@@ -792,3 +792,64 @@ def test_read_table_keeps_rows_whose_first_field_starts_with_a_hash(tmp_path):
     path.write_text("# new rows\nid,f1\n#12,0.5\n\n#13,1.5\n")
     frame = read_table(path)
     assert frame["id"].tolist() == ["#12", "#13"] and frame.index.tolist() == [3, 5] and frame.index.name == "line"
+
+
+def test_an_id_column_is_the_data_sets_typed_row_ids_and_follows_its_rows(tmp_path):
+    """Issue 70: ``id_column`` gives ``ds.ids`` (:class:`~plcore.data.RowIds`), no feature and no
+    ``meta`` key; subsets and class coverage keep each row's id."""
+    from plcore.data import RowIds
+
+    path = tmp_path / "t.csv"
+    path.write_text("rid,f1,f2,label\nr0,0.1,1,a\nr1,0.2,2,b\n,0.3,3,a\nr3,0.4,4,c\n")
+    ds = load_csv(path, id_column="rid")
+    assert ds.ids == RowIds("rid", ("r0", "r1", "", "r3")) and ds.X.shape == (4, 2)
+    assert "ids" not in ds.meta and "id_column" not in ds.meta
+    assert ds.subset([3, 0]).ids == RowIds("rid", ("r3", "r0"))
+    assert ds.with_candidates(np.ones((4, 3), dtype=bool)).ids == ds.ids
+    assert load_dataset(path, id_column="rid", class_coverage=0.7).ids.values == ("r0", "r1", "")
+    headerless = tmp_path / "n.csv"
+    headerless.write_text("7,0.1,a\n8,0.2,b\n")
+    assert load_csv(headerless, id_column=0).ids == RowIds("0", ("7", "8"))
+    assert load_csv(headerless).ids is None
+    with pytest.raises(DataValidationError, match="3 row ids for the 2 rows of X"):
+        PLDataset(np.zeros((2, 1)), ids=RowIds.read("rid", [1, 2, 3]))
+
+
+def test_the_table_options_defaults_are_written_once():
+    """Issue 70: the defaults of load_dataset's, load_csv's and load_parquet's table options, and of
+    the ``file`` data set's config node, are TableOptions' own."""
+    import dataclasses
+    import inspect
+
+    from plcore.datasets import TableOptions, load_parquet
+    from plcore.registry import get_registry
+
+    defaults = {f.name: f.default for f in dataclasses.fields(TableOptions)}
+    for fn in (load_dataset, load_csv, load_parquet):
+        params = inspect.signature(fn).parameters
+        assert {k: params[k].default for k in defaults} == defaults, fn.__name__
+    node = get_registry().get("dataset", "file").config()
+    assert {k: node[k] for k in defaults} == defaults
+    assert TableOptions(separator="|", id_column="rid").given() == ["separator", "id_column"]
+
+
+def _read_tsv(path, *, name=None, noisy=False, options=None):
+    return load_csv(path, name, delimiter="\t", noisy=noisy)
+
+
+def test_a_new_format_is_one_reader_and_one_entry_of_the_suffix_table(tmp_path, monkeypatch):
+    """load_dataset dispatches through FORMATS, and the messages listing the suffixes are written
+    from it (docs/writing_plugins.md, "Adding a data format")."""
+    from plcore.datasets import formats
+
+    path = tmp_path / "t.tsv"
+    path.write_text("f1\tf2\tlabel\n0.1\t1\ta\n0.2\t2\tb\n")
+    with pytest.raises(DataValidationError, match=r"nor a path ending in \.mat, \.arff, \.csv, \.parquet or \.npz "):
+        load_dataset(path)
+    with pytest.raises(DataValidationError, match="label_column apply to CSV and Parquet files only"):
+        load_dataset(tmp_path / "t.npz", label_column="y")
+    monkeypatch.setattr(formats, "FORMATS", (*formats.FORMATS, formats.Format(".tsv", "TSV", f"{__name__}:_read_tsv")))
+    ds = load_dataset(path)
+    assert ds.X.tolist() == [[0.1, 1.0], [0.2, 2.0]] and ds.classes.tolist() == ["a", "b"]
+    with pytest.raises(DataValidationError, match=r"ending in \.mat, \.arff, \.csv, \.parquet, \.npz or \.tsv "):
+        load_dataset(tmp_path / "t.txt")

@@ -25,7 +25,7 @@ import scipy.io
 import scipy.sparse as sp
 from scipy.io import arff
 
-from plcore.data import PLDataset, _first, _row_list
+from plcore.data import PLDataset, RowIds, _first, _row_list
 from plcore.datasets.catalog import IDX_DATASETS, PALM_DATASETS, SKLEARN_DATASETS, UCI_DATASETS
 from plcore.exceptions import DataValidationError, DatasetNotFoundError, PlcoreError
 from plcore.tables import CATEGORICAL, MISSING, FeatureColumns, missing_cells
@@ -257,7 +257,7 @@ def load_dataset(name_or_path, data_home=None, class_coverage=None, *, noisy: bo
     companions as an IDX image set. ``label_column``, ``candidate_column``, ``separator`` and
     ``indicator_columns`` say how a CSV or Parquet file holds its labels (default: exact labels
     in the last column); ``id_column`` names a column of row ids, read as no feature and kept in
-    ``meta["ids"]``. A true label outside its candidate set is refused unless ``noisy``
+    ``ids`` (:class:`~plcore.data.RowIds`). A true label outside its candidate set is refused unless ``noisy``
     (noisy partial labels; ``meta["noisy"]``). ``categorical``: a CSV, Parquet or ARFF file's
     nominal feature columns are refused (``"error"``) or one-hot encoded (``"onehot"``).
     A file whose columns have names keeps them in ``meta["features"]``
@@ -854,9 +854,9 @@ def _table_dataset(path, name, header, cells, lines, *, label_column, candidate_
             "nothing is imputed: fill or drop them first"
         )
     meta = {"source": str(path)}
-    if rid is not None:  # row ids: no feature, carried to what is written per row (python -m plcore clean)
-        meta["ids"] = [None if v is None else str(v) for v in cells[:, rid]]
-        meta["id_column"] = str(header[rid]) if header is not None else str(rid)
+    ids = None  # row ids: no feature, carried to what is written per row (python -m plcore clean)
+    if rid is not None:
+        ids = RowIds.read(header[rid] if header is not None else rid, cells[:, rid])
     repeated = sorted({n for n in col_names if col_names.count(n) > 1}) if header is not None else []
     if nominal and repeated:
         raise DataValidationError(f"{path}: the header names the feature column(s) {repeated[:10]} more than once; "
@@ -875,13 +875,13 @@ def _table_dataset(path, name, header, cells, lines, *, label_column, candidate_
         classes, y = np.unique(labels, return_inverse=True)
         what = f"the labels (column {header[lab]!r})" if header is not None else "the labels"
         _check_classes(y, classes, what)
-        return PLDataset(X, None, y, classes, name or path.stem, meta)
+        return PLDataset(X, None, y, classes, name or path.stem, meta, ids)
     if cand is not None:
         S, classes, y = _separated_candidates(path, cells[:, cand], labels, separator, at,
                                               _column_name(header, cand))
     else:
         S, classes, y = _indicator_candidates(path, cells[:, ind], ind_names, labels, at, header, ind)
-    ds = PLDataset(X, S, y, classes, name or path.stem, meta)
+    ds = PLDataset(X, S, y, classes, name or path.stem, meta, ids)
     ds.validate()
     return ds
 

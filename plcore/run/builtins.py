@@ -7,6 +7,7 @@ that listing and composing import none of them (:class:`plcore.registry.Componen
 from __future__ import annotations
 
 from plcore.datasets.catalog import IDX_DATASETS, PALM_DATASETS, SKLEARN_DATASETS, UCI_DATASETS
+from plcore.datasets.formats import TableOptions, suffixes
 from plcore.registry.hookspecs import hookimpl
 from plcore.run.defaults import PROTOCOL_DEFAULTS, PROTOCOL_DESCRIPTIONS, protocol_defaults
 from plcore.registry import ComponentSpec
@@ -27,9 +28,8 @@ def _dataset(name, description, **options):
 #: data sets that carry candidate sets: a true label outside them is refused unless noisy=true
 _NOISY = {"noisy": False}
 #: how a CSV or Parquet file holds its labels (docs/own_data.md): exact labels in the last column
-#: by default; candidate sets only when named
-_TABLE = {"label_column": None, "candidate_column": None, "separator": ";", "indicator_columns": None,
-          "id_column": None}
+#: by default; candidate sets only when named (the defaults of TableOptions, written there once)
+_TABLE = TableOptions().labels()
 
 
 @hookimpl
@@ -90,8 +90,8 @@ def plcore_components():
     specs.append(ComponentSpec(
         "dataset", "file", _LOADER,
         config={"_target_": "plcore.datasets.load_dataset", "name_or_path": "???", "data_home": _DATA_HOME,
-                "class_coverage": None, **_TABLE, **_NOISY, "categorical": "error"},
-        description="any .mat/.arff/.csv/.parquet/.npz file: dataset=file dataset.name_or_path=PATH"))
+                "class_coverage": None, **_TABLE, **_NOISY, "categorical": TableOptions().categorical},
+        description=f"any {'/'.join(suffixes())} file: dataset=file dataset.name_or_path=PATH"))
     for name in PROTOCOL_DEFAULTS:
         specs.append(ComponentSpec("protocol", name, f"plcore.run.protocols:PROTOCOLS.{name}",
                                    config={"name": name, **protocol_defaults(name)},

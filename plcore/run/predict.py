@@ -43,8 +43,6 @@ _RUN_ID = re.compile(r"^[0-9a-f]{32}$")
 USAGE = ("usage: python -m plcore predict run=<run id or run name> data=<file or data set name> "
          "[out=<csv>] [id_column=<column>] [tracking_uri=<uri>] [data_home=<dir>] [experiment=<name>] [latest=true] "
          "[trust=true] [sets=true] [abstain=true] [overwrite=true]")
-#: files read as tables of named columns (the rest is loaded as a data set)
-_TABLES = (".csv", ".parquet", ".arff")
 
 
 def find_run(client, run: str, experiment_name: str | None = None, latest: bool = False):
@@ -96,9 +94,10 @@ def read_new_rows(model, data: str, data_home=None):
     ``id_column``), else the features of a data set or file loaded as for training, by position
     (``encoded``: as the model's training rows were, nominal columns one-hot)."""
     from plcore.datasets import load_dataset, read_table
+    from plcore.datasets.formats import frame_suffixes
 
     named = getattr(model, "feature_names_in_", None) is not None
-    if named and Path(data).suffix.lower() in _TABLES:
+    if named and Path(data).suffix.lower() in frame_suffixes():  # tables of named columns (the suffix table's)
         table = read_table(data)
         return Path(data).stem, table, table, False
     ds = load_dataset(data, data_home=data_home, noisy=True)  # labels outside the candidate sets do not matter
@@ -242,12 +241,12 @@ def _write_predictions(path, args, ids, labels, scores, names, sets, reject) -> 
     """The predictions CSV (:func:`main`): id or index, label, the scores, the set, the reject score."""
     with open(path, "w", newline="") as fh:
         writer = csv.writer(fh)
-        writer.writerow([args.get("id_column") or "index", "label"]
+        writer.writerow([ids.column if ids is not None else "index", "label"]
                         + ([f"score_{c}" for c in names] if scores is not None else [])
                         + (["prediction_set"] if sets is not None else [])
                         + (["reject_score"] if reject is not None else []))
         for i, label in enumerate(labels if reject is None else np.where(reject > 0, labels, "abstain").tolist()):
-            writer.writerow([ids[i] if ids is not None else i, label]
+            writer.writerow([ids.values[i] if ids is not None else i, label]
                             + ([f"{v:.6g}" for v in scores[i]] if scores is not None else [])
                             + ([sets[i]] if sets is not None else [])
                             + ([f"{reject[i]:.6g}"] if reject is not None else []))
@@ -304,7 +303,10 @@ def reject_scores(model, classes, rows, *, encoded: bool = False) -> np.ndarray:
 
 
 def _ids(table, id_column, data):
-    """The values of ``id_column`` in the new rows (None without it)."""
+    """The ids in ``id_column`` of the new rows (:class:`~plcore.data.RowIds`, as the loaders read
+    an id column for training and ``clean``; None without it)."""
+    from plcore.data import RowIds
+
     if not id_column:
         return None
     if table is None:
@@ -315,4 +317,4 @@ def _ids(table, id_column, data):
                                   f"{', '.join(map(repr, list(table.columns)[:20]))}")
     if list(table.columns).count(id_column) > 1:
         raise DataValidationError(f"{data}: id_column={id_column!r}: the file names that column more than once")
-    return table[id_column].tolist()
+    return RowIds.read(id_column, table[id_column].tolist())

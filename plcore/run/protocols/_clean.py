@@ -48,7 +48,7 @@ def clean(setup: Setup, dataset: PLDataset, *, n_splits: int = 5, preprocessing:
         setup = Setup(learner=setup)
     _need_learner(setup, "clean")
     target = _check_out(out, overwrite)
-    id_name = dataset.meta.get("id_column")
+    id_name = None if dataset.ids is None else dataset.ids.column
     if id_name is not None and id_name in (*COLUMNS, "index"):
         raise ConfigError(f"id_column={id_name}: the file has a column {id_name!r} of its own; rename the id column")
     ds = apply_bags(dataset, setup.bags, random_state)
@@ -101,8 +101,8 @@ def _names(classes, index) -> list:
 
 def _table(ds: PLDataset, S, found) -> list:
     """One dict per data row, in the data's order (the id column first where the data have one)."""
-    ids = ds.meta.get("ids")
-    id_name = ds.meta.get("id_column", "id") if ids is not None else "index"
+    ids = None if ds.ids is None else ds.ids.values
+    id_name = ds.ids.column if ds.ids is not None else "index"
     sep = ";"
     rows = []
     label, model_label = _names(ds.classes, found.label), _names(ds.classes, found.model_label)
