@@ -180,3 +180,23 @@ def test_each_cell_that_ran_is_also_an_mlflow_run_for_browsing(tmp_path):
             (k, files[(run.data.params["dataset"], k)]["scores"]["accuracy"]) for k in (0, 1)}
         artifacts = {a.path for a in client.list_artifacts(run.info.run_id, "leaderboard")}
         assert artifacts == {"leaderboard/fold-0.json", "leaderboard/fold-1.json"}
+
+
+def test_the_leaderboard_is_forbidden_every_private_module_of_run_protocols():
+    """The leaderboard runs its folds through ``plcore.run.protocols``' public fold runner
+    (``evaluate_split``, ``cluster_partition``, ...); the import-linter contract that keeps it so
+    lists every private module there (``lint-imports`` enforces it: tests/test_layout.py)."""
+    import tomllib
+    from pathlib import Path
+
+    import plcore.run.protocols as protocols
+
+    repo = Path(__file__).resolve().parents[1]
+    meta = tomllib.loads((repo / "pyproject.toml").read_text())
+    (contract,) = [c for c in meta["tool"]["importlinter"]["contracts"]
+                   if c["type"] == "forbidden" and c["source_modules"] == ["plcore.leaderboard"]]
+    private = {f"plcore.run.protocols.{p.stem}" for p in (repo / "plcore/run/protocols").glob("_*.py")
+               if not p.name.startswith("__")}
+    assert set(contract["forbidden_modules"]) == private
+    for name in ("evaluate_split", "cluster_partition", "feeds_truth", "singleton_candidates", "present_classes"):
+        assert name in protocols.__all__ and callable(getattr(protocols, name))

@@ -181,9 +181,9 @@ def fold_scores(spec: dict, track: str, drawn, split, pred) -> dict:
 def clustering_truth(drawn) -> np.ndarray:
     """The true labels as columns of the clustering track's candidate matrix: the classes with a
     true instance, in label order (the clustering protocol's ``classes="present"``)."""
-    from plcore.run.protocols._clustering import _present_classes
+    from plcore.run.protocols import present_classes
 
-    keep = _present_classes(drawn, "present")
+    keep = present_classes(drawn, "present")
     position = np.full(drawn.n_classes, -1)
     position[keep] = np.arange(keep.size)
     return position[drawn.y_true]

@@ -1,7 +1,7 @@
 """``leaderboard run``: the missing folds of the chosen rows, each written as its run file
 (issue 56, item 4; design note 2.4 and 2.5).
 
-A fold runs as the k-fold protocol runs one (:func:`plcore.run.protocols._splits._evaluate_split`):
+A fold runs as the k-fold protocol runs one (:func:`plcore.run.protocols.evaluate_split`):
 the pipeline (the protocol's preprocessing, the reducer, the learner) fitted on the training rows
 with the protocol's nested label-free selection, then the test rows predicted. The data are first
 checked against the protocol (fingerprint, candidate sets, fold digests: one line where they
@@ -11,7 +11,7 @@ truncated file is replaced. Each fold is locked while it runs, so that two runs 
 split the work. A fold that raises is written with ``status: failed`` and its error
 in one line, so that a crash is seen, not retried blindly. A clusterer's fold is a partition of the
 clustering track, run as the clustering protocol runs one
-(:func:`plcore.run.protocols._clustering.cluster_partition`): every row clustered, the labelled
+(:func:`plcore.run.protocols.cluster_partition`): every row clustered, the labelled
 rows keeping their candidate sets. The scores are computed from the predictions by
 :func:`~plcore.leaderboard.protocol.fold_scores`, as ``page`` recomputes them.
 """
@@ -181,16 +181,15 @@ def _run_into(record, protocol, entry, registry, drawn, split, fold) -> None:
 
 def _classify_fold(setup, select, spec, drawn, split, fold):
     """The test rows' predicted class indices of one outer fold, the chosen parameters and the timings."""
-    from plcore.run.protocols._shared import _feeds_truth, _singletons
-    from plcore.run.protocols._splits import _evaluate_split
+    from plcore.run.protocols import evaluate_split, feeds_truth, singleton_candidates
 
     train, test = split
-    feed = _feeds_truth(setup.learner, "auto", drawn)
+    feed = feeds_truth(setup.learner, "auto", drawn)
     predictions: list = []
-    step = _evaluate_split(setup, drawn.X, drawn.S, drawn.y_true, train, test, spec["preprocessing"], fold,
-                           predictions, classes=drawn.classes,
-                           S_learner=_singletons(drawn.y_true, drawn.n_classes) if feed else None,
-                           select=select, random_state=spec["seed"])
+    step = evaluate_split(setup, drawn.X, drawn.S, drawn.y_true, train, test, spec["preprocessing"], fold,
+                          predictions, classes=drawn.classes,
+                          S_learner=singleton_candidates(drawn.y_true, drawn.n_classes) if feed else None,
+                          select=select, random_state=spec["seed"])
     chosen = {k[len("selected."):]: v for k, v in step.items() if k.startswith("selected.")}
     return (np.asarray([row["y_pred"] for row in predictions], dtype=np.int64), chosen,
             {"fit_s": step["fit_time"], "predict_s": step["predict_time"]})
@@ -199,10 +198,10 @@ def _classify_fold(setup, select, spec, drawn, split, fold):
 def _cluster_fold(setup, select, spec, drawn, split):
     """Every row's cluster of one partition, the chosen parameters and the timings."""
     from plcore.run.pipeline import make_preprocessor
-    from plcore.run.protocols._clustering import _present_classes, cluster_partition
+    from plcore.run.protocols import cluster_partition, present_classes
 
     labelled, _ = split
-    keep = _present_classes(drawn, "present")
+    keep = present_classes(drawn, "present")
     scaler = make_preprocessor(spec["preprocessing"])
     X_all = drawn.X if scaler is None else scaler.fit_transform(drawn.X)
     clusterer, chosen, _, fit_time = cluster_partition(
