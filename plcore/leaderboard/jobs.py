@@ -210,29 +210,29 @@ def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, result
 
     installed = {(e.track, e.key): e for e in entries(protocol, registry)} | {(e.track, e.key): e for e in rows}
     for _, rec in iter_runs(results, skip_unreadable=True):
-        wall = rec.get("timing", {}).get("wall_s")
-        if rec["status"] != "ok" or isinstance(wall, bool) or not isinstance(wall, (int, float)):
+        wall = rec.seconds("wall_s")
+        if not rec.ok or isinstance(wall, bool) or not isinstance(wall, (int, float)):
             continue
-        p = rec["protocol"]
-        pkey = f"{p['id']}/{p['version']}"
+        pkey = rec.protocol.key
         if pkey not in others:
             try:
                 others[pkey] = load_protocol(pkey)
             except ConfigError:  # a protocol this plcore does not ship: its times cannot be scaled
                 others[pkey] = None
         other = others[pkey]
-        if other is None or other.hash != p["hash"] or rec["dataset"]["name"] not in other.datasets:
+        dataset = rec.dataset.name
+        if other is None or other.hash != rec.protocol.hash or dataset not in other.datasets:
             continue
         if not own and other.hash == protocol.hash:
             continue
-        key = row_key(rec["component"])
-        entry = installed.get((rec["track"], key))
+        key = rec.component.row_key
+        entry = installed.get((rec.track, key))
         if entry is None:
             continue
         rates.setdefault((entry.group, key), []).append(
-            wall / (fits(other, entry) * _train_rows(other, rec["track"], rec["dataset"]["name"])))
+            wall / (fits(other, entry) * _train_rows(other, rec.track, dataset)))
         if other.hash != protocol.hash:
-            measured.setdefault((key, rec["dataset"]["name"]), {}).setdefault(other.key, (other, []))[1].append(wall)
+            measured.setdefault((key, dataset), {}).setdefault(other.key, (other, []))[1].append(wall)
     row_rate = {key: float(np.median(v)) for (_, key), v in rates.items()}
     group_rate = {}
     for (group, key), _ in rates.items():
