@@ -11,6 +11,7 @@ import pytest
 from scipy import stats
 
 from plcore.leaderboard import load_protocol
+from plcore.leaderboard.protocol import DeepBudget
 from plcore.leaderboard.jobs import Entry, entries, estimate_missing, fits_per_fold
 from plcore.leaderboard.runfile import iter_runs
 from plcore.leaderboard.verify import ALIKE, recorded_threads, verdict
@@ -39,7 +40,7 @@ def test_field2_has_many_tasks_every_real_set_and_each_exact_label_set_with_two_
                               "digits"}
     assert all(sorted(g) == ["instance_dependent", "uniform"] for g in generated.values())
     spec = FIELD2.track("classification")
-    assert spec["n_splits"] == 3 and spec["deep"] == {"n_epochs": 50, "select": {"method": "none"}}
+    assert spec.n_splits == 3 and spec.deep == DeepBudget(n_epochs=50, select={"method": "none"})
     assert all(len(d["splits"]["classification"]) == 3 for d in FIELD2.datasets.values())
     assert "fashion-mnist" not in {d.get("data", n) for n, d in FIELD2.datasets.items()}
 

@@ -56,8 +56,8 @@ def test_a_plugin_row_runs_every_fold_as_the_kfold_protocol_would(tmp_path):
     spec = PROTOCOL.track("classification")
     for name in ("iris", "wine"):
         res = kfold(Setup(learner=PlKnnLearner(), bags=UniformBags(r=1)), load_dataset(name),
-                    n_splits=spec["n_splits"], random_state=spec["seed"], refit=False, progress=False,
-                    select={**spec["select"], "space": {"learner.k": [3, 7]}})
+                    n_splits=spec.n_splits, random_state=spec.seed, refit=False, progress=False,
+                    select={**spec.select, "space": {"learner.k": [3, 7]}})
         by_fold = defaultdict(list)
         for row in res.predictions:
             by_fold[row["step"]].append((row["index"], row["y_pred"], row["y_true"]))
@@ -137,9 +137,9 @@ def test_a_clusterer_row_runs_every_partition_as_the_clustering_protocol_would(t
                                                          ("wine", 1): "na"}
     assert runs[("wine", 0)]["error"] == "declared for the test" and len(lines) == 2
     spec = PROTOCOL.track("clustering")
-    res = clustering(Setup(clusterer=reg.create("clusterer", "km")), _drawn_iris(), rho=spec["rho"], n_partitions=spec["n_partitions"], splits="random",
-                     preprocessing=spec["preprocessing"], preprocessing_by_part=spec["preprocessing_by_part"],
-                     random_state=spec["seed"], progress=False)
+    res = clustering(Setup(clusterer=reg.create("clusterer", "km")), _drawn_iris(), rho=spec.rho, n_partitions=spec.n_partitions, splits="random",
+                     preprocessing=spec.preprocessing, preprocessing_by_part=spec.preprocessing_by_part,
+                     random_state=spec.seed, progress=False)
     for p, step in enumerate(res.steps):
         rec = runs[("iris", p)]
         clusters = [row["cluster"] for row in res.predictions if row["step"] == p]

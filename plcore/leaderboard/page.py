@@ -247,8 +247,7 @@ class Table:
 
 
 def _metrics(protocol: Protocol, track: str) -> list:
-    spec = protocol.track(track)
-    return list(spec.get("metrics", [spec.get("metric", "accuracy")]))
+    return list(protocol.track(track).metrics)
 
 
 def _fold_values(board: Board, key, dataset, metric) -> list:
@@ -265,7 +264,7 @@ def tables(board: Board) -> list:
         if track not in board.protocol.data["tracks"]:
             continue
         datasets = board.protocol.track_datasets(track)
-        reference_learner = board.protocol.track(track).get("reference_learner")
+        reference_learner = board.protocol.track(track).reference_learner
         for group in groups:
             mine = [r for r in board.rows if r.track == track and r.group == group and r.section == "ranked"]
             if not mine:

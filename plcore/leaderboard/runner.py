@@ -61,23 +61,19 @@ def _setup(protocol: Protocol, entry: Entry, registry):
     from plcore.run.selection import check_select
 
     spec = protocol.track(entry.track)
-    deep = spec.get("deep", {})
     if entry.kind == "clusterer":
-        setup = Setup(clusterer=create_component(registry, "clusterer", entry.name, spec["seed"]))
-        return setup, check_select(dict(spec["select"]), setup, registry)
+        setup = Setup(clusterer=create_component(registry, "clusterer", entry.name, spec.seed))
+        return setup, check_select(spec.selection(entry.group), setup, registry)
     if entry.kind == "reducer":
-        setup = Setup(reducer=create_component(registry, "reducer", entry.name, spec["seed"]),
-                      learner=create_component(registry, "learner", entry.pipeline[1], spec["seed"]))
+        setup = Setup(reducer=create_component(registry, "reducer", entry.name, spec.seed),
+                      learner=create_component(registry, "learner", entry.pipeline[1], spec.seed))
     else:
-        setup = Setup(learner=create_component(registry, entry.kind, entry.name, spec["seed"]))
-    select = dict(spec["select"])
-    if entry.group == "deep" and deep:
-        if "n_epochs" in deep:  # else the learner's own
-            setup.learner.set_params(n_epochs=deep["n_epochs"])
-        if "select" in deep:  # the deep rows' own selection (field/2: none, each method's defaults)
-            select = dict(deep["select"])
-        if deep.get("space"):
-            select["space"] = {f"learner.{k}": list(v) for k, v in deep["space"].items()}
+        setup = Setup(learner=create_component(registry, entry.kind, entry.name, spec.seed))
+    select = spec.selection(entry.group)  # the deep rows' own where set (field/2: none, each method's defaults)
+    if spec.n_epochs(entry.group) is not None:  # else the learner's own
+        setup.learner.set_params(n_epochs=spec.n_epochs(entry.group))
+    if spec.space(entry.group):
+        select["space"] = {f"learner.{k}": list(v) for k, v in spec.space(entry.group).items()}
     return setup, check_select(select, setup, registry)
 
 
@@ -134,7 +130,7 @@ def _header(protocol: Protocol, entry: Entry, dataset: str, fold: int) -> dict:
                                       group=entry.group),
             "dataset": DatasetRef(dataset, entry_data["fingerprint"], entry_data["candidates_digest"]),
             "fold": FoldRef(fold, len(entry_data["splits"][entry.track]), entry_data["splits"][entry.track][fold],
-                            protocol.track(entry.track)["seed"]),
+                            protocol.track(entry.track).seed),
             "software": _versions()}
 
 
@@ -190,10 +186,10 @@ def _classify_fold(setup, select, spec, drawn, split, fold):
     train, test = split
     feed = feeds_truth(setup.learner, "auto", drawn)
     predictions: list = []
-    step = evaluate_split(setup, drawn.X, drawn.S, drawn.y_true, train, test, spec["preprocessing"], fold,
+    step = evaluate_split(setup, drawn.X, drawn.S, drawn.y_true, train, test, spec.preprocessing, fold,
                           predictions, classes=drawn.classes,
                           S_learner=singleton_candidates(drawn.y_true, drawn.n_classes) if feed else None,
-                          select=select, random_state=spec["seed"])
+                          select=select, random_state=spec.seed)
     chosen = {k[len("selected."):]: v for k, v in step.items() if k.startswith("selected.")}
     return (np.asarray([row["y_pred"] for row in predictions], dtype=np.int64), chosen,
             {"fit_s": step["fit_time"], "predict_s": step["predict_time"]})
@@ -206,11 +202,11 @@ def _cluster_fold(setup, select, spec, drawn, split):
 
     labelled, _ = split
     keep = present_classes(drawn, "present")
-    scaler = make_preprocessor(spec["preprocessing"])
+    scaler = make_preprocessor(spec.preprocessing)
     X_all = drawn.X if scaler is None else scaler.fit_transform(drawn.X)
     clusterer, chosen, _, fit_time = cluster_partition(
-        setup.clusterer, drawn, X_all, keep, labelled, select=select, select_seed=int(spec["seed"]),
-        by_part=scaler if spec.get("preprocessing_by_part") else None)
+        setup.clusterer, drawn, X_all, keep, labelled, select=select, select_seed=int(spec.seed),
+        by_part=scaler if spec.preprocessing_by_part else None)
     chosen = {k[len("selected."):] if k.startswith("selected.") else k: v for k, v in chosen.items()}
     return np.asarray(clusterer.labels_, dtype=np.int64), chosen, {"fit_s": fit_time}
 
