@@ -91,7 +91,8 @@ def test_hydras_joblib_launcher_runs_the_rows_as_jobs(plcore_cli, tmp_path):
                        "learner:plknn", "clusterer:kmeans", "--launcher", "joblib", "--override",
                        "hydra.launcher.n_jobs=2"], tmp_path)
     assert proc.stdout.strip().splitlines()[-1] == "2 row(s) run by Hydra's joblib launcher into out"
-    made = {(r["component"]["name"], r["dataset"]["name"], r["fold"]["index"]): r for _, r in _records(tmp_path / "out")}
+    made = {(r["component"]["name"], r["dataset"]["name"], r["fold"]["index"]): r
+            for _, r in _records(tmp_path / "out")}
     assert len(made) == 8
     committed = {(r["component"]["name"], r["dataset"]["name"], r["fold"]["index"]): r
                  for _, r in _records(COMMITTED, "field-smoke-1")

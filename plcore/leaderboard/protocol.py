@@ -29,8 +29,8 @@ import numpy as np
 
 from plcore.exceptions import ConfigError, DataValidationError
 
-__all__ = ["PROTOCOL_DIR", "Protocol", "Track", "DeepBudget", "available_protocols", "load_protocol", "protocol_hash", "describe_dataset",
-           "check_dataset", "rows_digest", "track_splits",
+__all__ = ["PROTOCOL_DIR", "Protocol", "Track", "DeepBudget", "available_protocols", "load_protocol", "protocol_hash",
+           "describe_dataset", "check_dataset", "rows_digest", "track_splits",
            "split_digest", "fold_scores", "clustering_truth"]
 
 #: the protocols shipped with plcore

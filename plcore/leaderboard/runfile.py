@@ -1,5 +1,5 @@
 """The leaderboard's source of truth: one JSON file per fold of a cell (schema
-``plcore.leaderboard.run/1``; ``../shared/design/leaderboard.md`` section 2.4).
+``plcore.leaderboard.run/<N>``, now ``run/1``; ``../shared/design/leaderboard.md`` section 2.4).
 
 A file holds the protocol (id, version, hash), the component (kind, name, revision, spec hash,
 distribution and version), the data set (name, fingerprint, candidates digest), the fold (index,
@@ -10,6 +10,12 @@ id and the software versions. It lives at
 ``<root>/<protocol id>-<version>/<track>/<kind>/<name>@r<revision>-<spec8>/<data set>/fold-<k>.json``
 and is written atomically (a killed writer leaves no half file). Every refusal is one
 :class:`~plcore.exceptions.DataValidationError` line naming the file.
+
+In code a file is a frozen :class:`RunFile`, built, upgraded and validated in one place
+(:meth:`RunFile.from_dict`) and written back by :meth:`RunFile.to_dict` with the keys and values it
+was read from (a committed file re-written is the same bytes). A file of an older schema is
+upgraded as it is read, through the ``update_to_N`` steps registered with :func:`update_to`
+(asv's manner), never refused: a new schema raises :data:`SCHEMA_VERSION` and registers its step.
 
 Checking a file against its protocol, the installed rows and the data, and merging trees, is
 :mod:`plcore.leaderboard.checks`.
@@ -32,8 +38,8 @@ import numpy as np
 from plcore.exceptions import DataValidationError
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "STATUSES", "RunFile", "ProtocolRef", "ComponentRef", "DatasetRef", "FoldRef",
-           "update_to", "upgrade", "fold_path", "pack_predictions", "unpack_predictions", "run_key", "row_key", "state_of", "to_run",
-           "run_path", "validate_run", "write_run", "read_run", "iter_runs", "claim_path", "claimed"]
+           "update_to", "upgrade", "fold_path", "pack_predictions", "unpack_predictions", "run_key", "row_key", "state_of",
+           "to_run", "run_path", "validate_run", "write_run", "read_run", "iter_runs", "claim_path", "claimed"]
 
 #: what every run file's ``schema`` starts with; the number after it is the schema's version
 SCHEMA_PREFIX = "plcore.leaderboard.run/"
