@@ -18,6 +18,11 @@ PROTOCOL = load_protocol("field-smoke/1")
 COMMITTED = Path(__file__).resolve().parents[1] / "leaderboard"
 ROW = "classification/learner/plknn@r1-1f387d31"
 
+def _records(*args):
+    """``(path, record)`` of the run files under a folder (:func:`iter_runs`), each as the dict it is written as."""
+    return [(p, r.to_dict()) for p, r in iter_runs(*args)]
+
+
 
 @pytest.fixture
 def results(tmp_path):
@@ -125,7 +130,7 @@ def test_a_consistently_changed_file_conflicts_with_the_one_already_there(result
     again = tmp_path / "again"
     shutil.copytree(COMMITTED / "field-smoke-1", again / "field-smoke-1")
     report = merge_trees([again], results)  # the same files again: every one a duplicate
-    assert report.copied == [] and len(report.duplicates) == len(list(iter_runs(results)))
+    assert report.copied == [] and len(report.duplicates) == len(_records(results))
 
 
 def test_a_component_block_that_is_not_its_rows_is_refused(results):
@@ -235,7 +240,7 @@ def test_odd_files_stay_their_own_problem(results):
     (row,) = [r for r in board.rows if r.name == "plknn"]
     assert row.key == "plknn@r1-1f387d31" and board.superseded == []
     assert board.state(row, "iris") == "invalid" and board.state(row, "wine") == "invalid"  # wine: the fingerprint
-    assert row.folds["wine"][1]["status"] == "ok"  # the stray copy hides nothing
+    assert row.folds["wine"][1].status == "ok"  # the stray copy hides nothing
 
 
 def test_a_path_of_a_machine_is_refused_without_repeating_it(results):

@@ -17,11 +17,16 @@ ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "leaderboard"
 PROTOCOL = load_protocol("field-smoke/1")
 
+
+def _records(*args):
+    """``(path, record)`` of the run files under a folder (:func:`iter_runs`), each as the dict it is written as."""
+    return [(p, r.to_dict()) for p, r in iter_runs(*args)]
+
+
 _PLUGIN = '''
 """A third-party plugin: PL-KNN that votes among the 4 nearest neighbours."""
 from plcore.learners import PlKnnLearner
 from plcore.registry import ComponentSpec, hookimpl
-
 
 @hookimpl
 def plcore_components():
@@ -86,10 +91,11 @@ def test_hydras_joblib_launcher_runs_the_rows_as_jobs(plcore_cli, tmp_path):
                        "learner:plknn", "clusterer:kmeans", "--launcher", "joblib", "--override",
                        "hydra.launcher.n_jobs=2"], tmp_path)
     assert proc.stdout.strip().splitlines()[-1] == "2 row(s) run by Hydra's joblib launcher into out"
-    made = {(r["component"]["name"], r["dataset"]["name"], r["fold"]["index"]): r for _, r in iter_runs(tmp_path / "out")}
+    made = {(r["component"]["name"], r["dataset"]["name"], r["fold"]["index"]): r
+            for _, r in _records(tmp_path / "out")}
     assert len(made) == 8
     committed = {(r["component"]["name"], r["dataset"]["name"], r["fold"]["index"]): r
-                 for _, r in iter_runs(COMMITTED, "field-smoke-1")
+                 for _, r in _records(COMMITTED, "field-smoke-1")
                  if r["component"]["name"] in ("plknn", "kmeans")}
     assert {k: r["predictions"]["sha256"] for k, r in made.items()} == \
         {k: r["predictions"]["sha256"] for k, r in committed.items()}
@@ -103,7 +109,7 @@ def test_the_smoke_tier_runs_every_installed_component_and_ranks_each(plcore_cli
     from plcore.registry import get_registry
 
     plcore_cli(["leaderboard", "run", "--protocol", "field-smoke/1", "--results", "out"], tmp_path)
-    runs = [r for _, r in iter_runs(tmp_path / "out")]
+    runs = [r for _, r in _records(tmp_path / "out")]
     rows = entries(PROTOCOL, get_registry())
     assert len(runs) == 2 * 2 * len(rows)
     failed = [(r["component"]["name"], r["dataset"]["name"], r["error"]) for r in runs if r["status"] != "ok"]

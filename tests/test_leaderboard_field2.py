@@ -11,6 +11,7 @@ import pytest
 from scipy import stats
 
 from plcore.leaderboard import load_protocol
+from plcore.leaderboard.protocol import DeepBudget
 from plcore.leaderboard.jobs import Entry, entries, estimate_missing, fits_per_fold
 from plcore.leaderboard.runfile import iter_runs
 from plcore.leaderboard.verify import ALIKE, recorded_threads, verdict
@@ -19,6 +20,11 @@ from plcore.stats import against_best, average_ranks, rank_intervals
 
 FIELD2 = load_protocol("field/2")
 VISION = load_protocol("vision/1")
+
+def _records(*args):
+    """``(path, record)`` of the run files under a folder (:func:`iter_runs`), each as the dict it is written as."""
+    return [(p, r.to_dict()) for p, r in iter_runs(*args)]
+
 
 
 def test_field2_has_many_tasks_every_real_set_and_each_exact_label_set_with_two_generators():
@@ -34,7 +40,7 @@ def test_field2_has_many_tasks_every_real_set_and_each_exact_label_set_with_two_
                               "digits"}
     assert all(sorted(g) == ["instance_dependent", "uniform"] for g in generated.values())
     spec = FIELD2.track("classification")
-    assert spec["n_splits"] == 3 and spec["deep"] == {"n_epochs": 50, "select": {"method": "none"}}
+    assert spec.n_splits == 3 and spec.deep == DeepBudget(n_epochs=50, select={"method": "none"})
     assert all(len(d["splits"]["classification"]) == 3 for d in FIELD2.datasets.values())
     assert "fashion-mnist" not in {d.get("data", n) for n, d in FIELD2.datasets.items()}
 
@@ -138,9 +144,9 @@ def test_a_run_file_records_its_numerics_and_verify_reads_the_thread_counts(tmp_
     (plknn,) = [e for e in entries(smoke, registry) if e.name == "plknn"]
     data, splits = checked_data(smoke, "iris")
     rec = fold_record(smoke, plknn, "iris", 0, registry=registry, data=data, splits=splits["classification"])
-    libs = rec["numerics"]["libraries"]
+    libs = rec.numerics["libraries"]
     assert libs and all({"api", "version", "threads"} <= set(lib) for lib in libs)
-    assert "environment" in rec["numerics"]
+    assert "environment" in rec.numerics
     counts = recorded_threads({"numerics": {"libraries": [{"api": "openblas", "threads": 1, "version": "0.3"},
                                                           {"api": "openmp", "threads": 2, "version": None}],
                                             "torch": {"threads": 3, "version": "2", "cuda": None}}})
@@ -166,7 +172,7 @@ def test_a_row_that_never_ran_is_estimated_from_its_groups_measured_rows(plcore_
     assert scaled.row == len(quick.track_datasets("classification")) and scaled.seconds > 0
     rate = np.median([r["timing"]["wall_s"] / (fits_per_fold(smoke.track("classification"), plknn, registry)
                                                * smoke.datasets[r["dataset"]["name"]]["n_samples"] / 2)
-                      for _, r in iter_runs(tmp_path / "out")])
+                      for _, r in _records(tmp_path / "out")])
     want = sum(3 * rate * fits_per_fold(quick.track("classification"), plknn, registry)
                * quick.datasets[d]["n_samples"] * 2 / 3 for d in quick.track_datasets("classification"))
     assert scaled.seconds == pytest.approx(want)

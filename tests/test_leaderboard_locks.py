@@ -9,8 +9,8 @@ import time
 
 from plcore.leaderboard import load_protocol
 from plcore.leaderboard.jobs import chosen, entries
-from plcore.leaderboard.runfile import claim_path, run_path
-from plcore.leaderboard.runner import _key_record, run_missing
+from plcore.leaderboard.runfile import claim_path
+from plcore.leaderboard.runner import _fold_path as fold_place, run_missing
 from plcore.learners import PlKnnLearner
 from plcore.registry import ComponentSpec, Registry, hookimpl
 
@@ -44,7 +44,7 @@ def _runner(reg, results, said):
 
 def _fold_path(reg, results, dataset="iris", fold=0):
     (entry,) = chosen(entries(PROTOCOL, reg), ["learner:slow"])
-    return run_path(results, _key_record(PROTOCOL, entry, dataset, fold))
+    return fold_place(results, PROTOCOL, entry, dataset, fold)
 
 
 def test_two_concurrent_runs_split_the_folds(tmp_path):

@@ -20,6 +20,11 @@ from plcore.registry import ComponentSpec, Registry, hookimpl
 PROTOCOL = load_protocol("field-smoke/1")
 ROWS = ["learner:plknn", "learner:k3", "learner:k9", "learner:wobbly", "learner:truth"]
 
+def _records(*args):
+    """``(path, record)`` of the run files under a folder (:func:`iter_runs`), each as the dict it is written as."""
+    return [(p, r.to_dict()) for p, r in iter_runs(*args)]
+
+
 
 class _FailsOnWine(PlKnnLearner):
     """PL-KNN that fails on data with 13 features (wine)."""
@@ -80,7 +85,7 @@ def test_the_ranked_table_is_the_files_scores_with_failures_imputed_as_the_worst
     c = t.comparison
     by_name = {r.name: r.key for r in t.ranked}
     files = {}
-    for _, rec in iter_runs(results):
+    for _, rec in _records(results):
         files.setdefault((rec["component"]["name"], rec["dataset"]["name"]), []).append(rec)
     for name, key in by_name.items():
         assert c.mean[(key, "iris")] == pytest.approx(np.mean([r["scores"]["accuracy"]
@@ -102,7 +107,7 @@ def test_a_tampered_score_is_an_invalid_cell_named_in_one_line(results, tmp_path
 
     copy = tmp_path / "copy"
     shutil.copytree(results, copy)
-    path, rec = next((p, r) for p, r in iter_runs(copy) if r["status"] == "ok")
+    path, rec = next((p, r) for p, r in _records(copy) if r["status"] == "ok")
     rec["scores"]["accuracy"] = min(1.0, rec["scores"]["accuracy"] + 0.1)
     path.write_text(json.dumps(rec))
     board = collect(PROTOCOL, copy)
@@ -122,7 +127,7 @@ def test_a_row_not_yet_run_leaves_the_ranked_table_as_it_was(registry, results, 
     grown = tmp_path / "grown"
     shutil.copytree(results, grown)
     _run(registry, grown, only=["learner:late"], datasets=["iris"])
-    (late,) = [p for p, r in iter_runs(grown) if r["component"]["name"] == "late" and r["fold"]["index"] == 1]
+    (late,) = [p for p, r in _records(grown) if r["component"]["name"] == "late" and r["fold"]["index"] == 1]
     late.unlink()  # as if killed after one fold
     after = render_markdown(collect(PROTOCOL, grown), command="page")
     title = "## classification: classic"
@@ -153,7 +158,7 @@ def test_an_older_revision_is_superseded_and_never_ranked(results, tmp_path):
 
     copy = tmp_path / "copy"
     shutil.copytree(results, copy)
-    for _, rec in list(iter_runs(copy)):
+    for _, rec in _records(copy):
         if rec["component"]["name"] == "k9":
             write_run(copy, {**rec, "component": {**rec["component"], "revision": 0}})
     board = collect(PROTOCOL, copy)
@@ -177,7 +182,7 @@ def test_a_file_out_of_its_place_or_of_other_folds_is_invalid(results, tmp_path)
 
     copy = tmp_path / "copy"
     shutil.copytree(results, copy)
-    path, rec = next((p, r) for p, r in iter_runs(copy) if r["fold"]["index"] == 0)
+    path, rec = next((p, r) for p, r in _records(copy) if r["fold"]["index"] == 0)
     moved = path.with_name("fold-1.json")
     moved.write_text(path.read_text())  # fold 0's file where fold 1's belongs
     (line,) = [f"{p}: {r}" for p, r in collect(PROTOCOL, copy).invalid]

@@ -52,13 +52,13 @@ def test_the_protocol_folds_and_candidates_are_those_the_kfold_protocol_draws():
     protocol = load_protocol("field-smoke/1")
     entry, spec = protocol.datasets["iris"], protocol.track("classification")
     ds = load_dataset("iris")
-    res = kfold(Setup(learner=PlKnnLearner(k=5), bags=UniformBags(r=1)), ds, n_splits=spec["n_splits"],
-                random_state=spec["seed"], refit=False, progress=False)
+    res = kfold(Setup(learner=PlKnnLearner(k=5), bags=UniformBags(r=1)), ds, n_splits=spec.n_splits,
+                random_state=spec.seed, refit=False, progress=False)
     tested = defaultdict(list)
     for row in res.predictions:
         tested[row["step"]].append(row["index"])
     assert [rows_digest(tested[k]) for k in sorted(tested)] == entry["splits"]["classification"]
-    drawn = apply_bags(ds, UniformBags(r=1), spec["seed"])
+    drawn = apply_bags(ds, UniformBags(r=1), spec.seed)
     assert describe_dataset("iris", entry["candidates"], protocol.data["tracks"])["candidates_digest"] == \
         entry["candidates_digest"]
     assert ds.fingerprint() == entry["fingerprint"] and drawn.S.sum(axis=1).tolist() == [2] * 150
@@ -116,3 +116,23 @@ def test_the_full_protocol_is_what_its_freezer_makes_on_the_shared_data(data_hom
     assert protocol.datasets["flare"]["load"] == {"categorical": "onehot"}
     assert [len(d["splits"]["classification"]) for d in protocol.datasets.values()] == [10] * 9
     assert _freeze("field/1") == (PROTOCOL_DIR / "field-1.yaml").read_text()
+
+
+def test_a_tracks_typed_view_is_what_the_runner_and_the_cost_model_read():
+    """``Protocol.track`` is a frozen :class:`Track`: the deep rows' selection, space and epochs
+    (their own where the protocol sets them, the track's or the learner's otherwise) one way for
+    ``run`` and the cost model alike; the file's data, and so its hash, are untouched."""
+    from plcore.leaderboard.protocol import DeepBudget, Track
+
+    field2, smoke = load_protocol("field/2"), load_protocol("field-smoke/1")
+    spec = field2.track("classification")
+    assert isinstance(spec, Track) and spec.metric == "accuracy" and spec.train_share == 1 - 1 / 3
+    assert spec.selection("deep") == {"method": "none"} and spec.selection("classic") == spec.select
+    assert spec.n_epochs("deep") == 50 and spec.n_epochs("classic") is None and spec.space("deep") is None
+    deep = smoke.track("classification").deep
+    assert isinstance(deep, DeepBudget) and deep.n_epochs == 2 and deep.space and deep.select is None
+    clustering = smoke.track("clustering")
+    assert clustering.metrics == ("acc", "nmi") and clustering.preprocessing_by_part and clustering.train_share == 1.0
+    assert load_protocol("vision/1").track("classification").takes("deep")
+    assert not load_protocol("vision/1").track("classification").takes("classic")
+    assert list(field2.tracks) == list(field2.data["tracks"]) and field2.hash == load_protocol("field/2").hash

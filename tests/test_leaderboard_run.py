@@ -16,6 +16,11 @@ from plcore.registry import ComponentSpec, Registry, hookimpl
 
 PROTOCOL = load_protocol("field-smoke/1")
 
+def _records(*args):
+    """``(path, record)`` of the run files under a folder (:func:`iter_runs`), each as the dict it is written as."""
+    return [(p, r.to_dict()) for p, r in iter_runs(*args)]
+
+
 
 class _Broken(PlKnnLearner):
     """A learner whose fit fails, naming a file of this machine."""
@@ -46,13 +51,13 @@ def test_a_plugin_row_runs_every_fold_as_the_kfold_protocol_would(tmp_path):
     lines = []
     written = run_missing(PROTOCOL, rows, tmp_path, registry=reg, echo=lines.append)
     assert len(written) == 4 and len(lines) == 4 and all(" accuracy=" in line for line in lines)
-    runs = {(r["dataset"]["name"], r["fold"]["index"]): r for _, r in iter_runs(tmp_path)}
+    runs = {(r["dataset"]["name"], r["fold"]["index"]): r for _, r in _records(tmp_path)}
     assert set(runs) == {("iris", 0), ("iris", 1), ("wine", 0), ("wine", 1)}
     spec = PROTOCOL.track("classification")
     for name in ("iris", "wine"):
         res = kfold(Setup(learner=PlKnnLearner(), bags=UniformBags(r=1)), load_dataset(name),
-                    n_splits=spec["n_splits"], random_state=spec["seed"], refit=False, progress=False,
-                    select={**spec["select"], "space": {"learner.k": [3, 7]}})
+                    n_splits=spec.n_splits, random_state=spec.seed, refit=False, progress=False,
+                    select={**spec.select, "space": {"learner.k": [3, 7]}})
         by_fold = defaultdict(list)
         for row in res.predictions:
             by_fold[row["step"]].append((row["index"], row["y_pred"], row["y_true"]))
@@ -67,7 +72,7 @@ def test_a_plugin_row_runs_every_fold_as_the_kfold_protocol_would(tmp_path):
 def test_a_failing_method_is_a_failed_fold_in_one_line_without_machine_paths(tmp_path):
     reg, rows = _rows(["learner:broken"])
     run_missing(PROTOCOL, rows, tmp_path, registry=reg, datasets=["iris"], echo=lambda line: None)
-    recs = [r for _, r in iter_runs(tmp_path)]
+    recs = [r for _, r in _records(tmp_path)]
     assert [r["status"] for r in recs] == ["failed", "failed"]
     assert recs[0]["error"] == "RuntimeError: cannot read weights.bin"
 
@@ -75,7 +80,7 @@ def test_a_failing_method_is_a_failed_fold_in_one_line_without_machine_paths(tmp
 def test_a_killed_run_resumes_with_only_the_missing_folds(tmp_path):
     reg, rows = _rows(["learner:foo"])
     run_missing(PROTOCOL, rows, tmp_path, registry=reg, echo=lambda line: None)
-    before = {p: p.read_bytes() for p, _ in iter_runs(tmp_path)}
+    before = {p: p.read_bytes() for p, _ in _records(tmp_path)}
     assert run_missing(PROTOCOL, rows, tmp_path, registry=reg, echo=lambda line: None) == []  # nothing missing
     lost = sorted(before)[1]
     lost.unlink()  # as if the run had been killed before this fold
@@ -96,12 +101,12 @@ def test_two_machines_runs_merge_from_the_command_line_and_a_conflict_is_one_lin
     run_missing(PROTOCOL, rows, b, registry=reg, datasets=["wine"], echo=lambda line: None)
     proc = plcore_cli(["leaderboard", "merge", str(a), str(b), "--results", "merged"], tmp_path)
     assert proc.stdout.strip() == "4 run file(s) merged into merged; 0 identical duplicate(s) dropped"
-    merged = {p.relative_to(tmp_path / "merged"): r for p, r in iter_runs(tmp_path / "merged")}
-    alone = {p.relative_to(single): r for p, r in iter_runs(single)}
+    merged = {p.relative_to(tmp_path / "merged"): r for p, r in _records(tmp_path / "merged")}
+    alone = {p.relative_to(single): r for p, r in _records(single)}
     drop = ("started_at", "finished_at", "timing")
     assert {k: {f: v for f, v in r.items() if f not in drop} for k, r in merged.items()} == \
         {k: {f: v for f, v in r.items() if f not in drop} for k, r in alone.items()}
-    (path, rec), = [(p, r) for p, r in iter_runs(b) if r["fold"]["index"] == 0]
+    (path, rec), = [(p, r) for p, r in _records(b) if r["fold"]["index"] == 0]
     rec["predictions"] = pack_predictions(np.zeros(len(unpack_predictions(rec["predictions"])), dtype=int), 3)
     path.write_text(json.dumps(rec))
     bad = plcore_cli(["leaderboard", "merge", str(b), "--results", "merged"], tmp_path, check=False)
@@ -127,14 +132,14 @@ def test_a_clusterer_row_runs_every_partition_as_the_clustering_protocol_would(t
     rows = chosen(entries(PROTOCOL, reg), ["clusterer:km"])
     lines = []
     run_missing(PROTOCOL, rows, tmp_path, registry=reg, echo=lines.append)
-    runs = {(r["dataset"]["name"], r["fold"]["index"]): r for _, r in iter_runs(tmp_path)}
+    runs = {(r["dataset"]["name"], r["fold"]["index"]): r for _, r in _records(tmp_path)}
     assert {k: r["status"] for k, r in runs.items()} == {("iris", 0): "ok", ("iris", 1): "ok", ("wine", 0): "na",
                                                          ("wine", 1): "na"}
     assert runs[("wine", 0)]["error"] == "declared for the test" and len(lines) == 2
     spec = PROTOCOL.track("clustering")
-    res = clustering(Setup(clusterer=reg.create("clusterer", "km")), _drawn_iris(), rho=spec["rho"], n_partitions=spec["n_partitions"], splits="random",
-                     preprocessing=spec["preprocessing"], preprocessing_by_part=spec["preprocessing_by_part"],
-                     random_state=spec["seed"], progress=False)
+    res = clustering(Setup(clusterer=reg.create("clusterer", "km")), _drawn_iris(), rho=spec.rho, n_partitions=spec.n_partitions, splits="random",
+                     preprocessing=spec.preprocessing, preprocessing_by_part=spec.preprocessing_by_part,
+                     random_state=spec.seed, progress=False)
     for p, step in enumerate(res.steps):
         rec = runs[("iris", p)]
         clusters = [row["cluster"] for row in res.predictions if row["step"] == p]
@@ -172,7 +177,7 @@ def test_each_cell_that_ran_is_also_an_mlflow_run_for_browsing(tmp_path):
     client = MlflowClient(uri)
     runs = client.search_runs([client.get_experiment_by_name("leaderboard-field-smoke-1").experiment_id])
     assert sorted(r.data.params["dataset"] for r in runs) == ["iris", "wine"]
-    files = {(r["dataset"]["name"], r["fold"]["index"]): r for _, r in iter_runs(tmp_path / "out")}
+    files = {(r["dataset"]["name"], r["fold"]["index"]): r for _, r in _records(tmp_path / "out")}
     for run in runs:
         assert run.info.status == "FINISHED" and run.data.params["key"] == rows[0].key
         history = client.get_metric_history(run.info.run_id, "fold/accuracy")
@@ -180,3 +185,23 @@ def test_each_cell_that_ran_is_also_an_mlflow_run_for_browsing(tmp_path):
             (k, files[(run.data.params["dataset"], k)]["scores"]["accuracy"]) for k in (0, 1)}
         artifacts = {a.path for a in client.list_artifacts(run.info.run_id, "leaderboard")}
         assert artifacts == {"leaderboard/fold-0.json", "leaderboard/fold-1.json"}
+
+
+def test_the_leaderboard_is_forbidden_every_private_module_of_run_protocols():
+    """The leaderboard runs its folds through ``plcore.run.protocols``' public fold runner
+    (``evaluate_split``, ``cluster_partition``, ...); the import-linter contract that keeps it so
+    lists every private module there (``lint-imports`` enforces it: tests/test_layout.py)."""
+    import tomllib
+    from pathlib import Path
+
+    import plcore.run.protocols as protocols
+
+    repo = Path(__file__).resolve().parents[1]
+    meta = tomllib.loads((repo / "pyproject.toml").read_text())
+    (contract,) = [c for c in meta["tool"]["importlinter"]["contracts"]
+                   if c["type"] == "forbidden" and c["source_modules"] == ["plcore.leaderboard"]]
+    private = {f"plcore.run.protocols.{p.stem}" for p in (repo / "plcore/run/protocols").glob("_*.py")
+               if not p.name.startswith("__")}
+    assert set(contract["forbidden_modules"]) == private
+    for name in ("evaluate_split", "cluster_partition", "feeds_truth", "singleton_candidates", "present_classes"):
+        assert name in protocols.__all__ and callable(getattr(protocols, name))

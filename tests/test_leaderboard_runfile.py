@@ -3,13 +3,18 @@ packed predictions, the schema's checks and atomic writes (merging trees: test_l
 
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from plcore.exceptions import DataValidationError
-from plcore.leaderboard import (SCHEMA, iter_runs, pack_predictions, read_run, run_path, unpack_predictions,
-                                validate_run, write_run)
+from plcore.leaderboard import (SCHEMA, RunFile, iter_runs, pack_predictions, read_run, run_path,
+                                unpack_predictions, validate_run, write_run)
+from plcore.leaderboard import runfile as runfile_module
+from plcore.leaderboard.runfile import ComponentRef
+
+COMMITTED = Path(__file__).resolve().parents[1] / "leaderboard"
 
 
 def _record(name="plknn", dataset="lost", fold=0, pred=(0, 2, 1, 1), status="ok", protocol_hash="sha256:aa",
@@ -45,7 +50,7 @@ def test_a_record_is_written_where_its_key_says_and_read_back(tmp_path):
     rec = _record()
     path = write_run(tmp_path, rec)
     assert path == tmp_path / "field-smoke-1" / "classification" / "learner" / "plknn@r1-0badc0ff" / "lost" / "fold-0.json"
-    assert path == run_path(tmp_path, rec) and read_run(path) == rec
+    assert path == run_path(tmp_path, RunFile.from_dict(rec)) and read_run(path).to_dict() == rec
     assert [p for p in os.listdir(path.parent) if p.startswith(".")] == []  # no temporary file left
     assert [p for p, _ in iter_runs(tmp_path)] == [path]
 
@@ -80,7 +85,7 @@ def test_a_failed_write_leaves_no_file(tmp_path, monkeypatch):
 
 
 def test_an_unreadable_file_is_one_line_naming_it(tmp_path):
-    path = run_path(tmp_path, _record())
+    path = run_path(tmp_path, RunFile.from_dict(_record()))
     path.parent.mkdir(parents=True)
     path.write_text("{not json")
     with pytest.raises(DataValidationError) as exc:
@@ -92,3 +97,63 @@ def test_files_are_json_a_person_can_read(tmp_path):
     path = write_run(tmp_path, _record())
     text = path.read_text()
     assert text.endswith("\n") and json.loads(text)["status"] == "ok" and '\n "component": {' in text
+
+
+def test_every_committed_run_file_reads_as_a_run_file_and_writes_back_the_same_bytes(tmp_path):
+    """``RunFile.from_dict`` then ``to_dict`` is the record it read, key for key: a committed file
+    re-written by ``write_run`` is the same bytes."""
+    paths = sorted(COMMITTED.glob("*/*/*/*/*/fold-*.json"))
+    assert len(paths) > 5000
+    for path in paths:
+        text = path.read_text()
+        run = RunFile.from_dict(json.loads(text), str(path))
+        assert json.dumps(run.to_dict(), indent=1, sort_keys=True) + "\n" == text, path
+    for path in paths[::500]:  # and through the writer, into its place
+        written = write_run(tmp_path, read_run(path))
+        assert written.relative_to(tmp_path) == path.relative_to(COMMITTED)
+        assert written.read_bytes() == path.read_bytes()
+
+
+def test_a_run_file_built_in_code_writes_its_set_fields_and_error():
+    run = RunFile.from_dict(_record())
+    component = ComponentRef("learner", "plknn", 1, "sha256:0badc0ffee12", display_name="PL-KNN")
+    built = RunFile(SCHEMA, run.protocol, run.track, component, run.dataset, run.fold, "na", error="no GPU")
+    record = built.to_dict()
+    assert record["error"] == "no GPU" and "predictions" not in record and "timing" not in record
+    assert record["component"]["version"] is None  # the component's identity is always written
+    assert run.to_dict()["component"] == _record()["component"]  # a file's: as it had it
+    assert built.replace(status="failed").to_dict()["status"] == "failed"
+    assert RunFile.from_dict(record) == built
+
+
+def test_a_run_1_file_is_upgraded_through_the_update_chain(tmp_path, monkeypatch):
+    """A later schema upgrades the files of an older one (asv's ``update_to_N``), never refuses
+    them: with a schema run/2 whose step renames ``timing.wall_s`` to ``timing.total_s``, a
+    committed run/1 file reads as run/2, and is written as such; a schema with no step, or newer
+    than this plcore, is one line."""
+    one = next(iter(sorted(COMMITTED.glob("field-smoke-1/*/*/*/*/fold-0.json"))))
+    stored = json.loads(one.read_text())
+    assert stored["schema"] == "plcore.leaderboard.run/1"
+
+    def update_to_2(record):
+        timing = record.setdefault("timing", {})
+        if "wall_s" in timing:
+            timing["total_s"] = timing.pop("wall_s")
+        return record
+
+    monkeypatch.setattr(runfile_module, "SCHEMA_VERSION", 2)
+    with pytest.raises(DataValidationError, match="has no update_to_2 to 'plcore.leaderboard.run/2'"):
+        read_run(one)
+    monkeypatch.setattr(runfile_module, "UPDATES", {})
+    runfile_module.update_to(2)(update_to_2)
+    run = read_run(one)
+    assert run.schema == "plcore.leaderboard.run/2" and run.seconds("total_s") == stored["timing"]["wall_s"]
+    assert run.seconds("wall_s") is None and run.predictions == stored["predictions"]
+    assert json.loads(one.read_text()) == stored  # reading changes no file
+    written = json.loads(write_run(tmp_path, run).read_text())
+    assert written["schema"] == "plcore.leaderboard.run/2" and "wall_s" not in written["timing"]
+    assert {k: v for k, v in written.items() if k not in ("schema", "timing")} == {
+        k: v for k, v in stored.items() if k not in ("schema", "timing")}
+    newer = dict(stored, schema="plcore.leaderboard.run/3")
+    with pytest.raises(DataValidationError, match="newer than 'plcore.leaderboard.run/2'"):
+        RunFile.from_dict(newer)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from plcore.exceptions import ConfigError, DataValidationError, PlcoreError
 from plcore.leaderboard.protocol import Protocol, checked_data, fold_scores, load_protocol
-from plcore.leaderboard.runfile import _atomic, read_run, row_key, run_key, run_path, state_of, unpack_predictions
+from plcore.leaderboard.runfile import ComponentRef, RunFile, _atomic, read_run, run_path, state_of
 
 __all__ = ["Invalid", "Scan", "scan", "cell_states", "MergeReport", "merge_trees", "IDENTITY"]
 
@@ -57,7 +57,7 @@ class Invalid:
 
 @dataclass
 class Scan:
-    """What :func:`scan` found: the valid files ``(path, record)``, the invalid ones
+    """What :func:`scan` found: the valid files ``(path, run file)`` (:class:`RunFile`), the invalid ones
     (:class:`Invalid`), each valid ok file's scores as recomputed (``scores[path]``) and the
     installed rows it checked them against."""
 
@@ -72,7 +72,7 @@ class Scan:
         invalid one in a cell's place (a stray file stands for no fold)."""
         out: dict = defaultdict(list)
         for _, rec in self.valid:
-            out[(rec["track"], row_key(rec["component"]), rec["dataset"]["name"])].append(rec["status"])
+            out[(rec.track, rec.component.row_key, rec.dataset.name)].append(rec.status)
         for bad in self.invalid:
             if bad.cell is not None:
                 track, _, key, dataset, _ = bad.cell
@@ -97,32 +97,33 @@ def _cell_of(protocol: Protocol, folder: Path, path: Path) -> tuple | None:
     return track, kind, key, dataset, int(m.group(1))
 
 
-def _check_place(protocol: Protocol, results: Path, path: Path, rec: dict) -> None:
+def _check_place(protocol: Protocol, results: Path, path: Path, rec: RunFile) -> None:
     """Refuse a file that is not where its content places it, or not of this protocol: another
     hash, a data set the track does not use, a fold out of range, or another fingerprint,
     candidate sets or fold digest than the protocol's."""
     if path != run_path(results, rec):
         raise DataValidationError(f"its content places it at {run_path(results, rec).relative_to(results)}")
-    if rec["protocol"]["hash"] != protocol.hash:
-        raise DataValidationError(f"made under protocol hash {rec['protocol']['hash']}, not {protocol.key}'s "
+    if rec.protocol.hash != protocol.hash:
+        raise DataValidationError(f"made under protocol hash {rec.protocol.hash}, not {protocol.key}'s "
                                   f"{protocol.hash}")
-    dataset, fold = rec["dataset"]["name"], int(rec["fold"]["index"])
-    if rec["track"] not in protocol.data["tracks"] or dataset not in protocol.track_datasets(rec["track"]):
-        raise DataValidationError(f"the {rec['track']} track of {protocol.key} has no data set {dataset!r}")
+    dataset, fold = rec.dataset.name, rec.fold.index
+    if rec.track not in protocol.data["tracks"] or dataset not in protocol.track_datasets(rec.track):
+        raise DataValidationError(f"the {rec.track} track of {protocol.key} has no data set {dataset!r}")
     entry = protocol.datasets[dataset]
-    splits = entry["splits"][rec["track"]]
-    if not 0 <= fold < len(splits) or int(rec["fold"]["n_splits"]) != len(splits):
-        raise DataValidationError(f"fold {fold} of {rec['fold']['n_splits']}, the protocol has {len(splits)}")
-    for what, have, want in (("fingerprint", rec["dataset"]["fingerprint"], entry["fingerprint"]),
-                             ("fold digest", rec["fold"]["test_digest"], splits[fold]),
-                             ("candidates digest", rec["dataset"].get("candidates_digest", entry["candidates_digest"]),
+    splits = entry["splits"][rec.track]
+    if not 0 <= fold < len(splits) or rec.fold.n_splits != len(splits):
+        raise DataValidationError(f"fold {fold} of {rec.fold.n_splits}, the protocol has {len(splits)}")
+    digest = rec.dataset.candidates_digest
+    for what, have, want in (("fingerprint", rec.dataset.fingerprint, entry["fingerprint"]),
+                             ("fold digest", rec.fold.test_digest, splits[fold]),
+                             ("candidates digest", entry["candidates_digest"] if digest is None else digest,
                               entry["candidates_digest"])):
         if have != want:
             raise DataValidationError(f"its {what} {have} is not the protocol's {want}")
 
 
-def _check_timing(rec: dict) -> None:
-    timing = rec.get("timing", {})
+def _check_timing(rec: RunFile) -> None:
+    timing = {} if rec.timing is None else rec.timing
     if not isinstance(timing, dict):
         raise DataValidationError("timing is not a mapping of seconds")
     for key, value in timing.items():
@@ -130,12 +131,12 @@ def _check_timing(rec: dict) -> None:
             raise DataValidationError(f"timing.{key}={value!r} is not a number of seconds")
 
 
-def _roles(component: dict) -> dict:
+def _roles(component: ComponentRef) -> dict:
     """``{"learner": name}``, ``{"reducer": name, "learner": its learner}`` or ``{"clusterer": name}``."""
-    pipeline = list(component.get("pipeline") or [component["name"]])
-    if component["kind"] == "reducer":
+    pipeline = list(component.pipeline or [component.name])
+    if component.kind == "reducer":
         return {"reducer": pipeline[0], "learner": pipeline[-1]}
-    return {component["kind"]: component["name"]}
+    return {component.kind: component.name}
 
 
 class _Installed:
@@ -165,15 +166,15 @@ def _identity_of(entry) -> dict:
             "section": entry.section, "group": entry.group}
 
 
-def _check_component(rec: dict, expected: dict, source: str, installed: _Installed, entry) -> None:
+def _check_component(rec: RunFile, expected: dict, source: str, installed: _Installed, entry) -> None:
     """The component block against its row (``expected``: the installed row's identity, or the
     row's files' most common one; ``source`` says which) and the chosen hyperparameters against the
     pipeline's parameters where the row is installed."""
-    c = rec["component"]
+    c = rec.component
     for key in IDENTITY:
         if c.get(key) != expected.get(key):
             raise DataValidationError(f"its component.{key} {c.get(key)!r} is not {source}'s {expected.get(key)!r}")
-    chosen = rec.get("selection", {}).get("chosen", {}) if isinstance(rec.get("selection"), dict) else {}
+    chosen = rec.chosen
     if not isinstance(chosen, dict):
         raise DataValidationError("selection.chosen is not a mapping of hyperparameters")
     if entry is None:
@@ -191,9 +192,9 @@ def _consensus(records: list) -> dict:
     """The most common value of each identity field among a row's records."""
     out = {}
     for key in IDENTITY:
-        counts = Counter(repr(r["component"].get(key)) for r in records)
+        counts = Counter(repr(r.component.get(key)) for r in records)
         top = max(sorted(counts), key=lambda v: counts[v])
-        out[key] = next(r["component"].get(key) for r in records if repr(r["component"].get(key)) == top)
+        out[key] = next(r.component.get(key) for r in records if repr(r.component.get(key)) == top)
     return out
 
 
@@ -222,7 +223,7 @@ def scan(protocol: Protocol, results, *, registry=None, paths=None, data_home=No
         read.append((path, rec))
     by_row = defaultdict(list)
     for path, rec in read:
-        by_row[(rec["track"], rec["component"]["kind"], row_key(rec["component"]))].append((path, rec))
+        by_row[(rec.track, rec.component.kind, rec.component.row_key)].append((path, rec))
     checked = []
     for key, files_of_row in by_row.items():
         entry = installed.rows.get(key)
@@ -246,8 +247,8 @@ def _recompute(protocol: Protocol, results: Path, checked: list, out: Scan, data
     stored score disagrees, or whose predictions do not cover its test rows, is refused."""
     by_dataset = defaultdict(list)
     for path, rec in checked:
-        if rec["status"] == "ok":
-            by_dataset[rec["dataset"]["name"]].append((path, rec))
+        if rec.ok:
+            by_dataset[rec.dataset.name].append((path, rec))
         else:
             out.valid.append((path, rec))
     for dataset, files in by_dataset.items():
@@ -258,15 +259,15 @@ def _recompute(protocol: Protocol, results: Path, checked: list, out: Scan, data
                 refuse(path, f"not checked: data set {dataset!r} could not be loaded here ({err})")
             continue
         for path, rec in files:
-            track, fold = rec["track"], int(rec["fold"]["index"])
+            track, fold = rec.track, rec.fold.index
             split = splits[track][fold]
-            pred = unpack_predictions(rec["predictions"])
+            pred = rec.predicted()
             expected = len(split[1]) if track == "classification" else drawn.n_samples
             if pred.size != expected:
                 refuse(path, f"{pred.size} predictions for {expected} rows")
                 continue
             got = fold_scores(protocol.track(track), track, drawn, split, pred)
-            stored = rec.get("scores") if isinstance(rec.get("scores"), dict) else {}
+            stored = rec.scores if isinstance(rec.scores, dict) else {}
             bad = [m for m, v in got.items() if isinstance(stored.get(m), bool)
                    or not isinstance(stored.get(m), (int, float)) or not abs(float(stored[m]) - v) <= TOLERANCE]
             if bad:
@@ -304,20 +305,20 @@ class MergeReport:
     duplicates: list = field(default_factory=list)
 
 
-def _same_setting(a: dict, b: dict) -> str | None:
+def _same_setting(a: RunFile, b: RunFile) -> str | None:
     """What differs between two valid run files of one key, other than where they ran: the
     status or the predictions; None when nothing does."""
-    if a["status"] != b["status"]:
-        return f"status {a['status']} vs {b['status']}"
-    if a.get("predictions", {}).get("sha256") != b.get("predictions", {}).get("sha256"):
+    if a.status != b.status:
+        return f"status {a.status} vs {b.status}"
+    if (a.predictions or {}).get("sha256") != (b.predictions or {}).get("sha256"):
         return "other predictions"
     return None
 
 
-def _describe(record: dict) -> str:
-    c = record["component"]
-    return (f"fold {record['fold']['index']} of {c['kind']}:{c['name']}@r{c['revision']} on "
-            f"{record['dataset']['name']} ({record['protocol']['id']}/{record['protocol']['version']})")
+def _describe(record: RunFile) -> str:
+    c = record.component
+    return (f"fold {record.fold.index} of {c.kind}:{c.name}@r{c.revision} on {record.dataset.name} "
+            f"({record.protocol.key})")
 
 
 def _scan_tree(root: Path, registry, data_home) -> tuple[list, list]:
@@ -351,7 +352,7 @@ def merge_trees(sources, into, *, registry=None, data_home=None) -> MergeReport:
     present, invalid_here = {}, set()
     if into.exists():
         valid, invalid = _scan_tree(into, registry, data_home)
-        present = {run_key(r): (p, r) for p, r in valid}
+        present = {r.key: (p, r) for p, r in valid}
         invalid_here = {bad.path for bad in invalid}
     plan, report, bad = [], MergeReport(), []
     for source in map(Path, sources):
@@ -360,7 +361,7 @@ def merge_trees(sources, into, *, registry=None, data_home=None) -> MergeReport:
         valid, invalid = _scan_tree(source, registry, data_home)
         bad += [b.line() for b in invalid]
         for path, record in valid:
-            key = run_key(record)
+            key = record.key
             target = run_path(into, record)
             if target in invalid_here:
                 bad.append(f"{path}: would replace {target}, a run file that is invalid there (run `leaderboard "

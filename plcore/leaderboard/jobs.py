@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass, field
 
 from plcore.exceptions import ConfigError
-from plcore.leaderboard.protocol import Protocol
+from plcore.leaderboard.protocol import Protocol, Track
 from plcore.leaderboard.runfile import iter_runs, row_key
 
 __all__ = ["Entry", "Estimate", "spec_hash", "entries", "chosen", "create_component", "fits_per_fold",
@@ -79,7 +79,8 @@ def entries(protocol: Protocol, registry) -> list[Entry]:
     """Every installed component the protocol's tracks take (a track's ``groups``, where it names
     them, limits it to those groups), in track, kind and name order."""
     out = []
-    reference = protocol.data["tracks"].get("classification", {}).get("reference_learner")
+    tracks = protocol.tracks
+    reference = tracks["classification"].reference_learner if "classification" in tracks else None
     for kind in ("learner", "reducer", "clusterer"):
         for name in registry.names(kind):
             comp = registry.get(kind, name)
@@ -88,10 +89,10 @@ def entries(protocol: Protocol, registry) -> list[Entry]:
                 continue
             opt = opt if isinstance(opt, dict) else {}
             track = opt.get("track", TRACK_OF_KIND[kind])
-            if track not in protocol.data["tracks"]:
+            if track not in tracks:
                 continue
             section, group = _placing(registry, kind, name)
-            if group not in protocol.data["tracks"][track].get("groups", [group]):  # vision/1: deep rows only
+            if not tracks[track].takes(group):  # vision/1: deep rows only
                 continue
             pipeline = [name, reference] if kind == "reducer" and reference else [name]
             out.append(Entry(kind, name, comp.spec.display_name, track, section, comp.spec.leaderboard_revision,
@@ -126,7 +127,7 @@ def _grid(registry, kind: str, name: str) -> tuple[int, int]:
     return math.prod(len(v) for v in space.values()), math.prod(len(v) for k, v in space.items() if k in path)
 
 
-def fits_per_fold(spec: dict, entry: Entry, registry) -> float:
+def fits_per_fold(spec: Track, entry: Entry, registry) -> float:
     """The fits one fold of ``entry`` makes under a track's settings ``spec``: the grid's points
     (a reducer's times its learner's; a deep learner's the protocol's ``deep.space``) searched by
     the inner folds, then the refit (a clustering partition fits each point once), times the
@@ -136,8 +137,9 @@ def fits_per_fold(spec: dict, entry: Entry, registry) -> float:
     import math
 
     deep = entry.group == "deep"
-    if deep and spec.get("deep", {}).get("space"):
-        points, together = math.prod(len(v) for v in spec["deep"]["space"].values()), 1
+    space = spec.space(entry.group)
+    if space:
+        points, together = math.prod(len(v) for v in space.values()), 1
     else:
         points, together = 1, 1
         for kind, name in zip(("reducer", "learner") if entry.kind == "reducer" else (entry.kind,), entry.pipeline):
@@ -145,8 +147,7 @@ def fits_per_fold(spec: dict, entry: Entry, registry) -> float:
             points, together = points * p, together * t
     from plcore.run.defaults import SELECT_DEFAULTS
 
-    own = spec.get("deep", {}).get("select") if deep else None  # the deep rows' own selection
-    select = {**SELECT_DEFAULTS, **(own if own is not None else spec.get("select", {}))}
+    select = {**SELECT_DEFAULTS, **spec.selection(entry.group)}  # the deep rows' own where set
     tried = min(points, select["n_iter"]) if select["method"] == "random" else points
     if select["method"] == "none" or points <= 1:
         fits = 1.0
@@ -156,7 +157,7 @@ def fits_per_fold(spec: dict, entry: Entry, registry) -> float:
         fits = max(1, tried // together if select["method"] == "grid" else tried) * select["cv"] + 1.0
     if deep:
         default = create_component(registry, "learner", entry.name).get_params().get("n_epochs") or 1
-        fits *= (spec.get("deep", {}).get("n_epochs") or default) / default
+        fits *= (spec.n_epochs(entry.group) or default) / default
     return fits
 
 
@@ -178,7 +179,7 @@ class Estimate:
 
 def _train_rows(protocol: Protocol, track: str, dataset: str) -> float:
     """The rows one fold of ``dataset`` trains on (every row for the clustering track)."""
-    return protocol.datasets[dataset]["n_samples"] * _train_share(protocol.track(track), track)
+    return protocol.datasets[dataset]["n_samples"] * protocol.track(track).train_share
 
 
 def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, results, registry, *,
@@ -210,29 +211,29 @@ def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, result
 
     installed = {(e.track, e.key): e for e in entries(protocol, registry)} | {(e.track, e.key): e for e in rows}
     for _, rec in iter_runs(results, skip_unreadable=True):
-        wall = rec.get("timing", {}).get("wall_s")
-        if rec["status"] != "ok" or isinstance(wall, bool) or not isinstance(wall, (int, float)):
+        wall = rec.seconds("wall_s")
+        if not rec.ok or isinstance(wall, bool) or not isinstance(wall, (int, float)):
             continue
-        p = rec["protocol"]
-        pkey = f"{p['id']}/{p['version']}"
+        pkey = rec.protocol.key
         if pkey not in others:
             try:
                 others[pkey] = load_protocol(pkey)
             except ConfigError:  # a protocol this plcore does not ship: its times cannot be scaled
                 others[pkey] = None
         other = others[pkey]
-        if other is None or other.hash != p["hash"] or rec["dataset"]["name"] not in other.datasets:
+        dataset = rec.dataset.name
+        if other is None or other.hash != rec.protocol.hash or dataset not in other.datasets:
             continue
         if not own and other.hash == protocol.hash:
             continue
-        key = row_key(rec["component"])
-        entry = installed.get((rec["track"], key))
+        key = rec.component.row_key
+        entry = installed.get((rec.track, key))
         if entry is None:
             continue
         rates.setdefault((entry.group, key), []).append(
-            wall / (fits(other, entry) * _train_rows(other, rec["track"], rec["dataset"]["name"])))
+            wall / (fits(other, entry) * _train_rows(other, rec.track, dataset)))
         if other.hash != protocol.hash:
-            measured.setdefault((key, rec["dataset"]["name"]), {}).setdefault(other.key, (other, []))[1].append(wall)
+            measured.setdefault((key, dataset), {}).setdefault(other.key, (other, []))[1].append(wall)
     row_rate = {key: float(np.median(v)) for (_, key), v in rates.items()}
     group_rate = {}
     for (group, key), _ in rates.items():
@@ -253,7 +254,7 @@ def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, result
             if source:
                 other, times = source[sorted(source)[0]]
                 ratio = here / fits(other, entry)
-                rows_ratio = _train_share(spec, entry.track) / _train_share(other.track(entry.track), entry.track)
+                rows_ratio = spec.train_share / other.track(entry.track).train_share
                 cost, out.same = missing * sum(times) / len(times) * ratio * rows_ratio, out.same + 1
             elif entry.key in row_rate:
                 cost = missing * row_rate[entry.key] * here * _train_rows(protocol, entry.track, dataset)
@@ -284,11 +285,6 @@ def cost_text(estimate: Estimate, cells: int) -> str:
 
 def duration(seconds: float) -> str:
     return f"about {seconds / 3600:.1f} h" if seconds >= 5400 else f"about {max(seconds / 60, 0.1):.1f} min"
-
-
-def _train_share(spec: dict, track: str) -> float:
-    """The share of rows a fold trains on (the clustering track clusters every row)."""
-    return 1.0 - 1.0 / spec["n_splits"] if track == "classification" else 1.0
 
 
 def chosen(rows, only=None, track=None, group=None):

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from plcore.leaderboard.protocol import Protocol
-from plcore.leaderboard.runfile import row_key, state_of, to_run
+from plcore.leaderboard.runfile import state_of, to_run
 
 __all__ = ["Row", "Board", "Table", "GROUPS", "collect", "tables", "render_markdown", "render_latex", "page_command",
            "diagram_files", "not_run_lines", "write_page"]
@@ -41,9 +41,24 @@ GROUPS = {"classification": {"classic": "classic learners and reducers (with the
           "clustering": {"clustering": "clusterers"}}
 
 
+@dataclass(frozen=True)
+class InvalidFold:
+    """The fold of a row whose file failed its checks (:mod:`plcore.leaderboard.checks`): its
+    status is ``invalid``, its error the reason; no run file stands for it."""
+
+    error: str
+    status: str = "invalid"
+    machine = software = finished_at = started_at = None
+    ok = False
+
+    def seconds(self, name: str):
+        return None
+
+
 @dataclass
 class Row:
-    """A component's row: its identity and its folds' records, ``folds[data set][fold]``."""
+    """A component's row: its identity and its folds' run files (:class:`~plcore.leaderboard.runfile.RunFile`,
+    or :class:`InvalidFold`), ``folds[data set][fold]``."""
 
     track: str
     kind: str
@@ -93,9 +108,9 @@ class Board:
     @property
     def machines(self) -> list:
         """What the files were measured on, one line a kind of machine (cores, architecture, GPU)."""
-        return sorted({f"{rec['machine']['cpus']} CPU(s) {rec['machine']['arch']}"
-                       + (f", {rec['machine']['gpu']}" if rec["machine"].get("gpu") else "")
-                       for r in self.rows for f in r.folds.values() for rec in f.values() if rec.get("machine")})
+        return sorted({f"{rec.machine['cpus']} CPU(s) {rec.machine['arch']}"
+                       + (f", {rec.machine['gpu']}" if rec.machine.get("gpu") else "")
+                       for r in self.rows for f in r.folds.values() for rec in f.values() if rec.machine})
 
     @property
     def wall_hours(self) -> float | None:
@@ -104,7 +119,7 @@ class Board:
 
     def state(self, row: Row, dataset: str) -> str:
         """``invalid``, ``done``, ``failed``, ``timeout``, ``na``, ``partial k/n`` or ``not run``."""
-        return state_of([rec["status"] for rec in row.folds.get(dataset, {}).values()],
+        return state_of([rec.status for rec in row.folds.get(dataset, {}).values()],
                         self.n_splits(row.track, dataset))
 
 
@@ -117,7 +132,7 @@ def _current(rows: dict) -> tuple[list, list]:
     current, superseded = [], []
     for versions in by_component.values():
         def newest(r):
-            return r.revision, max((rec.get("finished_at", "") for f in r.folds.values() for rec in f.values()),
+            return r.revision, max((rec.finished_at or "" for f in r.folds.values() for rec in f.values()),
                                    default="")
         versions.sort(key=newest)
         current.append(versions[-1])
@@ -141,19 +156,20 @@ def collect(protocol: Protocol, results, *, data_home=None, registry=None) -> Bo
     n_bytes = 0
     stamps: list = []
     for path, rec in found.valid:
-        c = rec["component"]
-        key = row_key(c)
-        row = rows.setdefault((rec["track"], c["kind"], key), Row(
-            rec["track"], c["kind"], c["name"], key, c.get("display_name", c["name"]), c.get("section", "ranked"),
-            c.get("group", "clustering" if c["kind"] == "clusterer" else "classic"), c.get("distribution", "?"),
-            str(c.get("version", "?")), list(c.get("pipeline", [c["name"]])), int(c["revision"])))
-        row.folds[rec["dataset"]["name"]][int(rec["fold"]["index"])] = rec
-        listing.append((path.relative_to(results).as_posix(), rec["status"],
-                        rec.get("predictions", {}).get("sha256") or rec.get("error")))
-        timings[(rec["track"], row.group)] += float(rec.get("timing", {}).get("wall_s", 0.0))
+        c = rec.component
+        key = c.row_key
+        row = rows.setdefault((rec.track, c.kind, key), Row(
+            rec.track, c.kind, c.name, key, c.get("display_name", c.name), c.get("section", "ranked"),
+            c.get("group", "clustering" if c.kind == "clusterer" else "classic"), c.get("distribution", "?"),
+            str(c.get("version", "?")), list(c.get("pipeline", [c.name])), c.revision))
+        row.folds[rec.dataset.name][rec.fold.index] = rec
+        listing.append((path.relative_to(results).as_posix(), rec.status,
+                        (rec.predictions or {}).get("sha256") or rec.error))
+        wall = rec.seconds("wall_s")
+        timings[(rec.track, row.group)] += float(0.0 if wall is None else wall)
         n_bytes += path.stat().st_size
-        if rec.get("started_at") and rec.get("finished_at"):
-            stamps += [rec["started_at"], rec["finished_at"]]
+        if rec.started_at and rec.finished_at:
+            stamps += [rec.started_at, rec.finished_at]
     invalid = []
     for bad in found.invalid:
         invalid.append((bad.path.relative_to(results).as_posix(), bad.reason))
@@ -164,14 +180,14 @@ def collect(protocol: Protocol, results, *, data_home=None, registry=None) -> Bo
         row = rows.get((track, kind, key)) or _row_at(track, kind, key, found.installed.get((track, kind, key)))
         if row is None or fold in row.folds[dataset]:
             continue  # a row no valid file and no installed component names; a fold a valid file holds
-        rows.setdefault((track, kind, key), row).folds[dataset][fold] = {"status": "invalid", "error": bad.reason}
+        rows.setdefault((track, kind, key), row).folds[dataset][fold] = InvalidFold(bad.reason)
     current, superseded = _current(rows)
     _disambiguate(current)
     scores: dict = defaultdict(dict)
     by_path = dict(found.valid)
     for path, got in found.scores.items():
         rec = by_path[path]
-        scores[(row_key(rec["component"]), rec["dataset"]["name"])][int(rec["fold"]["index"])] = got
+        scores[(rec.component.row_key, rec.dataset.name)][rec.fold.index] = got
     snapshot = "sha256:" + hashlib.sha256(json.dumps(sorted(listing)).encode()).hexdigest()
     return Board(protocol, current, superseded, dict(scores), snapshot, len(listing), dict(timings), n_bytes,
                  (min(stamps), max(stamps)) if stamps else None, invalid)
@@ -231,8 +247,7 @@ class Table:
 
 
 def _metrics(protocol: Protocol, track: str) -> list:
-    spec = protocol.track(track)
-    return list(spec.get("metrics", [spec.get("metric", "accuracy")]))
+    return list(protocol.track(track).metrics)
 
 
 def _fold_values(board: Board, key, dataset, metric) -> list:
@@ -249,7 +264,7 @@ def tables(board: Board) -> list:
         if track not in board.protocol.data["tracks"]:
             continue
         datasets = board.protocol.track_datasets(track)
-        reference_learner = board.protocol.track(track).get("reference_learner")
+        reference_learner = board.protocol.track(track).reference_learner
         for group in groups:
             mine = [r for r in board.rows if r.track == track and r.group == group and r.section == "ranked"]
             if not mine:
@@ -368,8 +383,8 @@ def _versus_lines(t: Table, by_key: dict) -> list:
 
 
 def _median_fit(row: Row) -> float | None:
-    fits = [rec["timing"]["fit_s"] for f in row.folds.values() for rec in f.values()
-            if rec["status"] == "ok" and "fit_s" in rec.get("timing", {})]
+    fits = [rec.seconds("fit_s") for f in row.folds.values() for rec in f.values()
+            if rec.ok and rec.seconds("fit_s") is not None]
     return float(np.median(fits)) if fits else None
 
 
@@ -381,8 +396,8 @@ def _missing(board: Board, row: Row) -> str:
 
 def _header(board: Board, command: str, timings: bool) -> list:
     p = board.protocol
-    plcore_versions = sorted({str(rec["software"].get("plcore")) for r in board.rows for f in r.folds.values()
-                              for rec in f.values() if rec.get("software")})
+    plcore_versions = sorted({str(rec.software.get("plcore")) for r in board.rows for f in r.folds.values()
+                              for rec in f.values() if rec.software})
     lines = [f"Protocol **{p.key}** (`{p.hash}`): {p.data.get('description', '')}.", "",
              f"Rendered by `{command}` from {board.n_files} run file(s)"
              + (f" ({board.n_bytes / 1e6:.2f} MB)" if timings else "")
@@ -477,14 +492,14 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
                 cells.append(f"{np.mean(values):.3f}" if board.state(r, d) == "done" else board.state(r, d))
             lines.append(f"| {r.label} | " + " | ".join(cells) + " |")
     failures = [(r, d, rec) for r in board.rows for d in p.track_datasets(r.track)
-                for _, rec in sorted(r.folds.get(d, {}).items()) if rec["status"] not in ("ok", "invalid")]
+                for _, rec in sorted(r.folds.get(d, {}).items()) if rec.status not in ("ok", "invalid")]
     if failures:
         lines += ["", "## Failures, timeouts and declared not-applicable cells", ""]
         seen = set()
         for r, d, rec in failures:
-            if (r.key, d, rec["error"]) not in seen:
-                seen.add((r.key, d, rec["error"]))
-                lines.append(f"- `{r.kind}:{r.key}` on {d} ({rec['status']}): {rec['error'].replace('|', '/')}")
+            if (r.key, d, rec.error) not in seen:
+                seen.add((r.key, d, rec.error))
+                lines.append(f"- `{r.kind}:{r.key}` on {d} ({rec.status}): {rec.error.replace('|', '/')}")
     if board.invalid:
         lines += ["", "## Invalid run files (counted as failed cells, never as results)", "",
                   *(f"- `{path}`: {reason.replace('|', '/')}" for path, reason in board.invalid)]

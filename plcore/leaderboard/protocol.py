@@ -29,8 +29,8 @@ import numpy as np
 
 from plcore.exceptions import ConfigError, DataValidationError
 
-__all__ = ["PROTOCOL_DIR", "Protocol", "available_protocols", "load_protocol", "protocol_hash", "describe_dataset",
-           "check_dataset", "rows_digest", "track_splits",
+__all__ = ["PROTOCOL_DIR", "Protocol", "Track", "DeepBudget", "available_protocols", "load_protocol", "protocol_hash",
+           "describe_dataset", "check_dataset", "rows_digest", "track_splits",
            "split_digest", "fold_scores", "clustering_truth"]
 
 #: the protocols shipped with plcore
@@ -59,6 +59,81 @@ def _candidates_digest(S) -> str:
 
 
 @dataclass(frozen=True)
+class DeepBudget:
+    """A track's settings for its deep rows (``deep:``): the epochs (None: each learner's own),
+    their own selection (None: the track's) and the search space of their parameters (None: each
+    learner's declared grid)."""
+
+    n_epochs: int | None = None
+    select: dict | None = None
+    space: dict | None = None
+
+    @classmethod
+    def from_dict(cls, data) -> DeepBudget:
+        data = data or {}
+        return cls(data.get("n_epochs"), data.get("select"), data.get("space") or None)
+
+
+@dataclass(frozen=True)
+class Track:
+    """A protocol's track, typed (the file's ``tracks.<name>``): its seed, preprocessing, nested
+    selection and metrics; the classification track's outer folds (``n_splits``) and reference
+    learner, the clustering track's partitions (``rho``, ``n_partitions``, ``preprocessing_by_part``);
+    the groups of rows it takes (None: every group) and its deep rows' budget. What the runner and
+    the cost model read, the one way (:meth:`selection`, :meth:`space`, :meth:`n_epochs`)."""
+
+    name: str
+    seed: int
+    preprocessing: str
+    select: dict
+    metrics: tuple
+    n_splits: int | None = None
+    rho: float | None = None
+    n_partitions: int | None = None
+    preprocessing_by_part: bool = False
+    reference_learner: str | None = None
+    groups: tuple | None = None
+    deep: DeepBudget = DeepBudget()
+
+    @classmethod
+    def from_dict(cls, name: str, data: dict) -> Track:
+        """The track ``name`` of a protocol file (its ``tracks.<name>`` mapping)."""
+        return cls(name, data["seed"], data.get("preprocessing", "standardize"), dict(data.get("select", {})),
+                   tuple(data.get("metrics", [data.get("metric", "accuracy")])), data.get("n_splits"),
+                   data.get("rho"), data.get("n_partitions"), bool(data.get("preprocessing_by_part", False)),
+                   data.get("reference_learner"), tuple(data["groups"]) if "groups" in data else None,
+                   DeepBudget.from_dict(data.get("deep")))
+
+    @property
+    def metric(self) -> str:
+        """The first metric (the classification track's only one)."""
+        return self.metrics[0]
+
+    def takes(self, group: str) -> bool:
+        """Whether rows of ``group`` (``classic``, ``deep``, ``clustering``) are on this track."""
+        return self.groups is None or group in self.groups
+
+    def selection(self, group: str) -> dict:
+        """The nested selection of a row of ``group``, as the protocol writes it (the deep rows'
+        own where the track sets one, else the track's; the defaults are the selection's)."""
+        return dict(self.deep.select if group == "deep" and self.deep.select is not None else self.select)
+
+    def space(self, group: str) -> dict | None:
+        """The protocol's search space of a row of ``group`` (the deep rows', where set), or None:
+        the component's declared grid."""
+        return self.deep.space if group == "deep" else None
+
+    def n_epochs(self, group: str) -> int | None:
+        """The epochs of a row of ``group`` (the deep rows', where set), or None: the learner's own."""
+        return self.deep.n_epochs if group == "deep" else None
+
+    @property
+    def train_share(self) -> float:
+        """The share of rows a fold trains on (the clustering track clusters every row)."""
+        return 1.0 - 1.0 / self.n_splits if self.name == "classification" else 1.0
+
+
+@dataclass(frozen=True)
 class Protocol:
     """A loaded protocol: its ``data`` (the file's content) and ``hash``."""
 
@@ -79,9 +154,15 @@ class Protocol:
         """The data sets a track uses (each data set's ``tracks``, default every track), in order."""
         return [name for name, d in self.datasets.items() if track in d["splits"]]
 
-    def track(self, name: str) -> dict:
+    @property
+    def tracks(self) -> dict:
+        """``{name: Track}`` in the file's order."""
+        return {name: Track.from_dict(name, data) for name, data in self.data["tracks"].items()}
+
+    def track(self, name: str) -> Track:
+        """The track ``name`` (:class:`Track`); a track the protocol lacks is one line naming its tracks."""
         try:
-            return self.data["tracks"][name]
+            return Track.from_dict(name, self.data["tracks"][name])
         except KeyError:
             raise ConfigError(f"protocol {self.key} has no track {name!r}; its tracks: "
                               f"{', '.join(self.data['tracks'])}") from None
@@ -142,7 +223,7 @@ def _load_uncached(name: str, entry: dict, data_home=None):
     return ds, ds.with_candidates(bags.generate(ds.y_true, ds.X, source["seed"], n_classes=ds.n_classes))
 
 
-def track_splits(spec: dict, track: str, drawn) -> list:
+def track_splits(spec: Track, track: str, drawn) -> list:
     """A track's splits of the data set ``drawn``: the classification track's shuffled k-fold
     outer folds ``(train, test)`` (``n_splits``, ``seed``) as the k-fold protocol draws them, the
     clustering track's partitions ``(labelled, evaluated)`` masks (``rho``, ``n_partitions``,
@@ -150,12 +231,12 @@ def track_splits(spec: dict, track: str, drawn) -> list:
     if track == "classification":
         from sklearn.model_selection import KFold
 
-        return list(KFold(n_splits=spec["n_splits"], shuffle=True, random_state=spec["seed"]).split(drawn.X))
+        return list(KFold(n_splits=spec.n_splits, shuffle=True, random_state=spec.seed).split(drawn.X))
     if track == "clustering":
         from plcore.run.protocols import clustering_partitions
 
-        return clustering_partitions(drawn, rho=spec["rho"], n_partitions=spec["n_partitions"], splits="random",
-                                     random_state=spec["seed"])
+        return clustering_partitions(drawn, rho=spec.rho, n_partitions=spec.n_partitions, splits="random",
+                                     random_state=spec.seed)
     raise ConfigError(f"no leaderboard track {track!r}; the tracks: classification, clustering")
 
 
@@ -164,7 +245,7 @@ def split_digest(track: str, split) -> str:
     return rows_digest(split[1] if track == "classification" else np.flatnonzero(split[0]))
 
 
-def fold_scores(spec: dict, track: str, drawn, split, pred) -> dict:
+def fold_scores(spec: Track, track: str, drawn, split, pred) -> dict:
     """The scores of one split's predictions, recomputed from them (never read from a file):
     the classification track's metric on the test rows; the clustering track's metrics (ACC by the
     best cluster map, NMI) on the evaluated rows over the classes with a true instance."""
@@ -172,18 +253,18 @@ def fold_scores(spec: dict, track: str, drawn, split, pred) -> dict:
 
     pred = np.asarray(pred)
     if track == "classification":
-        return {spec["metric"]: accuracy(drawn.y_true[split[1]], pred)}
+        return {spec.metric: accuracy(drawn.y_true[split[1]], pred)}
     y, evaluated = clustering_truth(drawn), split[1]
     found = {"acc": clustering_accuracy, "nmi": nmi}
-    return {m: float(found[m](y[evaluated], pred[evaluated])) for m in spec["metrics"]}
+    return {m: float(found[m](y[evaluated], pred[evaluated])) for m in spec.metrics}
 
 
 def clustering_truth(drawn) -> np.ndarray:
     """The true labels as columns of the clustering track's candidate matrix: the classes with a
     true instance, in label order (the clustering protocol's ``classes="present"``)."""
-    from plcore.run.protocols._clustering import _present_classes
+    from plcore.run.protocols import present_classes
 
-    keep = _present_classes(drawn, "present")
+    keep = present_classes(drawn, "present")
     position = np.full(drawn.n_classes, -1)
     position[keep] = np.arange(keep.size)
     return position[drawn.y_true]
@@ -203,7 +284,8 @@ def describe_dataset(name: str, candidates, tracks: dict, *, load: dict | None =
              **({"load": load} if load else {}),
              **({"tracks": list(only)} if only else {})}
     ds, drawn = _load(name, entry, data_home)
-    splits = {track: [split_digest(track, split) for split in track_splits(tracks[track], track, drawn)]
+    splits = {track: [split_digest(track, split) for split in track_splits(Track.from_dict(track, tracks[track]),
+                                                                           track, drawn)]
               for track in ("classification", "clustering") if track in tracks and track in (only or tracks)}
     entry.update(fingerprint=ds.fingerprint(), n_samples=int(ds.n_samples), n_classes=int(ds.n_classes),
                  candidates_digest=_candidates_digest(drawn.S), splits=splits)

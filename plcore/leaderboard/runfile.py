@@ -1,5 +1,5 @@
 """The leaderboard's source of truth: one JSON file per fold of a cell (schema
-``plcore.leaderboard.run/1``; ``../shared/design/leaderboard.md`` section 2.4).
+``plcore.leaderboard.run/<N>``, now ``run/1``; ``../shared/design/leaderboard.md`` section 2.4).
 
 A file holds the protocol (id, version, hash), the component (kind, name, revision, spec hash,
 distribution and version), the data set (name, fingerprint, candidates digest), the fold (index,
@@ -11,6 +11,12 @@ id and the software versions. It lives at
 and is written atomically (a killed writer leaves no half file). Every refusal is one
 :class:`~plcore.exceptions.DataValidationError` line naming the file.
 
+In code a file is a frozen :class:`RunFile`, built, upgraded and validated in one place
+(:meth:`RunFile.from_dict`) and written back by :meth:`RunFile.to_dict` with the keys and values it
+was read from (a committed file re-written is the same bytes). A file of an older schema is
+upgraded as it is read, through the ``update_to_N`` steps registered with :func:`update_to`
+(asv's manner), never refused: a new schema raises :data:`SCHEMA_VERSION` and registers its step.
+
 Checking a file against its protocol, the installed rows and the data, and merging trees, is
 :mod:`plcore.leaderboard.checks`.
 """
@@ -19,21 +25,32 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import copy
 import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 
 import numpy as np
 
 from plcore.exceptions import DataValidationError
 
-__all__ = ["SCHEMA", "STATUSES", "pack_predictions", "unpack_predictions", "run_key", "row_key", "state_of", "to_run",
-           "run_path", "validate_run", "write_run", "read_run", "iter_runs", "claim_path", "claimed"]
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "STATUSES", "RunFile", "ProtocolRef", "ComponentRef", "DatasetRef", "FoldRef",
+           "update_to", "upgrade", "fold_path", "pack_predictions", "unpack_predictions", "run_key", "row_key", "state_of",
+           "to_run", "run_path", "validate_run", "write_run", "read_run", "iter_runs", "claim_path", "claimed"]
 
-SCHEMA = "plcore.leaderboard.run/1"
+#: what every run file's ``schema`` starts with; the number after it is the schema's version
+SCHEMA_PREFIX = "plcore.leaderboard.run/"
+#: the schema this plcore writes; a file of an older one is upgraded on reading (:func:`upgrade`)
+SCHEMA_VERSION = 1
+SCHEMA = f"{SCHEMA_PREFIX}{SCHEMA_VERSION}"
+#: the oldest schema the chain of updates starts from
+FIRST_VERSION = 1
+#: ``{N: update_to_N}``: each step takes a record of schema ``N - 1`` (a copy: it may change it) and
+#: returns it in schema ``N`` (asv's ``update_to_N`` manner); :func:`upgrade` runs them in order
+UPDATES: dict = {}
 #: a fold's outcome: scored, raised (its one-line error kept), ran out of time, declared not applicable
 STATUSES = ("ok", "failed", "timeout", "na")
 #: the fields every run file has, and the fields of its parts
@@ -43,6 +60,240 @@ _REQUIRED = {"schema": None, "protocol": ("id", "version", "hash"), "track": Non
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 #: strings that name a place on one machine (a page or a merged tree must hold none)
 _MACHINE_PATH = re.compile(r"(^|[\s'\"(=])(/(home|root|tmp|Users|work|var|mnt|opt)/|[A-Za-z]:\\)")
+
+
+def update_to(version: int):
+    """Register the decorated function as ``update_to_<version>``: the step of :func:`upgrade`
+    that turns a record of schema ``version - 1`` into one of schema ``version``. When the schema
+    changes, :data:`SCHEMA_VERSION` goes up by one and its step is registered here, so that the
+    committed files of the older schema are read (upgraded), never refused."""
+    def register(step):
+        UPDATES[int(version)] = step
+        return step
+    return register
+
+
+def _schema_version(schema) -> int | None:
+    """The version number of a ``schema`` string (None where it is not one of plcore's run files)."""
+    if not isinstance(schema, str) or not schema.startswith(SCHEMA_PREFIX):
+        return None
+    tail = schema[len(SCHEMA_PREFIX):]
+    return int(tail) if tail.isdigit() and tail == str(int(tail)) else None
+
+
+def upgrade(record: dict, what: str = "run file") -> dict:
+    """``record`` in the current schema (:data:`SCHEMA_VERSION`): a record of an older one passed
+    through the ``update_to_N`` steps in order (:data:`UPDATES`; each on a copy, its ``schema`` set
+    to the step's), one of the current schema returned as it is. A schema that is no run file's,
+    older than the chain, newer than this plcore or without a step to the next one is refused in
+    one line."""
+    found = record.get("schema")
+    version, current = _schema_version(found), SCHEMA_VERSION
+    target = f"{SCHEMA_PREFIX}{current}"
+    if version is None or version < FIRST_VERSION:
+        raise DataValidationError(f"{what}: schema {found!r} is not {target!r}")
+    if version > current:
+        raise DataValidationError(f"{what}: schema {found!r} is newer than {target!r}, the one this plcore reads "
+                                  "(upgrade plcore)")
+    while version < current:
+        step = UPDATES.get(version + 1)
+        if step is None:
+            raise DataValidationError(f"{what}: schema {found!r} has no update_to_{version + 1} to {target!r}")
+        record = step(copy.deepcopy(record))
+        version += 1
+        record["schema"] = f"{SCHEMA_PREFIX}{version}"
+    return record
+
+
+def _from(cls, data: dict):
+    """``cls`` built from a validated mapping: its known fields, the rest as ``extra``, and the
+    fields the mapping had (written back as they were: :func:`_to`)."""
+    names = [f.name for f in fields(cls) if f.name not in ("extra", "present")]
+    known = {k: data[k] for k in names if k in data}
+    if isinstance(known.get("pipeline"), list):
+        known["pipeline"] = tuple(known["pipeline"])
+    return cls(**known, extra={k: v for k, v in data.items() if k not in names}, present=frozenset(known))
+
+
+def _to(obj, always=()) -> dict:
+    """A part of a run file as the mapping it is written as: the fields its source had, or (built
+    in code) those set and those in ``always`` (written as null where unset), then its ``extra``."""
+    out = {}
+    for f in fields(obj):
+        if f.name in ("extra", "present"):
+            continue
+        value = getattr(obj, f.name)
+        if (f.name in obj.present) if obj.present is not None else (
+                value is not None or f.name in always or f.default is MISSING):
+            value = value.to_dict() if hasattr(value, "to_dict") else value
+            out[f.name] = list(value) if isinstance(value, tuple) else copy.deepcopy(value)
+    out.update(copy.deepcopy(dict(obj.extra)))
+    return out
+
+
+@dataclass(frozen=True)
+class ProtocolRef:
+    """A run file's ``protocol``: the id, version and hash of the protocol it was made under."""
+
+    id: str
+    version: int
+    hash: str
+    #: fields this plcore does not know (kept as they are)
+    extra: dict = field(default_factory=dict, repr=False)
+    #: the fields the file had (None: built in code)
+    present: frozenset | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def key(self) -> str:
+        """``<id>/<version>`` (``field-smoke/1``)."""
+        return f"{self.id}/{self.version}"
+
+    def to_dict(self) -> dict:
+        return _to(self)
+
+
+@dataclass(frozen=True)
+class ComponentRef:
+    """A run file's ``component``: what identifies its row (kind, name, revision, spec hash) and
+    the row's identity as installed when it ran (display name, distribution and version,
+    pipeline, section, group; None where the file lacks one)."""
+
+    kind: str
+    name: str
+    revision: int
+    spec_hash: str
+    display_name: str | None = None
+    distribution: str | None = None
+    version: str | None = None
+    pipeline: tuple | None = None
+    section: str | None = None
+    group: str | None = None
+    extra: dict = field(default_factory=dict, repr=False)
+    present: frozenset | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def row_key(self) -> str:
+        """``<name>@r<revision>-<spec8>`` (:func:`row_key`)."""
+        return row_key(self)
+
+    def get(self, name: str, default=None):
+        """The identity field ``name`` as the file has it (``default`` where it lacks it)."""
+        if self.present is not None and name not in self.present:
+            return default
+        value = getattr(self, name)
+        return list(value) if isinstance(value, tuple) else value
+
+    def to_dict(self) -> dict:
+        return _to(self, ("display_name", "distribution", "version", "pipeline", "section", "group"))
+
+
+@dataclass(frozen=True)
+class DatasetRef:
+    """A run file's ``dataset``: its name, fingerprint and candidate sets' digest."""
+
+    name: str
+    fingerprint: str
+    candidates_digest: str | None = None
+    extra: dict = field(default_factory=dict, repr=False)
+    present: frozenset | None = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict:
+        return _to(self, ("candidates_digest",))
+
+
+@dataclass(frozen=True)
+class FoldRef:
+    """A run file's ``fold``: its index, the count of folds, the digest of its test rows, the seed."""
+
+    index: int
+    n_splits: int
+    test_digest: str
+    seed: int | None = None
+    extra: dict = field(default_factory=dict, repr=False)
+    present: frozenset | None = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict:
+        return _to(self, ("seed",))
+
+
+@dataclass(frozen=True)
+class RunFile:
+    """One run file, typed (schema ``plcore.leaderboard.run/<N>``; the module says what it holds).
+
+    Built from a record with :meth:`from_dict` (upgraded through the ``update_to_N`` chain and
+    validated: the one place a record is checked) and written back with :meth:`to_dict`: the same
+    keys and values as the record it was read from, so that a file re-written is the same bytes.
+    Built in code (the runner), ``to_dict`` writes the fields that are set, and ``error`` (null
+    when ok). The mappings it holds (``scores``, ``timing``, ...) are the file's own values."""
+
+    schema: str
+    protocol: ProtocolRef
+    track: str
+    component: ComponentRef
+    dataset: DatasetRef
+    fold: FoldRef
+    status: str
+    error: str | None = None
+    predictions: dict | None = None
+    scores: dict | None = None
+    selection: dict | None = None
+    timing: dict | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    warnings: tuple | None = None
+    machine: dict | None = None
+    numerics: dict | None = None
+    software: dict | None = None
+    #: top-level fields this plcore does not know (kept as they are)
+    extra: dict = field(default_factory=dict, repr=False)
+    present: frozenset | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, record, what: str = "run file") -> RunFile:
+        """The run file of a record (a file's JSON): upgraded to the current schema, validated
+        (:func:`validate_run`; a record that is not one is refused in one line naming ``what``)."""
+        record = validate_run(record, what)
+        parts = {"protocol": ProtocolRef, "component": ComponentRef, "dataset": DatasetRef, "fold": FoldRef}
+        built = {k: _from(part, record[k]) for k, part in parts.items()}
+        top = {k: v for k, v in record.items() if k not in parts}
+        if isinstance(top.get("warnings"), list):
+            top["warnings"] = tuple(top["warnings"])
+        run = _from(cls, {**top, **dict.fromkeys(parts)})
+        return replace(run, **built, present=run.present | frozenset(parts))
+
+    def to_dict(self) -> dict:
+        """The record as it is written (:func:`write_run`): the keys and values it was read from."""
+        return _to(self, ("error",))
+
+    @property
+    def key(self) -> tuple:
+        """:func:`run_key`."""
+        return run_key(self)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def predicted(self) -> np.ndarray:
+        """The test rows' predicted class indices (:func:`unpack_predictions`)."""
+        return unpack_predictions(self.predictions)
+
+    @property
+    def chosen(self):
+        """The hyperparameters the fold's selection chose (``selection.chosen``; ``{}`` where none)."""
+        return self.selection.get("chosen", {}) if isinstance(self.selection, dict) else {}
+
+    def seconds(self, name: str):
+        """``timing[name]`` (``wall_s``, ``fit_s``, ...), None where the file has none."""
+        return (self.timing or {}).get(name)
+
+    def replace(self, **changes) -> RunFile:
+        """A copy with ``changes`` (the fields the source had, and those set, written)."""
+        present = None if self.present is None else self.present | {k for k in changes if k in _RUN_FIELDS}
+        return replace(self, **changes, present=present)
+
+
+_RUN_FIELDS = frozenset(f.name for f in fields(RunFile))
 
 
 def pack_predictions(pred, n_classes: int) -> dict:
@@ -70,17 +321,21 @@ def unpack_predictions(packed: dict) -> np.ndarray:
     return np.frombuffer(data, dtype=dtype).astype(np.int64)
 
 
-def run_key(record: dict) -> tuple:
+def run_key(run: RunFile) -> tuple:
     """What identifies a run file (the machine is not part of it): protocol id and version, track,
     component kind, name, revision and spec hash, data set, fold."""
-    p, c = record["protocol"], record["component"]
-    return (p["id"], int(p["version"]), record["track"], c["kind"], c["name"], int(c["revision"]),
-            c["spec_hash"], record["dataset"]["name"], int(record["fold"]["index"]))
+    p, c = run.protocol, run.component
+    return (p.id, p.version, run.track, c.kind, c.name, c.revision, c.spec_hash, run.dataset.name, run.fold.index)
 
 
-def row_key(component: dict) -> str:
-    """A leaderboard row's key, ``<name>@r<revision>-<spec8>``, from a run file's ``component``."""
-    return f"{component['name']}@r{component['revision']}-{component['spec_hash'].split(':', 1)[-1][:8]}"
+def row_key(component) -> str:
+    """A leaderboard row's key, ``<name>@r<revision>-<spec8>``, from a run file's component (a
+    :class:`ComponentRef`, or a mapping with its ``name``, ``revision`` and ``spec_hash``)."""
+    if isinstance(component, ComponentRef):
+        name, revision, spec = component.name, component.revision, component.spec_hash
+    else:
+        name, revision, spec = component["name"], component["revision"], component["spec_hash"]
+    return f"{name}@r{revision}-{spec.split(':', 1)[-1][:8]}"
 
 
 def state_of(statuses: list, n: int) -> str:
@@ -103,11 +358,16 @@ def to_run(state: str) -> bool:
     return state in ("not run", "invalid") or state.startswith("partial")
 
 
-def run_path(root, record: dict) -> Path:
+def fold_path(root, protocol_id: str, version: int, track: str, kind: str, key: str, dataset: str, fold: int) -> Path:
+    """``<root>/<protocol>-<version>/<track>/<kind>/<row key>/<data set>/fold-<k>.json``: where the
+    run file of a fold lives."""
+    return Path(root) / f"{protocol_id}-{version}" / track / kind / key / dataset / f"fold-{fold}.json"
+
+
+def run_path(root, run: RunFile) -> Path:
     """``<root>/<protocol>-<version>/<track>/<kind>/<name>@r<revision>-<spec8>/<data set>/fold-<k>.json``."""
-    pid, version, track, kind, _, _, _, dataset, fold = run_key(record)
-    return (Path(root) / f"{pid}-{version}" / track / kind / row_key(record["component"]) / dataset
-            / f"fold-{fold}.json")
+    pid, version, track, kind, _, _, _, dataset, fold = run_key(run)
+    return fold_path(root, pid, version, track, kind, run.component.row_key, dataset, fold)
 
 
 def _strings(value, where=""):
@@ -122,12 +382,14 @@ def _strings(value, where=""):
 
 
 def validate_run(record: dict, what: str = "run file") -> dict:
-    """Check a run file's record (schema, required fields, names usable in a path, status and its
-    one-line error, packed predictions where ok, no path of a machine); return it."""
+    """Check a run file's record (its schema, upgraded to the current one through the
+    ``update_to_N`` chain: :func:`upgrade`; required fields, names usable in a path, status and its
+    one-line error, packed predictions where ok, no path of a machine); return it (upgraded: a new
+    dict where a step ran, else ``record`` itself). :meth:`RunFile.from_dict` builds a run file
+    from what it returns."""
     if not isinstance(record, dict):
         raise DataValidationError(f"{what}: not a JSON object")
-    if record.get("schema") != SCHEMA:
-        raise DataValidationError(f"{what}: schema {record.get('schema')!r} is not {SCHEMA!r}")
+    record = upgrade(record, what)
     for key, parts in _REQUIRED.items():
         if key not in record:
             raise DataValidationError(f"{what}: lacks the field {key!r}")
@@ -167,13 +429,15 @@ def validate_run(record: dict, what: str = "run file") -> dict:
     return record
 
 
-def write_run(root, record: dict) -> Path:
-    """Validate ``record`` and write it to its place under ``root`` atomically (a temporary file in
-    the same folder, then renamed: a reader, or a writer killed half-way, leaves none or all of
-    it). Returns the path."""
-    validate_run(record)
-    path = run_path(root, record)
-    _atomic(path, lambda tmp: tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n"))
+def write_run(root, run) -> Path:
+    """Validate ``run`` (a :class:`RunFile`, or its record as a dict) and write it to its place
+    under ``root`` atomically (a temporary file in the same folder, then renamed: a reader, or a
+    writer killed half-way, leaves none or all of it): :meth:`RunFile.to_dict` as JSON, one
+    space of indent, sorted keys. Returns the path."""
+    run = RunFile.from_dict(run.to_dict() if isinstance(run, RunFile) else run)
+    path = run_path(root, run)
+    text = json.dumps(run.to_dict(), indent=1, sort_keys=True) + "\n"
+    _atomic(path, lambda tmp: tmp.write_text(text))
     return path
 
 
@@ -189,18 +453,19 @@ def _atomic(path: Path, write) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def read_run(path) -> dict:
-    """The validated record of a run file; a file that is not one is refused in one line naming it."""
+def read_run(path) -> RunFile:
+    """The run file at ``path``, validated (and upgraded to the current schema:
+    :func:`upgrade`); a file that is not one is refused in one line naming it."""
     path = Path(path)
     try:
         record = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise DataValidationError(f"{path}: not a readable run file ({type(err).__name__}: {err})") from None
-    return validate_run(record, str(path))
+    return RunFile.from_dict(record, str(path))
 
 
 def iter_runs(root, protocol: str = "*", *, skip_unreadable: bool = False):
-    """``(path, record)`` of every run file under ``root`` (only those of the protocol folder
+    """``(path, run file)`` (:class:`RunFile`) of every run file under ``root`` (only those of the protocol folder
     ``protocol``, ``<id>-<version>``, where given), in path order (temporary files of a writer
     still at work are not run files). A file that does not read as a run file is refused, or
     passed over with ``skip_unreadable`` (what :mod:`plcore.leaderboard.checks` does with it is

@@ -1,7 +1,7 @@
 """``leaderboard run``: the missing folds of the chosen rows, each written as its run file
 (issue 56, item 4; design note 2.4 and 2.5).
 
-A fold runs as the k-fold protocol runs one (:func:`plcore.run.protocols._splits._evaluate_split`):
+A fold runs as the k-fold protocol runs one (:func:`plcore.run.protocols.evaluate_split`):
 the pipeline (the protocol's preprocessing, the reducer, the learner) fitted on the training rows
 with the protocol's nested label-free selection, then the test rows predicted. The data are first
 checked against the protocol (fingerprint, candidate sets, fold digests: one line where they
@@ -11,7 +11,7 @@ truncated file is replaced. Each fold is locked while it runs, so that two runs 
 split the work. A fold that raises is written with ``status: failed`` and its error
 in one line, so that a crash is seen, not retried blindly. A clusterer's fold is a partition of the
 clustering track, run as the clustering protocol runs one
-(:func:`plcore.run.protocols._clustering.cluster_partition`): every row clustered, the labelled
+(:func:`plcore.run.protocols.cluster_partition`): every row clustered, the labelled
 rows keeping their candidate sets. The scores are computed from the predictions by
 :func:`~plcore.leaderboard.protocol.fold_scores`, as ``page`` recomputes them.
 """
@@ -31,7 +31,17 @@ import numpy as np
 from plcore.exceptions import ConfigError
 from plcore.leaderboard.jobs import Entry, create_component
 from plcore.leaderboard.protocol import Protocol, checked_data, fold_scores
-from plcore.leaderboard.runfile import SCHEMA, pack_predictions, run_path, write_run
+from plcore.leaderboard.runfile import (
+    SCHEMA,
+    ComponentRef,
+    DatasetRef,
+    FoldRef,
+    ProtocolRef,
+    RunFile,
+    fold_path,
+    pack_predictions,
+    write_run,
+)
 
 __all__ = ["run_missing", "fold_record", "numerics"]
 
@@ -51,23 +61,19 @@ def _setup(protocol: Protocol, entry: Entry, registry):
     from plcore.run.selection import check_select
 
     spec = protocol.track(entry.track)
-    deep = spec.get("deep", {})
     if entry.kind == "clusterer":
-        setup = Setup(clusterer=create_component(registry, "clusterer", entry.name, spec["seed"]))
-        return setup, check_select(dict(spec["select"]), setup, registry)
+        setup = Setup(clusterer=create_component(registry, "clusterer", entry.name, spec.seed))
+        return setup, check_select(spec.selection(entry.group), setup, registry)
     if entry.kind == "reducer":
-        setup = Setup(reducer=create_component(registry, "reducer", entry.name, spec["seed"]),
-                      learner=create_component(registry, "learner", entry.pipeline[1], spec["seed"]))
+        setup = Setup(reducer=create_component(registry, "reducer", entry.name, spec.seed),
+                      learner=create_component(registry, "learner", entry.pipeline[1], spec.seed))
     else:
-        setup = Setup(learner=create_component(registry, entry.kind, entry.name, spec["seed"]))
-    select = dict(spec["select"])
-    if entry.group == "deep" and deep:
-        if "n_epochs" in deep:  # else the learner's own
-            setup.learner.set_params(n_epochs=deep["n_epochs"])
-        if "select" in deep:  # the deep rows' own selection (field/2: none, each method's defaults)
-            select = dict(deep["select"])
-        if deep.get("space"):
-            select["space"] = {f"learner.{k}": list(v) for k, v in deep["space"].items()}
+        setup = Setup(learner=create_component(registry, entry.kind, entry.name, spec.seed))
+    select = spec.selection(entry.group)  # the deep rows' own where set (field/2: none, each method's defaults)
+    if spec.n_epochs(entry.group) is not None:  # else the learner's own
+        setup.learner.set_params(n_epochs=spec.n_epochs(entry.group))
+    if spec.space(entry.group):
+        select["space"] = {f"learner.{k}": list(v) for k, v in spec.space(entry.group).items()}
     return setup, check_select(select, setup, registry)
 
 
@@ -114,51 +120,45 @@ def numerics() -> dict:
 
 
 def _header(protocol: Protocol, entry: Entry, dataset: str, fold: int) -> dict:
-    """The fields every run file of this fold has, before it runs."""
+    """The fields every run file of this fold has, before it runs (:class:`RunFile`'s)."""
     entry_data = protocol.datasets[dataset]
-    return {"schema": SCHEMA, "protocol": {"id": protocol.data["id"], "version": protocol.data["version"],
-                                           "hash": protocol.hash},
+    return {"schema": SCHEMA, "protocol": ProtocolRef(protocol.data["id"], protocol.data["version"], protocol.hash),
             "track": entry.track,
-            "component": {"kind": entry.kind, "name": entry.name, "display_name": entry.display_name,
-                          "revision": entry.revision, "spec_hash": entry.spec_hash,
-                          "distribution": entry.distribution, "version": entry.version,
-                          "pipeline": list(entry.pipeline), "section": entry.section, "group": entry.group},
-            "dataset": {"name": dataset, "fingerprint": entry_data["fingerprint"],
-                        "candidates_digest": entry_data["candidates_digest"]},
-            "fold": {"index": fold, "n_splits": len(entry_data["splits"][entry.track]),
-                     "test_digest": entry_data["splits"][entry.track][fold],
-                     "seed": protocol.track(entry.track)["seed"]},
+            "component": ComponentRef(entry.kind, entry.name, entry.revision, entry.spec_hash,
+                                      display_name=entry.display_name, distribution=entry.distribution,
+                                      version=entry.version, pipeline=tuple(entry.pipeline), section=entry.section,
+                                      group=entry.group),
+            "dataset": DatasetRef(dataset, entry_data["fingerprint"], entry_data["candidates_digest"]),
+            "fold": FoldRef(fold, len(entry_data["splits"][entry.track]), entry_data["splits"][entry.track][fold],
+                            protocol.track(entry.track).seed),
             "software": _versions()}
 
 
-def _na_record(protocol: Protocol, entry: Entry, dataset: str, fold: int) -> dict:
+def _na_record(protocol: Protocol, entry: Entry, dataset: str, fold: int) -> RunFile:
     """The run file of a fold on a data set the component declares it cannot run (its reason as the error)."""
-    return {**_header(protocol, entry, dataset, fold), "status": "na",
-            "error": " ".join(str(entry.na[dataset] or "declared not applicable").split())}
+    return RunFile(**_header(protocol, entry, dataset, fold), status="na",
+                   error=" ".join(str(entry.na[dataset] or "declared not applicable").split()))
 
 
-def fold_record(protocol: Protocol, entry: Entry, dataset: str, fold: int, *, registry, data, splits) -> dict:
-    """Run one fold and return its run file's record (``status: failed`` with its error where it
-    raised; the warnings it gave, on one line each, in ``warnings``)."""
+def fold_record(protocol: Protocol, entry: Entry, dataset: str, fold: int, *, registry, data, splits) -> RunFile:
+    """Run one fold and return its run file (``status: failed`` with its error where it raised;
+    the warnings it gave, on one line each, in ``warnings``)."""
     _, drawn = data
-    record = {**_header(protocol, entry, dataset, fold), "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ",
-                                                                                      time.gmtime())}
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:  # kept in the file, not printed per fold
         warnings.simplefilter("always")
-        _run_into(record, protocol, entry, registry, drawn, splits[fold], fold)
+        outcome = _run_into(protocol, entry, registry, drawn, splits[fold], fold)
     said = sorted({_PATH.sub("", " ".join(str(w.message).split()))[:300] for w in caught})
-    if said:
-        record["warnings"] = said[:5]
-    record["timing"] = {**record.get("timing", {}), "wall_s": time.perf_counter() - t0}
-    record["machine"] = _machine()  # after the fold: a deep learner has loaded PyTorch by then
-    record["numerics"] = numerics()
-    record["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    return record
+    timing = {**outcome.pop("timing", {}), "wall_s": time.perf_counter() - t0}
+    return RunFile(**_header(protocol, entry, dataset, fold), started_at=started, **outcome,
+                   warnings=tuple(said[:5]) if said else None, timing=timing,
+                   machine=_machine(),  # after the fold: a deep learner has loaded PyTorch by then
+                   numerics=numerics(), finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 
 
-def _run_into(record, protocol, entry, registry, drawn, split, fold) -> None:
-    """Fit and predict one fold (:func:`fold_record`), its outcome put into ``record``."""
+def _run_into(protocol, entry, registry, drawn, split, fold) -> dict:
+    """Fit and predict one fold (:func:`fold_record`): its outcome, the run file's fields."""
     spec = protocol.track(entry.track)
     try:
         setup, select = _setup(protocol, entry, registry)
@@ -167,30 +167,29 @@ def _run_into(record, protocol, entry, registry, drawn, split, fold) -> None:
         else:
             pred, chosen, timing = _classify_fold(setup, select, spec, drawn, split, fold)
         width = max(drawn.n_classes, int(pred.max()) + 1 if pred.size else 0)  # clusters may outnumber classes
-        record.update(status="ok", error=None, predictions=pack_predictions(pred, width),
-                      scores=fold_scores(spec, entry.track, drawn, split, pred),
-                      selection={"method": select["method"],
-                                 "chosen": {k: (v if isinstance(v, (int, float, str)) else repr(v))
-                                            for k, v in chosen.items()}},
-                      timing=timing)
+        return dict(status="ok", error=None, predictions=pack_predictions(pred, width),
+                    scores=fold_scores(spec, entry.track, drawn, split, pred),
+                    selection={"method": select["method"],
+                               "chosen": {k: (v if isinstance(v, (int, float, str)) else repr(v))
+                                          for k, v in chosen.items()}},
+                    timing=timing)
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as err:  # noqa: BLE001 - a method that fails is a result of the leaderboard
-        record.update(status="failed", error=_one_line(err))
+        return dict(status="failed", error=_one_line(err))
 
 
 def _classify_fold(setup, select, spec, drawn, split, fold):
     """The test rows' predicted class indices of one outer fold, the chosen parameters and the timings."""
-    from plcore.run.protocols._shared import _feeds_truth, _singletons
-    from plcore.run.protocols._splits import _evaluate_split
+    from plcore.run.protocols import evaluate_split, feeds_truth, singleton_candidates
 
     train, test = split
-    feed = _feeds_truth(setup.learner, "auto", drawn)
+    feed = feeds_truth(setup.learner, "auto", drawn)
     predictions: list = []
-    step = _evaluate_split(setup, drawn.X, drawn.S, drawn.y_true, train, test, spec["preprocessing"], fold,
-                           predictions, classes=drawn.classes,
-                           S_learner=_singletons(drawn.y_true, drawn.n_classes) if feed else None,
-                           select=select, random_state=spec["seed"])
+    step = evaluate_split(setup, drawn.X, drawn.S, drawn.y_true, train, test, spec.preprocessing, fold,
+                          predictions, classes=drawn.classes,
+                          S_learner=singleton_candidates(drawn.y_true, drawn.n_classes) if feed else None,
+                          select=select, random_state=spec.seed)
     chosen = {k[len("selected."):]: v for k, v in step.items() if k.startswith("selected.")}
     return (np.asarray([row["y_pred"] for row in predictions], dtype=np.int64), chosen,
             {"fit_s": step["fit_time"], "predict_s": step["predict_time"]})
@@ -199,15 +198,15 @@ def _classify_fold(setup, select, spec, drawn, split, fold):
 def _cluster_fold(setup, select, spec, drawn, split):
     """Every row's cluster of one partition, the chosen parameters and the timings."""
     from plcore.run.pipeline import make_preprocessor
-    from plcore.run.protocols._clustering import _present_classes, cluster_partition
+    from plcore.run.protocols import cluster_partition, present_classes
 
     labelled, _ = split
-    keep = _present_classes(drawn, "present")
-    scaler = make_preprocessor(spec["preprocessing"])
+    keep = present_classes(drawn, "present")
+    scaler = make_preprocessor(spec.preprocessing)
     X_all = drawn.X if scaler is None else scaler.fit_transform(drawn.X)
     clusterer, chosen, _, fit_time = cluster_partition(
-        setup.clusterer, drawn, X_all, keep, labelled, select=select, select_seed=int(spec["seed"]),
-        by_part=scaler if spec.get("preprocessing_by_part") else None)
+        setup.clusterer, drawn, X_all, keep, labelled, select=select, select_seed=int(spec.seed),
+        by_part=scaler if spec.preprocessing_by_part else None)
     chosen = {k[len("selected."):] if k.startswith("selected.") else k: v for k, v in chosen.items()}
     return np.asarray(clusterer.labels_, dtype=np.int64), chosen, {"fit_s": fit_time}
 
@@ -231,7 +230,7 @@ def run_missing(protocol: Protocol, rows: list[Entry], results, *, registry, dat
         raise ConfigError(f"protocol {protocol.key} has no data set(s) {', '.join(unknown)}; its data sets: "
                           f"{', '.join(protocol.datasets)}")
     results = Path(results)
-    places = {(e.key, d, k): run_path(results, _key_record(protocol, e, d, k)) for d in names for e in rows
+    places = {(e.key, d, k): _fold_path(results, protocol, e, d, k) for d in names for e in rows
               if d in protocol.track_datasets(e.track) for k in range(len(protocol.datasets[d]["splits"][e.track]))}
     there = [p for p in places.values() if p.exists()]
     found = scan(protocol, results, registry=registry, paths=there, data_home=data_home)
@@ -276,9 +275,9 @@ def run_missing(protocol: Protocol, rows: list[Entry], results, *, registry, dat
                                      splits=splits[e.track])
                 written.append(write_run(results, record))
             done.setdefault(key, (e, []))[1].append(record)
-            shown = (" ".join(f"{m}={v:.4f}" for m, v in record["scores"].items()) if record["status"] == "ok"
-                     else f"{record['status']}: {record['error']}")
-            echo(f"{e.kind}:{e.name} on {dataset} fold {fold}: {shown} ({record['timing']['wall_s']:.1f} s)")
+            shown = (" ".join(f"{m}={v:.4f}" for m, v in record.scores.items()) if record.ok
+                     else f"{record.status}: {record.error}")
+            echo(f"{e.kind}:{e.name} on {dataset} fold {fold}: {shown} ({record.seconds('wall_s'):.1f} s)")
         if tracking_uri:
             for e, records in done.values():
                 _browse(tracking_uri, protocol, e, dataset, records)
@@ -303,16 +302,14 @@ def _browse(tracking_uri: str, protocol: Protocol, entry: Entry, dataset: str, r
     tags = {"plcore.leaderboard": protocol.key, "plcore.leaderboard.group": entry.group}
     with start_run(tcfg, params=params, tags=tags, config_yaml=json.dumps(params, indent=1),
                    run_name=f"{entry.display_name} · {dataset} · {protocol.key}", step_name="fold") as run:
-        for rec in sorted(records, key=lambda r: r["fold"]["index"]):
-            run.log_step({"step": rec["fold"]["index"], **rec.get("scores", {}),
-                          "fit_time": rec.get("timing", {}).get("fit_s", float("nan")),
-                          "ok": float(rec["status"] == "ok")})
-            run.log_text(json.dumps(rec, indent=1, sort_keys=True), f"leaderboard/fold-{rec['fold']['index']}.json")
+        for rec in sorted(records, key=lambda r: r.fold.index):
+            fit = rec.seconds("fit_s")
+            run.log_step({"step": rec.fold.index, **(rec.scores or {}),
+                          "fit_time": float("nan") if fit is None else fit, "ok": float(rec.ok)})
+            run.log_text(json.dumps(rec.to_dict(), indent=1, sort_keys=True), f"leaderboard/fold-{rec.fold.index}.json")
 
 
-def _key_record(protocol: Protocol, entry: Entry, dataset: str, fold: int) -> dict:
-    """The fields of a run file that place it (:func:`~plcore.leaderboard.runfile.run_path`)."""
-    return {"protocol": {"id": protocol.data["id"], "version": protocol.data["version"]}, "track": entry.track,
-            "component": {"kind": entry.kind, "name": entry.name, "revision": entry.revision,
-                          "spec_hash": entry.spec_hash},
-            "dataset": {"name": dataset}, "fold": {"index": fold}}
+def _fold_path(results, protocol: Protocol, entry: Entry, dataset: str, fold: int) -> Path:
+    """Where the run file of ``entry``'s fold goes (:func:`~plcore.leaderboard.runfile.fold_path`)."""
+    return fold_path(results, protocol.data["id"], protocol.data["version"], entry.track, entry.kind, entry.key,
+                     dataset, fold)

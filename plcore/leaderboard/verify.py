@@ -32,7 +32,7 @@ import numpy as np
 from plcore.leaderboard.jobs import entries
 from plcore.leaderboard.page import collect
 from plcore.leaderboard.protocol import Protocol, checked_data
-from plcore.leaderboard.runfile import unpack_predictions
+from plcore.leaderboard.runfile import RunFile
 from plcore.leaderboard.runner import fold_record, numerics
 
 __all__ = ["ALIKE", "Verification", "verdict", "verify", "recorded_threads"]
@@ -82,13 +82,15 @@ def verdict(stored_pred, here_pred, stored_score: float, here_score: float) -> s
     return "equivalent" if alike >= ALIKE and abs(here_score - stored_score) <= se + 1e-12 else "differs"
 
 
-def recorded_threads(record: dict) -> dict:
-    """``{"blas": n, "openmp": n, "torch": n}``: the thread counts a run file records (those it has)."""
+def recorded_threads(record) -> dict:
+    """``{"blas": n, "openmp": n, "torch": n}``: the thread counts a run file records (those it has):
+    ``record`` a :class:`~plcore.leaderboard.runfile.RunFile` or its ``numerics`` as a mapping."""
+    found = (record.numerics if isinstance(record, RunFile) else record.get("numerics")) or {}
     out = {}
-    for lib in record.get("numerics", {}).get("libraries", []):  # threadpoolctl's internal API names
+    for lib in found.get("libraries", []):  # threadpoolctl's internal API names
         if lib.get("threads"):
             out.setdefault("openmp" if lib.get("api") == "openmp" else "blas", int(lib["threads"]))
-    torch = record.get("numerics", {}).get("torch")
+    torch = found.get("torch")
     if torch and torch.get("threads"):
         out["torch"] = int(torch["threads"])
     return out
@@ -119,13 +121,13 @@ def _threads(counts: dict):
 
 
 def _libraries_changed(stored: dict, here: dict) -> str:
-    """The libraries whose build differs between a file and this machine, said in a few words."""
-    def builds(rec):
-        out = {f"{lib.get('api')}": str(lib.get("version")) for lib in rec.get("numerics", {}).get("libraries", [])}
-        if rec.get("numerics", {}).get("torch"):
-            out["torch"] = rec["numerics"]["torch"]["version"]
+    """The libraries whose build differs between a file's ``numerics`` and this machine's, said in a few words."""
+    def builds(found):
+        out = {f"{lib.get('api')}": str(lib.get("version")) for lib in found.get("libraries", [])}
+        if found.get("torch"):
+            out["torch"] = found["torch"]["version"]
         return out
-    a, b = builds(stored), builds(here)
+    a, b = builds(stored or {}), builds(here)
     changed = [f"{k} {a[k]} stored, {b[k]} here" for k in sorted(a) if k in b and a[k] != b[k]]
     return f"; {', '.join(changed)}" if changed else ""
 
@@ -134,7 +136,7 @@ def _chosen_folds(protocol: Protocol, row, *, all_folds: bool, sample: int | Non
     """``(data set, fold)`` of ``row`` to re-run: the first ok fold of each data set, every ok
     fold, or ``sample`` of them drawn with ``seed`` and the row's key (in the protocol's order)."""
     ok = [(d, k) for d in protocol.track_datasets(row.track)
-          for k in sorted(row.folds.get(d, {})) if row.folds[d][k]["status"] == "ok"]
+          for k in sorted(row.folds.get(d, {})) if row.folds[d][k].ok]
     if all_folds:
         return ok
     if sample is not None:  # each row its own draw, the same whichever other rows are verified
@@ -190,20 +192,20 @@ def verify(protocol: Protocol, results, *, registry, only=None, data_home=None, 
                                     splits=splits[row.track])
             where = (name, dataset, fold)
             said = f"{name} on {dataset} fold {fold}"
-            if again["status"] != "ok":
+            if not again.ok:
                 out.differ.append(where)
-                echo(f"{said}: DIFFERS, {again['status']} here: {again['error']}")
+                echo(f"{said}: DIFFERS, {again.status} here: {again.error}")
                 continue
-            a, b = unpack_predictions(stored["predictions"]), unpack_predictions(again["predictions"])
-            metric = next(iter(again["scores"]))
-            found = verdict(a, b, stored["scores"][metric], again["scores"][metric])
+            a, b = stored.predicted(), again.predicted()
+            metric = next(iter(again.scores))
+            found = verdict(a, b, stored.scores[metric], again.scores[metric])
             if found == "same":
                 out.same.append(where)
                 echo(f"{said}: the same predictions")
                 continue
             alike = 100 * float(np.mean(a == b)) if a.shape == b.shape else 0.0
-            scores = ", ".join(f"{m} {stored['scores'][m]:.4f} stored, {v:.4f} here" for m, v in again["scores"].items())
-            changed = _libraries_changed(stored, {"numerics": numerics()})
+            scores = ", ".join(f"{m} {stored.scores[m]:.4f} stored, {v:.4f} here" for m, v in again.scores.items())
+            changed = _libraries_changed(stored.numerics, numerics())
             if found == "equivalent":
                 out.equivalent.append(where)
                 echo(f"{said}: numerically equivalent, {alike:.1f}% of the rows alike ({scores}{changed})")

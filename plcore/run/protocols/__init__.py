@@ -15,17 +15,32 @@ default, as PLENCH does (``zscore=train_rows``: on the rows the learner fits on)
 from __future__ import annotations
 
 from plcore.run.protocols import _clean, _clustering, _holdout, _kfold, _online, _plench
-from plcore.run.protocols._clustering import clustering, clustering_partitions, stratified_mask
+from plcore.run.protocols._clustering import (
+    cluster_partition,
+    clustering,
+    clustering_partitions,
+    present_classes,
+    stratified_mask,
+)
 from plcore.run.protocols._holdout import holdout
 from plcore.run.protocols._kfold import kfold
 from plcore.run.protocols._online import online, prequential
 from plcore.run.protocols._plench import plench, plench_split, zscored
-from plcore.run.protocols._shared import ProtocolResult, Setup, apply_bags, bags_apply
+from plcore.run.protocols._shared import (
+    ProtocolResult,
+    Setup,
+    apply_bags,
+    bags_apply,
+    feeds_truth,
+    singleton_candidates,
+)
+from plcore.run.protocols._splits import evaluate_split
 
 __all__ = ["Setup", "ProtocolResult",
            "bags_apply", "apply_bags", "prequential", "kfold", "holdout", "online", "clustering", "plench",
            "plench_split", "zscored", "PROTOCOLS",
-           "default_config", "clustering_partitions", "stratified_mask"]
+           "default_config", "clustering_partitions", "stratified_mask",
+           "evaluate_split", "cluster_partition", "feeds_truth", "singleton_candidates", "present_classes"]
 
 #: the built-in protocols by name, as the registry knows them (``protocol=<name>``)
 PROTOCOLS = {module.SPEC.name: module.SPEC for module in (_kfold, _holdout, _online, _clustering, _plench, _clean)}

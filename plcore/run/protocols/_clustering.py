@@ -72,7 +72,7 @@ def clustering_partitions(dataset: PLDataset, *, rho: float, n_partitions: int, 
     return out
 
 
-def _present_classes(dataset: PLDataset, classes: str):
+def present_classes(dataset: PLDataset, classes: str):
     """The label columns clustered and scored: those with a true instance (``classes="present"``;
     Lost has 16 columns but 14 such classes), or all of them."""
     if classes not in ("present", "all"):
@@ -80,6 +80,9 @@ def _present_classes(dataset: PLDataset, classes: str):
     if classes == "all":
         return np.arange(dataset.n_classes)
     return np.flatnonzero(np.bincount(dataset.y_true, minlength=dataset.n_classes) > 0)
+
+
+_present_classes = present_classes  # the name the clustering protocol calls
 
 
 def _diagnostics(clusterer, y, evaluated) -> dict:

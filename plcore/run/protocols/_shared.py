@@ -153,7 +153,7 @@ LABEL_FREE_KEYS = ("covering_rate_mean", "covering_rate_std", "approximated_accu
                    "approximated_accuracy_std")
 
 
-def _feeds_truth(learner, exact_labels: str, dataset: PLDataset | None = None) -> bool:
+def feeds_truth(learner, exact_labels: str, dataset: PLDataset | None = None) -> bool:
     """Whether the learner is trained on singleton sets of the true label (``exact_labels``:
     ``auto`` = when it is tagged ``exact_label_baseline``, ``always``, ``never``); refused for
     a data set without true labels."""
@@ -166,10 +166,15 @@ def _feeds_truth(learner, exact_labels: str, dataset: PLDataset | None = None) -
     return feeds
 
 
-def _singletons(y, q):
+def singleton_candidates(y, q):
+    """The candidate sets of the true labels ``y``: one ``True`` a row, in ``q`` columns (what an
+    exact-label baseline is trained on)."""
     S = np.zeros((y.shape[0], q), dtype=bool)
     S[np.arange(y.shape[0]), y] = True
     return S
+
+
+_feeds_truth, _singletons = feeds_truth, singleton_candidates  # the names the protocols call
 
 
 def _label_source(result, feed_truth, learner):

@@ -140,9 +140,14 @@ def _transductive_accuracy(pipe, final, X_train, S_train, y_train):
     return accuracy(y_train, pipe.predict(X_train))
 
 
-def _evaluate_split(setup, X, S, y, train, test, preprocessing, step, predictions, fit_reducer_on="train",
-                    reduced_preprocessing="none", classes=None, S_learner=None, select=None, random_state=None):
-    """Fit on ``train``, predict ``test``; append the prediction rows; return the step's metrics."""
+def evaluate_split(setup, X, S, y, train, test, preprocessing, step, predictions, fit_reducer_on="train",
+                   reduced_preprocessing="none", classes=None, S_learner=None, select=None, random_state=None):
+    """One outer fold, as k-fold and holdout run each: the pipeline (``preprocessing``, the
+    setup's reducer and learner) fitted on the rows ``train`` (with the nested selection
+    ``select`` on them alone, or on ``S_learner``'s sets where given: an exact-label baseline),
+    then the rows ``test`` predicted. Appends the test rows' prediction rows (``y_pred`` among
+    them) to ``predictions`` and returns the step's metrics (``fit_time``, ``predict_time``, the
+    ``selected.<param>`` values chosen, the scores)."""
     if fit_reducer_on not in ("train", "all"):
         raise ConfigError(f"fit_reducer_on must be 'train' or 'all', got {fit_reducer_on!r}")
     pipe = build_pipeline(setup.estimators(), preprocessing, reduced_preprocessing)
@@ -183,6 +188,9 @@ def _evaluate_split(setup, X, S, y, train, test, preprocessing, step, prediction
             conf = conf[train] if conf.shape[0] == X.shape[0] and len(train) != X.shape[0] else conf
             out["reducer_transductive_accuracy"] = transductive_accuracy(y[train], conf)
     return out
+
+
+_evaluate_split = evaluate_split  # the name the protocols' own fold loop calls
 
 
 def _evaluate_splits(name, setup, tasks, *, desc, feed_truth, preprocessing, reduced_preprocessing, refit_data,
