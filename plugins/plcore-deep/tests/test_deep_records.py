@@ -62,3 +62,13 @@ def test_set_params_and_clone_see_every_parameter(name):
         cls(not_a_parameter=1)
     with pytest.raises(TypeError):
         cls(128)                                 # keyword-only, as scikit-learn's estimators
+
+
+def test_a_class_no_record_names_keeps_its_parents_constructor():
+    from plcore_deep import ProdenLearner
+
+    class Slower(ProdenLearner):
+        pass
+
+    assert inspect.signature(Slower) == inspect.signature(ProdenLearner)
+    assert clone(Slower(n_epochs=3)).get_params() == ProdenLearner(n_epochs=3).get_params()
