@@ -81,6 +81,17 @@ class ConformalCleaner:
         state.train = rows[torch.as_tensor(train, device=rows.device)]
         self.rows = rows[torch.as_tensor(calibration, device=rows.device)]
 
+    def on_train_begin(self, state) -> None:
+        """The training loop's callback before the first epoch (:func:`plcore_deep._loop.train`)."""
+        self.setup(state, state.config.seed)
+
+    def on_epoch_begin(self, state, method) -> None:
+        """The training loop's callback before every epoch: calibrated on ``method``'s
+        probabilities of the network as it stands, in eval mode."""
+        state.model.eval()
+        self.calibrate(state, method.probabilities(state, self.rows))
+        state.model.train()
+
     @torch.no_grad()
     def calibrate(self, state, probabilities: torch.Tensor) -> None:
         """The calibration rows' nonconformities, sorted, from the model's ``probabilities`` on them

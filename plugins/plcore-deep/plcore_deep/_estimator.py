@@ -27,8 +27,30 @@ from plcore.exceptions import InvalidParameterError
 from plcore.metrics import approximated_accuracy, covering_rate, partial_log_likelihood
 from plcore.progress import iterations
 from plcore.validation import Integral, Interval, Real, StrOptions, validate_params
+from plcore_deep import plugin as _plugin
 
-__all__ = ["DeepLearner", "shared_parameters"]
+__all__ = ["DeepLearner"]
+
+
+def _constructor(defaults: dict, owner: str):
+    """A scikit-learn ``__init__`` with the keyword-only parameters ``defaults`` (name ->
+    default, in order): each argument is stored as the attribute of its name, unchanged. Its
+    explicit signature is what :meth:`~sklearn.base.BaseEstimator.get_params`, ``clone`` and
+    the API docs read."""
+    names = tuple(defaults)
+
+    def __init__(self, **params):
+        unknown = [name for name in params if name not in defaults]
+        if unknown:
+            raise TypeError(f"{owner}.__init__() got an unexpected keyword argument {unknown[0]!r}")
+        for name in names:
+            setattr(self, name, params[name] if name in params else defaults[name])
+
+    __init__.__signature__ = inspect.Signature(
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+         *(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=value) for name, value in defaults.items())])
+    __init__.__qualname__ = f"{owner}.__init__"
+    return __init__
 
 
 def _covering_rate(S, logits):
@@ -56,8 +78,10 @@ VIEW_CONSTRAINTS = {"noise_scale": [Interval(Real, 0, None, closed="left")],
 
 class DeepLearner(BaseLearner):
     """What every deep learner shares; a subclass sets ``_method`` (``"<family>:<Class>"``, a
-    :class:`~plcore_deep._methods.Method` in ``plcore_deep._<family>``) and adds its own
-    parameters, which are its method's.
+    :class:`~plcore_deep._methods.Method` in ``plcore_deep._<family>``); its own parameters,
+    which are its method's, and their defaults are its record's in
+    :data:`plcore_deep.plugin.METHODS`, which makes its constructor (the parameters below,
+    :data:`plcore_deep.plugin.SHARED`, follow them).
 
     Parameters
     ----------
@@ -129,32 +153,20 @@ class DeepLearner(BaseLearner):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, *, network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200,
-                 batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9,
-                 lr_schedule="constant", early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
-                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
-        self.network = network
-        self.hidden_layer_sizes = hidden_layer_sizes
-        self.batch_norm = batch_norm
-        self.n_epochs = n_epochs
-        self.batch_size = batch_size
-        self.learning_rate = learning_rate
-        self.weight_decay = weight_decay
-        self.optimizer = optimizer
-        self.momentum = momentum
-        self.lr_schedule = lr_schedule
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.tol = tol
-        self.scoring = scoring
-        self.device = device
-        self.n_threads = n_threads
-        self.random_state = random_state
+    __init__ = _constructor(_plugin.SHARED, "DeepLearner")
+
+    def __init_subclass__(cls, **kwargs):
+        """A learner that a record of :data:`plcore_deep.plugin.METHODS` names gets its
+        constructor from it: the record's own parameters, then the shared ones. A class with an
+        ``__init__`` of its own, or one that no record names, keeps what it has."""
+        super().__init_subclass__(**kwargs)
+        own = _plugin.own_parameters(f"{cls.__module__}:{cls.__qualname__}")
+        if own is not None and "__init__" not in cls.__dict__:
+            cls.__init__ = _constructor({**own, **_plugin.SHARED}, cls.__qualname__)
 
     def _method_params(self) -> dict:
         """The method's constructor arguments: the learner's own parameters (those beyond the loop's)."""
-        return {name: getattr(self, name) for name in self._get_param_names() if name not in _SHARED}
+        return {name: getattr(self, name) for name in self._get_param_names() if name not in _plugin.SHARED}
 
     def _make_method(self):
         """The method ``_method`` names (``"<family>:<Class>"``, the class in
@@ -318,11 +330,3 @@ class DeepLearner(BaseLearner):
         check_is_fitted(self)
         return softmax(self._scores(self._validate_predict(X)), axis=1)
 
-
-#: the parameters of the shared training loop, passed on by every subclass's ``__init__``
-_SHARED = tuple(inspect.signature(DeepLearner.__init__).parameters)[1:]
-
-
-def shared_parameters(arguments: dict) -> dict:
-    """The shared parameters among a subclass's ``__init__`` arguments (``locals()``)."""
-    return {name: arguments[name] for name in _SHARED}

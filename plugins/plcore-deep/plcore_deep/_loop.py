@@ -20,8 +20,10 @@ from torch import nn
 
 from plcore_deep._methods import candidate_posterior
 from plcore_deep._networks import build_lenet, build_network
+from plcore_deep.plugin import SHARED
 
-__all__ = ["LoopConfig", "State", "Result", "train", "prepare", "final_confidences", "batch_size_for"]
+__all__ = ["LoopConfig", "State", "Result", "LrSchedule", "EarlyStopping", "train", "prepare", "final_confidences",
+           "batch_size_for"]
 
 
 @dataclass(frozen=True)
@@ -33,25 +35,26 @@ class LoopConfig:
     logits_val)`` (a criterion of candidate sets only) is evaluated after every epoch, the best
     epoch's weights are kept, and training stops after ``n_iter_no_change`` epochs without an
     improvement of more than ``tol``. ``batch_size`` may be ``"auto"`` (:func:`batch_size_for`).
+    The defaults are the learners' (:data:`plcore_deep.plugin.SHARED`).
     """
 
-    hidden_layer_sizes: tuple = (500,)
-    n_epochs: int = 200
-    batch_size: object = 128
-    learning_rate: float = 1e-3
-    weight_decay: float = 1e-5
-    optimizer: str = "adam"
-    momentum: float = 0.9
-    early_stopping: bool = False
-    validation_fraction: float = 0.1
-    n_iter_no_change: int = 20
-    tol: float = 1e-4
+    hidden_layer_sizes: tuple = SHARED["hidden_layer_sizes"]
+    n_epochs: int = SHARED["n_epochs"]
+    batch_size: object = SHARED["batch_size"]
+    learning_rate: float = SHARED["learning_rate"]
+    weight_decay: float = SHARED["weight_decay"]
+    optimizer: str = SHARED["optimizer"]
+    momentum: float = SHARED["momentum"]
+    early_stopping: bool = SHARED["early_stopping"]
+    validation_fraction: float = SHARED["validation_fraction"]
+    n_iter_no_change: int = SHARED["n_iter_no_change"]
+    tol: float = SHARED["tol"]
     score: object = None
     device: torch.device = torch.device("cpu")
     seed: int = 0
-    batch_norm: bool = False
-    lr_schedule: str = "constant"
-    network: str = "mlp"
+    batch_norm: bool = SHARED["batch_norm"]
+    lr_schedule: str = SHARED["lr_schedule"]
+    network: str = SHARED["network"]
 
 
 @dataclass
@@ -117,6 +120,52 @@ def _schedule(opt, name: str, learning_rate: float, n_epochs: int, steps_per_epo
     return torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=learning_rate, epochs=n_epochs,
                                                steps_per_epoch=max(1, steps_per_epoch),
                                                cycle_momentum=isinstance(opt, torch.optim.Adam))
+
+
+class LrSchedule:
+    """The learning-rate schedule (``config.lr_schedule``, :func:`_schedule`) as a callback: both
+    loops call :meth:`on_batch_end` after every batch, a skipped one too. ``drive``: step
+    ``optimizer`` first (the stacked loop's stand-in, which has no gradient: a scheduler must
+    not step before its optimiser)."""
+
+    def __init__(self, optimizer, config: LoopConfig, steps_per_epoch: int, *, learning_rate=None, drive=False):
+        self.optimizer, self.drive = optimizer, drive
+        self.scheduler = _schedule(optimizer, config.lr_schedule,
+                                   config.learning_rate if learning_rate is None else learning_rate,
+                                   config.n_epochs, steps_per_epoch)
+
+    def on_batch_end(self) -> None:
+        if self.scheduler is not None:
+            if self.drive:
+                self.optimizer.step()
+            self.scheduler.step()
+
+
+class EarlyStopping:
+    """Early stopping (``config.early_stopping``) as a callback for ``n_models`` networks trained
+    together (one in :func:`train`, one per configuration in :mod:`plcore_deep._stacked`): both
+    loops call :meth:`on_epoch_end` with each running model's validation score. A model's epoch
+    is its best when the score beats its best by more than ``tol``; the model stops after
+    ``n_iter_no_change`` epochs without one (it leaves :attr:`running`)."""
+
+    def __init__(self, config: LoopConfig, n_models: int = 1):
+        self.tol, self.patience = config.tol, config.n_iter_no_change
+        self.best = [-math.inf] * n_models
+        self.stall = [0] * n_models
+        self.running = list(range(n_models))
+
+    def on_epoch_end(self, k: int, value: float, epoch: int, result: Result) -> str:
+        """Record model ``k``'s score of ``epoch`` in its ``result``; ``"best"`` (keep its
+        weights), ``"stop"`` or ``""``."""
+        result.validation_scores.append(value)
+        if value > self.best[k] + self.tol:
+            self.best[k], self.stall[k], result.best_epoch = value, 0, epoch
+            return "best"
+        self.stall[k] += 1
+        if self.stall[k] >= self.patience:
+            self.running.remove(k)
+            return "stop"
+        return ""
 
 
 def train(X: np.ndarray, S: np.ndarray, method, config: LoopConfig, *, iterations=lambda it, desc: it,
@@ -188,8 +237,9 @@ def _train(X, S, method, config: LoopConfig, iterations, desc, on_epoch) -> Resu
     model, Xt, St, train_rows, batch_size, gen = (state.model, state.X, state.S, state.train, state.batch_size,
                                                    state.generator)
     val = val_rows.cpu().numpy()
-    if method.cleaner is not None:           # its calibration rows may leave the training rows
-        method.cleaner.setup(state, config.seed)
+    cleaner = method.cleaner                 # the conformal cleaner, a callback (plcore_deep._cleaning)
+    if cleaner is not None:                  # its calibration rows may leave the training rows
+        cleaner.on_train_begin(state)
         train_rows = state.train
     n_train = len(train_rows)
     n_epochs = config.n_epochs
@@ -197,35 +247,32 @@ def _train(X, S, method, config: LoopConfig, iterations, desc, on_epoch) -> Resu
     model = state.model                      # a method may wrap the network (CroSel's two)
     params = list(model.parameters()) + [p for module in extra for p in module.parameters()]
     opt = _optimizer(config.optimizer, params, config.learning_rate, config.weight_decay, config.momentum)
-    scheduler = _schedule(opt, config.lr_schedule, config.learning_rate, n_epochs, math.ceil(n_train / batch_size))
+    schedule = LrSchedule(opt, config, math.ceil(n_train / batch_size))
+    early = EarlyStopping(config)
     smallest = 2 if config.batch_norm else 1
     result = Result(model=model, confidences=None, candidates=None)
-    best_score, best_state, stall = -math.inf, None, 0
+    best_state = None
     for epoch in iterations(range(n_epochs), desc):
         model.train()
         for module in extra:
             module.train()
         state.epoch = epoch
-        if method.cleaner is not None:      # calibrated on the network before the epoch, in eval mode
-            model.eval()
-            method.cleaner.calibrate(state, method.probabilities(state, method.cleaner.rows))
-            model.train()
+        if cleaner is not None:
+            cleaner.on_epoch_begin(state, method)
         method.start_epoch(state)
         order = train_rows[torch.randperm(n_train, generator=gen).to(device)]
         total = torch.zeros((), device=device)
         for start in range(0, n_train, batch_size):
             idx = order[start:start + batch_size]
             if len(idx) < smallest:
-                if scheduler is not None:
-                    scheduler.step()
+                schedule.on_batch_end()
                 continue
             xb, sb = Xt[idx], St[idx]
             loss, logits = method.batch_loss(state, idx, xb, sb)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-            if scheduler is not None:
-                scheduler.step()
+            schedule.on_batch_end()
             total += loss.detach() * len(idx)
             method.after_step(state, idx, xb, sb, logits)
         model.eval()
@@ -238,13 +285,11 @@ def _train(X, S, method, config: LoopConfig, iterations, desc, on_epoch) -> Resu
             on_epoch(epoch, model)
         if config.early_stopping:
             value = float(config.score(S[val], state.logits_of(val_rows).double().cpu().numpy()))
-            result.validation_scores.append(value)
-            if value > best_score + config.tol:
-                best_score, best_state, stall, result.best_epoch = value, copy.deepcopy(model.state_dict()), 0, epoch
-            else:
-                stall += 1
-                if stall >= config.n_iter_no_change:
-                    break
+            verdict = early.on_epoch_end(0, value, epoch, result)
+            if verdict == "best":
+                best_state = copy.deepcopy(model.state_dict())
+            elif verdict == "stop":
+                break
     if best_state is not None:
         model.load_state_dict(best_state)
     model.eval()

@@ -31,7 +31,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
 
-from plcore_deep._loop import Result, _optimizer, _schedule, final_confidences, prepare
+from plcore_deep._loop import EarlyStopping, LrSchedule, Result, _optimizer, final_confidences, prepare
 from plcore_deep._methods import ConfidenceMethod
 
 __all__ = ["StackedOptimizer", "train_stacked", "stacked_forward", "stacking_pays", "STACKED_PARAMS"]
@@ -118,7 +118,7 @@ def train_stacked(X: np.ndarray, S: np.ndarray, method, config, settings, *, ite
     ``S`` with ``method`` and the rest of ``config`` (:class:`plcore_deep._loop.LoopConfig`),
     together; returns one :class:`plcore_deep._loop.Result` per entry, each as
     ``train(X, S, method, config with the entry's values)`` gives it, to float tolerance."""
-    if not getattr(method, "stacks", False):
+    if not getattr(method, "stacks", False) or method.cleaner is not None:
         raise ValueError(f"{type(method).__name__} does not stack: train its configurations one at a time")
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(config.seed))
@@ -145,17 +145,16 @@ def _train_stacked(X, S, method, config, settings, iterations, desc) -> list:
     n_train = len(train_rows)
     steps_per_epoch = math.ceil(n_train / batch_size)
     dummy = [torch.zeros(1, requires_grad=True)]
-    schedule = _optimizer(config.optimizer, dummy, 1.0, 0.0, config.momentum)
-    scheduler = _schedule(schedule, config.lr_schedule, 1.0, config.n_epochs, steps_per_epoch)
+    stand_in = _optimizer(config.optimizer, dummy, 1.0, 0.0, config.momentum)
+    schedule = LrSchedule(stand_in, config, steps_per_epoch, learning_rate=1.0, drive=True)
     opt = StackedOptimizer(params, [float(s.get("learning_rate", config.learning_rate)) for s in settings],
                            [float(s.get("weight_decay", config.weight_decay)) for s in settings],
-                           config.optimizer, config.momentum, schedule)
+                           config.optimizer, config.momentum, stand_in)
     smallest = 2 if config.batch_norm else 1
     results = [Result(model=None, confidences=None, candidates=None) for _ in range(K)]
-    best = [-math.inf] * K
     best_weights, final_W = [None] * K, [None] * K
-    stall = [0] * K
-    running = list(range(K))
+    early = EarlyStopping(config, K)
+    running = early.running
     S_val = S[val_rows.cpu().numpy()]
     for epoch in iterations(range(config.n_epochs), desc):
         template.train()
@@ -173,9 +172,7 @@ def _train_stacked(X, S, method, config, settings, iterations, desc) -> list:
                 opt.step()
                 total += loss.detach() * len(idx)
                 _update(method, forward, W, idx, xb, sb, logits)
-            if scheduler is not None:
-                schedule.step()          # the schedule's optimiser has no gradient: a no-op step
-                scheduler.step()
+            schedule.on_batch_end()
         template.eval()
         for k in running:
             results[k].loss_curve.append(float(total[k]) / n_train)
@@ -184,15 +181,11 @@ def _train_stacked(X, S, method, config, settings, iterations, desc) -> list:
             val_logits = _logits(forward, Xt, val_rows, batch_size, K, St.shape[1])
             for k in list(running):
                 value = float(config.score(S_val, val_logits[k].double().cpu().numpy()))
-                results[k].validation_scores.append(value)
-                if value > best[k] + config.tol:
-                    best[k], stall[k], results[k].best_epoch = value, 0, epoch
+                verdict = early.on_epoch_end(k, value, epoch, results[k])
+                if verdict == "best":
                     best_weights[k] = _weights_of(params, buffers, k)
-                else:
-                    stall[k] += 1
-                    if stall[k] >= config.n_iter_no_change:
-                        running.remove(k)
-                        final_W[k] = W[k].clone()
+                elif verdict == "stop":
+                    final_W[k] = W[k].clone()
             if not running:
                 break
     return [_result(results[k], template, params, buffers, best_weights[k], W[k] if final_W[k] is None else final_W[k],

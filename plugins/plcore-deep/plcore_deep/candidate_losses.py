@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from plcore.validation import Interval, Real
-from plcore_deep._estimator import DeepLearner, shared_parameters
+from plcore_deep._estimator import DeepLearner
 
 __all__ = ["CcLearner", "LwsLearner", "ExpLearner", "MclGceLearner", "MclMseLearner", "AbsMaeLearner", "AbsGceLearner"]
 
@@ -32,14 +32,6 @@ class LwsLearner(DeepLearner):
     _stacks = True
     _parameter_constraints = {**DeepLearner._parameter_constraints,
                               "beta": [Interval(Real, 0, None, closed="left")]}
-
-    def __init__(self, *, beta=2.0, network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200,
-                 batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9,
-                 lr_schedule="constant", early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
-                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
-        super().__init__(**shared_parameters(locals()))
-        self.beta = beta
-
 
 #: GCE's exponent (Zhang & Sabuncu, NeurIPS 2018, their ``q``; named ``gce_q`` here because
 #: plcore's ``q`` is the number of classes): in (0, 1], 1 is MAE up to a factor, 0 the limit CE
@@ -94,14 +86,6 @@ class MclGceLearner(DeepLearner):
     _stacks = True
     _parameter_constraints = {**DeepLearner._parameter_constraints, **_GCE_Q}
 
-    def __init__(self, *, gce_q=0.7, network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200,
-                 batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9,
-                 lr_schedule="constant", early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
-                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
-        super().__init__(**shared_parameters(locals()))
-        self.gce_q = gce_q
-
-
 class MclMseLearner(DeepLearner):
     """MCL-MSE: the unbiased risk estimator of Feng et al. (ICML 2020) with the squared error
     ``L(f(x), j) = ||p(x) - e_j||_2^2``, run on candidate sets.
@@ -147,10 +131,3 @@ class AbsGceLearner(DeepLearner):
     _method = "candidate_losses:AbsGce"
     _stacks = True
     _parameter_constraints = {**DeepLearner._parameter_constraints, **_GCE_Q}
-
-    def __init__(self, *, gce_q=0.7, network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200,
-                 batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9,
-                 lr_schedule="constant", early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
-                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
-        super().__init__(**shared_parameters(locals()))
-        self.gce_q = gce_q

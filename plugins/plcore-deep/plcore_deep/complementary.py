@@ -9,7 +9,7 @@ keeps confidences: ``confidences_`` is the final model's posterior on the candid
 from __future__ import annotations
 
 from plcore.validation import Interval, Real
-from plcore_deep._estimator import DeepLearner, shared_parameters
+from plcore_deep._estimator import DeepLearner
 
 __all__ = ["PcLearner", "ForwardLearner", "NnLearner", "GaLearner", "SclExpLearner", "SclNlLearner", "LwLearner",
            "OpwLearner"]
@@ -55,14 +55,6 @@ class NnLearner(DeepLearner):
     _stacks = True
     _parameter_constraints = {**DeepLearner._parameter_constraints,
                               "beta": [Interval(Real, 0, None, closed="left")]}
-
-    def __init__(self, *, beta=0.0, network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200,
-                 batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9,
-                 lr_schedule="constant", early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
-                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
-        super().__init__(**shared_parameters(locals()))
-        self.beta = beta
-
 
 class GaLearner(DeepLearner):
     """GA, gradient ascent on the unbiased risk estimator (Ishida et al., ICML 2019, Algorithm 1

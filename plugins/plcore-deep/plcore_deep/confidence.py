@@ -4,7 +4,7 @@ the model trains (methods: :mod:`plcore_deep._confidence`)."""
 from __future__ import annotations
 
 from plcore.validation import Integral, Interval, Real
-from plcore_deep._estimator import VIEW_CONSTRAINTS, DeepLearner, shared_parameters
+from plcore_deep._estimator import VIEW_CONSTRAINTS, DeepLearner
 
 __all__ = ["ProdenLearner", "RcLearner", "CavlLearner", "PopLearner", "CrdpllLearner"]
 
@@ -61,19 +61,6 @@ class PopLearner(DeepLearner):
                               "inc": [Interval(Real, 0, None, closed="left")],
                               "theta_max": [Interval(Real, 0, 1, closed="right")]}
 
-    def __init__(self, *, warm_up=20, window=5, theta=1e-3, inc=1e-3, theta_max=0.4, network="mlp",
-                 hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128, learning_rate=1e-3,
-                 weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant", early_stopping=False,
-                 validation_fraction=0.1, n_iter_no_change=20, tol=1e-4, scoring="partial_log_likelihood",
-                 device="auto", n_threads="auto", random_state=None):
-        super().__init__(**shared_parameters(locals()))
-        self.warm_up = warm_up
-        self.window = window
-        self.theta = theta
-        self.inc = inc
-        self.theta_max = theta_max
-
-
     def _fit(self, X, S, **kwargs):
         result = super()._fit(X, S, **kwargs)
         self.candidates_ = result.candidates
@@ -102,14 +89,3 @@ class CrdpllLearner(DeepLearner):
                               "lam": [Interval(Real, 0, None, closed="left")],
                               "n_views": [Interval(Integral, 1, None, closed="left")],
                               **VIEW_CONSTRAINTS}
-
-    def __init__(self, *, lam=1.0, n_views=3, augmentation="auto", noise_scale=0.1, network="mlp",
-                 hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128, learning_rate=1e-3,
-                 weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant", early_stopping=False,
-                 validation_fraction=0.1, n_iter_no_change=20, tol=1e-4, scoring="partial_log_likelihood",
-                 device="auto", n_threads="auto", random_state=None):
-        super().__init__(**shared_parameters(locals()))
-        self.lam = lam
-        self.n_views = n_views
-        self.augmentation = augmentation
-        self.noise_scale = noise_scale

@@ -20,8 +20,6 @@ as_authors_code : bool, default=False
 
 from __future__ import annotations
 
-import inspect
-
 from plcore.validation import Integral, Interval, Real
 from plcore_deep.confidence import CavlLearner, PopLearner, ProdenLearner
 from plcore_deep.candidate_losses import CcLearner
@@ -48,21 +46,11 @@ CLEANING_CONSTRAINTS = {
 }
 
 
-def _base_arguments(arguments: dict, base) -> dict:
-    """The base learner's constructor arguments among a variant's ``__init__`` arguments (``locals()``)."""
-    return {name: arguments[name] for name in inspect.signature(base.__init__).parameters if name != "self"}
-
-
 class _ConformalCleaning:
-    """What every conformal variant adds to its base learner: the cleaner on its method."""
+    """What every conformal variant adds to its base learner: the cleaner on its method (its
+    parameters, before the base learner's own, are its record's: ``plcore_deep.plugin.conformal``)."""
 
     _stacks = False
-
-    def _set_cleaning(self, cleaning_alpha, cleaning_warm_up, correction, as_authors_code):
-        self.cleaning_alpha = cleaning_alpha
-        self.cleaning_warm_up = cleaning_warm_up
-        self.correction = correction
-        self.as_authors_code = as_authors_code
 
     def _method_params(self) -> dict:
         return {k: v for k, v in super()._method_params().items() if k not in CLEANING_CONSTRAINTS}
@@ -83,29 +71,11 @@ class ConformalProdenLearner(_ConformalCleaning, ProdenLearner):
 
     _parameter_constraints = {**ProdenLearner._parameter_constraints, **CLEANING_CONSTRAINTS}
 
-    def __init__(self, *, cleaning_alpha=0.05, cleaning_warm_up=10, correction=True, as_authors_code=False,
-                 network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128,
-                 learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant",
-                 early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
-                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
-        super().__init__(**_base_arguments(locals(), ProdenLearner))
-        self._set_cleaning(cleaning_alpha, cleaning_warm_up, correction, as_authors_code)
-
-
 class ConformalCcLearner(_ConformalCleaning, CcLearner):
     """Conf+CC: CC with conformal candidate cleaning (Fuchs & Kalinke, UAI 2025); with
     ``as_authors_code`` its ``beta`` is 0, as in the authors' code."""
 
     _parameter_constraints = {**CcLearner._parameter_constraints, **CLEANING_CONSTRAINTS}
-
-    def __init__(self, *, cleaning_alpha=0.05, cleaning_warm_up=10, correction=True, as_authors_code=False,
-                 network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128,
-                 learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant",
-                 early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
-                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
-        super().__init__(**_base_arguments(locals(), CcLearner))
-        self._set_cleaning(cleaning_alpha, cleaning_warm_up, correction, as_authors_code)
-
 
 class ConformalCavlLearner(_ConformalCleaning, CavlLearner):
     """Conf+CAVL: CAVL with conformal candidate cleaning (Fuchs & Kalinke, UAI 2025); with
@@ -113,70 +83,22 @@ class ConformalCavlLearner(_ConformalCleaning, CavlLearner):
 
     _parameter_constraints = {**CavlLearner._parameter_constraints, **CLEANING_CONSTRAINTS}
 
-    def __init__(self, *, cleaning_alpha=0.05, cleaning_warm_up=10, correction=True, as_authors_code=False,
-                 network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128,
-                 learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant",
-                 early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
-                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
-        super().__init__(**_base_arguments(locals(), CavlLearner))
-        self._set_cleaning(cleaning_alpha, cleaning_warm_up, correction, as_authors_code)
-
-
 class ConformalPopLearner(_ConformalCleaning, PopLearner):
     """Conf+POP: POP with conformal candidate cleaning (Fuchs & Kalinke, UAI 2025)."""
 
     _parameter_constraints = {**PopLearner._parameter_constraints, **CLEANING_CONSTRAINTS}
-
-    def __init__(self, *, cleaning_alpha=0.05, cleaning_warm_up=10, correction=True, as_authors_code=False,
-                 warm_up=20, window=5, theta=1e-3, inc=1e-3, theta_max=0.4, network="mlp", hidden_layer_sizes=(500,),
-                 batch_norm=False, n_epochs=200, batch_size=128, learning_rate=1e-3, weight_decay=1e-5,
-                 optimizer="adam", momentum=0.9, lr_schedule="constant", early_stopping=False,
-                 validation_fraction=0.1, n_iter_no_change=20, tol=1e-4, scoring="partial_log_likelihood",
-                 device="auto", n_threads="auto", random_state=None):
-        super().__init__(**_base_arguments(locals(), PopLearner))
-        self._set_cleaning(cleaning_alpha, cleaning_warm_up, correction, as_authors_code)
-
 
 class ConformalValenLearner(_ConformalCleaning, ValenLearner):
     """Conf+VALEN: VALEN with conformal candidate cleaning (Fuchs & Kalinke, UAI 2025)."""
 
     _parameter_constraints = {**ValenLearner._parameter_constraints, **CLEANING_CONSTRAINTS}
 
-    def __init__(self, *, cleaning_alpha=0.05, cleaning_warm_up=10, correction=True, as_authors_code=False,
-                 warm_up=10, n_neighbors=3, network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200,
-                 batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9,
-                 lr_schedule="constant", early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
-                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
-        super().__init__(**_base_arguments(locals(), ValenLearner))
-        self._set_cleaning(cleaning_alpha, cleaning_warm_up, correction, as_authors_code)
-
-
 class ConformalPicoLearner(_ConformalCleaning, PicoLearner):
     """Conf+PiCO: PiCO with conformal candidate cleaning (Fuchs & Kalinke, UAI 2025)."""
 
     _parameter_constraints = {**PicoLearner._parameter_constraints, **CLEANING_CONSTRAINTS}
 
-    def __init__(self, *, cleaning_alpha=0.05, cleaning_warm_up=10, correction=True, as_authors_code=False,
-                 feat_dim=128, queue_size=8192, moco_m=0.999, proto_m=0.99, temperature=0.07, loss_weight=0.5,
-                 prot_start=1, conf_ema=(0.95, 0.8), noise_scale=0.1, augmentation="auto", network="mlp",
-                 hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128, learning_rate=1e-3,
-                 weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant", early_stopping=False,
-                 validation_fraction=0.1, n_iter_no_change=20, tol=1e-4, scoring="partial_log_likelihood",
-                 device="auto", n_threads="auto", random_state=None):
-        super().__init__(**_base_arguments(locals(), PicoLearner))
-        self._set_cleaning(cleaning_alpha, cleaning_warm_up, correction, as_authors_code)
-
-
 class ConformalCroselLearner(_ConformalCleaning, CroselLearner):
     """Conf+CroSel: CroSel with conformal candidate cleaning (Fuchs & Kalinke, UAI 2025)."""
 
     _parameter_constraints = {**CroselLearner._parameter_constraints, **CLEANING_CONSTRAINTS}
-
-    def __init__(self, *, cleaning_alpha=0.05, cleaning_warm_up=10, correction=True, as_authors_code=False,
-                 variant="paper", warm_up=10, threshold=0.9, lam_cr=1.0, mix_alpha=0.75, augmentation="auto",
-                 noise_scale=0.1, network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200,
-                 batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9,
-                 lr_schedule="constant", early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
-                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
-        super().__init__(**_base_arguments(locals(), CroselLearner))
-        self._set_cleaning(cleaning_alpha, cleaning_warm_up, correction, as_authors_code)

@@ -6,7 +6,7 @@ import numpy as np
 
 from plcore.exceptions import InvalidParameterError
 from plcore.validation import Integral, Interval, Real
-from plcore_deep._estimator import VIEW_CONSTRAINTS, DeepLearner, shared_parameters
+from plcore_deep._estimator import VIEW_CONSTRAINTS, DeepLearner
 
 __all__ = ["PicoLearner", "AbleLearner", "DirkLearner"]
 
@@ -39,24 +39,6 @@ class PicoLearner(DeepLearner):
                               "prot_start": [Interval(Integral, 0, None, closed="left")],
                               "conf_ema": ["array-like"],
                               **VIEW_CONSTRAINTS}
-
-    def __init__(self, *, feat_dim=128, queue_size=8192, moco_m=0.999, proto_m=0.99, temperature=0.07,
-                 loss_weight=0.5, prot_start=1, conf_ema=(0.95, 0.8), noise_scale=0.1, augmentation="auto",
-                 network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128,
-                 learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant",
-                 early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
-                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
-        super().__init__(**shared_parameters(locals()))
-        self.feat_dim = feat_dim
-        self.queue_size = queue_size
-        self.moco_m = moco_m
-        self.proto_m = proto_m
-        self.temperature = temperature
-        self.loss_weight = loss_weight
-        self.prot_start = prot_start
-        self.conf_ema = conf_ema
-        self.noise_scale = noise_scale
-        self.augmentation = augmentation
 
     def _method_params(self):
         try:
@@ -94,19 +76,6 @@ class AbleLearner(DeepLearner):
                               "loss_weight": [Interval(Real, 0, None, closed="left")],
                               **VIEW_CONSTRAINTS}
 
-    def __init__(self, *, feat_dim=128, loss_weight=1.0, temperature=0.07, noise_scale=0.1, augmentation="auto",
-                 network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128,
-                 learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant",
-                 early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
-                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
-        super().__init__(**shared_parameters(locals()))
-        self.feat_dim = feat_dim
-        self.loss_weight = loss_weight
-        self.temperature = temperature
-        self.noise_scale = noise_scale
-        self.augmentation = augmentation
-
-
 class DirkLearner(DeepLearner):
     """DIRK (Wu et al., AAAI 2024): distilling reliable knowledge for instance-dependent
     partial-label learning.
@@ -137,20 +106,3 @@ class DirkLearner(DeepLearner):
                               "loss_weight": [Interval(Real, 0, None, closed="left")],
                               "prot_start": [Interval(Integral, 0, None, closed="left")],
                               **VIEW_CONSTRAINTS}
-
-    def __init__(self, *, feat_dim=128, queue_size=8192, moco_m=0.99, temperature=0.07, dist_temperature=0.4,
-                 loss_weight=1.0, prot_start=1, noise_scale=0.1, augmentation="auto",
-                 network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200, batch_size=128,
-                 learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9, lr_schedule="constant",
-                 early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
-                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
-        super().__init__(**shared_parameters(locals()))
-        self.feat_dim = feat_dim
-        self.queue_size = queue_size
-        self.moco_m = moco_m
-        self.temperature = temperature
-        self.dist_temperature = dist_temperature
-        self.loss_weight = loss_weight
-        self.prot_start = prot_start
-        self.noise_scale = noise_scale
-        self.augmentation = augmentation

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from plcore.validation import Integral, Interval, Real, StrOptions
-from plcore_deep._estimator import VIEW_CONSTRAINTS, DeepLearner, shared_parameters
+from plcore_deep._estimator import VIEW_CONSTRAINTS, DeepLearner
 
 __all__ = ["CroselLearner"]
 
@@ -36,20 +36,6 @@ class CroselLearner(DeepLearner):
                               "lam_cr": [Interval(Real, 0, None, closed="left")],
                               "mix_alpha": [Interval(Real, 0, None, closed="neither")],
                               **VIEW_CONSTRAINTS}
-
-    def __init__(self, *, variant="paper", warm_up=10, threshold=0.9, lam_cr=1.0, mix_alpha=0.75,
-                 augmentation="auto", noise_scale=0.1, network="mlp", hidden_layer_sizes=(500,), batch_norm=False,
-                 n_epochs=200, batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9,
-                 lr_schedule="constant", early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
-                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
-        super().__init__(**shared_parameters(locals()))
-        self.variant = variant
-        self.warm_up = warm_up
-        self.threshold = threshold
-        self.lam_cr = lam_cr
-        self.mix_alpha = mix_alpha
-        self.augmentation = augmentation
-        self.noise_scale = noise_scale
 
     def _set_result(self, result, X, S) -> None:
         super()._set_result(result, X, S)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from plcore.validation import Integral, Interval
-from plcore_deep._estimator import DeepLearner, shared_parameters
+from plcore_deep._estimator import DeepLearner
 
 __all__ = ["ValenLearner", "IdgpLearner"]
 
@@ -24,15 +24,6 @@ class ValenLearner(DeepLearner):
                               "warm_up": [Interval(Integral, 0, None, closed="left")],
                               "n_neighbors": [Interval(Integral, 1, None, closed="left")]}
 
-    def __init__(self, *, warm_up=10, n_neighbors=3, network="mlp", hidden_layer_sizes=(500,), batch_norm=False,
-                 n_epochs=200, batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9,
-                 lr_schedule="constant", early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
-                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
-        super().__init__(**shared_parameters(locals()))
-        self.warm_up = warm_up
-        self.n_neighbors = n_neighbors
-
-
 class IdgpLearner(DeepLearner):
     """IDGP (Qiao et al., ICLR 2023): instance-dependent PLL by a decompositional generation process.
 
@@ -49,10 +40,3 @@ class IdgpLearner(DeepLearner):
     _method = "instance_dependent:Idgp"
     _parameter_constraints = {**DeepLearner._parameter_constraints,
                               "warm_up": [Interval(Integral, 0, None, closed="left")]}
-
-    def __init__(self, *, warm_up=10, network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200,
-                 batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9,
-                 lr_schedule="constant", early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
-                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
-        super().__init__(**shared_parameters(locals()))
-        self.warm_up = warm_up

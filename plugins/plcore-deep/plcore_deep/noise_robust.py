@@ -5,7 +5,7 @@ label is a candidate."""
 from __future__ import annotations
 
 from plcore.validation import Integral, Interval, Real
-from plcore_deep._estimator import DeepLearner, shared_parameters
+from plcore_deep._estimator import DeepLearner
 from plcore_deep.contrastive import PicoLearner
 
 __all__ = ["FredisLearner", "AlimLearner", "PicoPlusLearner"]
@@ -34,22 +34,6 @@ class FredisLearner(DeepLearner):
                               "update_interval": [Interval(Integral, 1, None, closed="left")],
                               "lam": [Interval(Real, 0, None, closed="left")],
                               "alpha": [Interval(Real, 0, None, closed="left")]}
-
-    def __init__(self, *, theta=1e-6, inc=1e-6, delta=1.0, dec=1e-6, times=2, change_size=500, update_interval=20,
-                 lam=10.0, alpha=1.0, network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200,
-                 batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9,
-                 lr_schedule="constant", early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
-                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
-        super().__init__(**shared_parameters(locals()))
-        self.theta = theta
-        self.inc = inc
-        self.delta = delta
-        self.dec = dec
-        self.times = times
-        self.change_size = change_size
-        self.update_interval = update_interval
-        self.lam = lam
-        self.alpha = alpha
 
     def _method_params(self):
         return {"theta": self.theta, "inc": self.inc, "delta": self.delta, "dec": self.dec, "times": self.times,
@@ -82,21 +66,6 @@ class AlimLearner(PicoLearner):
                               "mixup_weight": [Interval(Real, 0, None, closed="left")],
                               "mixup_alpha": [Interval(Real, 0, None, closed="neither")]}
 
-    def __init__(self, *, start_epoch=40, noise_rate=0.2, mixup_weight=1.0, mixup_alpha=4.0, feat_dim=128,
-                 queue_size=8192, moco_m=0.999, proto_m=0.99, temperature=0.07, loss_weight=0.5, prot_start=1,
-                 conf_ema=(0.95, 0.8), noise_scale=0.1, augmentation="auto", network="mlp", hidden_layer_sizes=(500,),
-                 batch_norm=False, n_epochs=200, batch_size=128, learning_rate=1e-3, weight_decay=1e-5,
-                 optimizer="adam", momentum=0.9, lr_schedule="constant", early_stopping=False,
-                 validation_fraction=0.1, n_iter_no_change=20, tol=1e-4, scoring="partial_log_likelihood",
-                 device="auto", n_threads="auto", random_state=None):
-        super().__init__(feat_dim=feat_dim, queue_size=queue_size, moco_m=moco_m, proto_m=proto_m,
-                         temperature=temperature, loss_weight=loss_weight, prot_start=prot_start, conf_ema=conf_ema,
-                         noise_scale=noise_scale, augmentation=augmentation, **shared_parameters(locals()))
-        self.start_epoch = start_epoch
-        self.noise_rate = noise_rate
-        self.mixup_weight = mixup_weight
-        self.mixup_alpha = mixup_alpha
-
     def _method_params(self):
         return {**super()._method_params(), "start_epoch": self.start_epoch, "noise_rate": self.noise_rate,
                 "mixup_weight": self.mixup_weight, "mixup_alpha": self.mixup_alpha}
@@ -128,24 +97,6 @@ class PicoPlusLearner(PicoLearner):
                               "ur_weight": [Interval(Real, 0, None, closed="left")],
                               "cls_weight": [Interval(Real, 0, None, closed="left")],
                               "mixup_alpha": [Interval(Real, 0, None, closed="neither")]}
-
-    def __init__(self, *, pure_ratio=0.6, knn_start=100, n_neighbors=16, temperature_guess=0.07, ur_weight=0.1,
-                 cls_weight=2.0, mixup_alpha=4.0, feat_dim=128, queue_size=8192, moco_m=0.999, proto_m=0.99,
-                 temperature=0.07, loss_weight=0.5, prot_start=1, conf_ema=(0.95, 0.8), noise_scale=0.1,
-                 augmentation="auto", network="mlp", hidden_layer_sizes=(500,), batch_norm=False, n_epochs=200,
-                 batch_size=128, learning_rate=1e-3, weight_decay=1e-5, optimizer="adam", momentum=0.9,
-                 lr_schedule="constant", early_stopping=False, validation_fraction=0.1, n_iter_no_change=20, tol=1e-4,
-                 scoring="partial_log_likelihood", device="auto", n_threads="auto", random_state=None):
-        super().__init__(feat_dim=feat_dim, queue_size=queue_size, moco_m=moco_m, proto_m=proto_m,
-                         temperature=temperature, loss_weight=loss_weight, prot_start=prot_start, conf_ema=conf_ema,
-                         noise_scale=noise_scale, augmentation=augmentation, **shared_parameters(locals()))
-        self.pure_ratio = pure_ratio
-        self.knn_start = knn_start
-        self.n_neighbors = n_neighbors
-        self.temperature_guess = temperature_guess
-        self.ur_weight = ur_weight
-        self.cls_weight = cls_weight
-        self.mixup_alpha = mixup_alpha
 
     def _method_params(self):
         return {**super()._method_params(), "pure_ratio": self.pure_ratio, "knn_start": self.knn_start,
