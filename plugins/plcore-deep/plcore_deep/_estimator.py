@@ -160,7 +160,8 @@ class DeepLearner(BaseLearner):
         constructor from it: the record's own parameters, then the shared ones. A class with an
         ``__init__`` of its own, or one that no record names, keeps what it has."""
         super().__init_subclass__(**kwargs)
-        own = _plugin.own_parameters(f"{cls.__module__}:{cls.__qualname__}")
+        path = f"{cls.__module__}:{cls.__qualname__}"
+        own = next((m.params for m in _plugin.METHODS if _plugin.LEARNER_OPTIONS[m.name] == path), None)
         if own is not None and "__init__" not in cls.__dict__:
             cls.__init__ = _constructor({**own, **_plugin.SHARED}, cls.__qualname__)
 

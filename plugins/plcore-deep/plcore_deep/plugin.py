@@ -11,9 +11,23 @@ written once, here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections import namedtuple
 
 from plcore.registry import ComponentSpec, hookimpl, load_presets
+
+#: One deep learner of the plugin, a record of :data:`METHODS`:
+#:
+#: - name: the option name (``+learner=<name>``);
+#: - cls: ``"<family>:<Class>"``, the learner class in ``plcore_deep.<family>`` (one public module
+#:   per family; its method in the private ``_<family>.py``);
+#: - display_name: the name the papers print; description: one line for ``plcore list`` and the docs;
+#: - params: the learner's own constructor parameters (beyond :data:`SHARED`) and their defaults,
+#:   in the constructor's order;
+#: - plench: what ``protocol.select.method=random`` draws from with no ``space``, PLENCH's
+#:   distributions (the draws follow this order); None: the common three (:data:`PLENCH_COMMON`);
+#: - test_params: the conformance suite's settings that differ from ``_TEST_PARAMS``.
+DeepMethod = namedtuple("DeepMethod", "name cls display_name description params plench test_params",
+                        defaults=({}, None, {}))
 
 #: the constructor parameters of the shared training loop, which every deep learner takes after
 #: its own, and their defaults (documented on :class:`plcore_deep._estimator.DeepLearner`)
@@ -60,55 +74,6 @@ PLENCH_COMMON = {"learning_rate": {"log10_uniform": [-4.5, -2.5]}, "weight_decay
 #: fast settings for the common conformance test (a record's ``test_params`` are added to them)
 _TEST_PARAMS = {"hidden_layer_sizes": (16,), "n_epochs": 40, "batch_size": 32, "learning_rate": 1e-2,
                 "device": "cpu"}
-
-
-@dataclass(frozen=True)
-class DeepMethod:
-    """One deep learner of the plugin.
-
-    name : the option name (``+learner=<name>``)
-    cls : ``"<family>:<Class>"``, the learner class in ``plcore_deep.<family>`` (one public
-        module per family; its method in the private ``_<family>.py``)
-    display_name : the name the papers print
-    description : one line for ``plcore list`` and the docs
-    params : the learner's own constructor parameters (beyond :data:`SHARED`) and their
-        defaults, in the constructor's order
-    plench : what ``protocol.select.method=random`` draws from with no ``space``: PLENCH's
-        distributions (the draws follow this order)
-    test_params : the conformance suite's settings that differ from ``_TEST_PARAMS``
-    """
-
-    name: str
-    cls: str
-    display_name: str
-    description: str
-    params: dict = field(default_factory=dict)
-    plench: dict = field(default_factory=lambda: PLENCH_COMMON)
-    test_params: dict = field(default_factory=dict)
-
-    @property
-    def path(self) -> str:
-        """The class's import path, ``"plcore_deep.<family>:<Class>"``."""
-        return f"plcore_deep.{self.cls}"
-
-    def spec(self) -> ComponentSpec:
-        return ComponentSpec(kind="learner", name=self.name, cls=self.path,
-                             config=dict(sorted({**SHARED, **self.params}.items())),
-                             description=self.description, display_name=self.display_name,
-                             search_space=SEARCH_SPACE, search_distributions=self.plench,
-                             test_params={**_TEST_PARAMS, **self.test_params})
-
-
-def conformal(base: DeepMethod) -> DeepMethod:
-    """``Conf+X``: the conformal candidate cleaning (Fuchs & Kalinke, UAI 2025) around ``base``
-    (``plcore_deep.conformal``), with its cleaning's parameters before ``base``'s own."""
-    family, cls = base.cls.split(":")
-    return DeepMethod(f"conf_{base.name}", f"conformal:Conformal{cls}", f"Conf+{base.display_name}",
-                      f"Conf+{base.display_name} (Fuchs & Kalinke, UAI 2025): {base.display_name} with conformal "
-                      "candidate cleaning",
-                      {"cleaning_alpha": 0.05, "cleaning_warm_up": 10, "correction": True, "as_authors_code": False,
-                       **base.params},
-                      base.plench, base.test_params)
 
 
 #: the views' parameters (:mod:`plcore_deep._views`) of the learners with a second view
@@ -234,30 +199,32 @@ _BASES = (
 )
 _BY_NAME = {method.name: method for method in _BASES}
 
-#: every learner: the methods, then their conformal variants (Fuchs & Kalinke, UAI 2025)
-METHODS = (*_BASES, *(conformal(_BY_NAME[name]) for name in ("proden", "cc", "cavl", "pop", "valen", "pico",
-                                                             "crosel")))
+#: the conformal variants (Fuchs & Kalinke, UAI 2025): option name -> its base learner's
+CONFORMAL_BASES = {"conf_proden": "proden", "conf_cc": "cc", "conf_cavl": "cavl", "conf_pop": "pop",
+                   "conf_valen": "valen", "conf_pico": "pico", "conf_crosel": "crosel"}
+#: every learner: the methods, then their conformal variants: ``Conf+X`` is X with conformal
+#: candidate cleaning (``plcore_deep.conformal``), its cleaning's parameters before X's own
+METHODS = (*_BASES, *(DeepMethod(name, f"conformal:Conformal{m.cls.split(':')[1]}", f"Conf+{m.display_name}",
+                                 f"Conf+{m.display_name} (Fuchs & Kalinke, UAI 2025): {m.display_name} with conformal "
+                                 "candidate cleaning",
+                                 {"cleaning_alpha": 0.05, "cleaning_warm_up": 10, "correction": True,
+                                  "as_authors_code": False, **m.params}, m.plench, m.test_params)
+                      for name, m in ((name, _BY_NAME[base]) for name, base in CONFORMAL_BASES.items())))
 
 #: the option table: option name (``+learner=<name>``) -> the learner class, ``"<module>:<Class>"``
-LEARNER_OPTIONS = {method.name: method.path for method in METHODS}
-#: the conformal variants: option name -> its base learner's
-CONFORMAL_BASES = {name: name.removeprefix("conf_") for name in LEARNER_OPTIONS if name.startswith("conf_")}
-#: option name -> PLENCH's search space (:attr:`DeepMethod.plench`)
-PLENCH_SPACES = {method.name: method.plench for method in METHODS}
-
-
-def own_parameters(path: str) -> dict | None:
-    """The own constructor parameters and defaults of the learner class at ``path``
-    (``"<module>:<Class>"``), ``None`` for a class no record names."""
-    for method in METHODS:
-        if method.path == path:
-            return method.params
-    return None
+LEARNER_OPTIONS = {method.name: f"plcore_deep.{method.cls}" for method in METHODS}
+#: option name -> PLENCH's search space (a record's ``plench``)
+PLENCH_SPACES = {method.name: PLENCH_COMMON if method.plench is None else method.plench for method in METHODS}
 
 
 @hookimpl
 def plcore_components():
-    return [method.spec() for method in METHODS]
+    return [ComponentSpec(kind="learner", name=method.name, cls=LEARNER_OPTIONS[method.name],
+                          config=dict(sorted({**SHARED, **method.params}.items())),
+                          description=method.description, display_name=method.display_name,
+                          search_space=SEARCH_SPACE, search_distributions=PLENCH_SPACES[method.name],
+                          test_params={**_TEST_PARAMS, **method.test_params})
+            for method in METHODS]
 
 
 @hookimpl
