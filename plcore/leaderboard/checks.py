@@ -29,7 +29,8 @@ from pathlib import Path
 
 from plcore.exceptions import ConfigError, DataValidationError, PlcoreError
 from plcore.leaderboard.protocol import Protocol, checked_data, fold_scores, load_protocol
-from plcore.leaderboard.runfile import ComponentRef, RunFile, _atomic, read_run, run_path, state_of
+from plcore.leaderboard.runfile import ComponentRef, RunFile, read_run, run_path, state_of
+from plcore.utils.files import atomic_write
 
 __all__ = ["Invalid", "Scan", "scan", "cell_states", "MergeReport", "merge_trees", "IDENTITY"]
 
@@ -381,6 +382,8 @@ def merge_trees(sources, into, *, registry=None, data_home=None) -> MergeReport:
         raise DataValidationError(f"merge refused, nothing copied: {len(bad)} bad run file(s): " + "; ".join(bad))
     for path, record in plan:
         target = run_path(into, record)
-        _atomic(target, lambda tmp, source=path: shutil.copyfile(source, tmp))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_write(target) as tmp:
+            shutil.copyfile(path, tmp)
         report.copied.append(target)
     return report

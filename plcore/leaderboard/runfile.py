@@ -28,7 +28,6 @@ import contextlib
 import copy
 import hashlib
 import json
-import os
 import re
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
@@ -36,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from plcore.exceptions import DataValidationError
+from plcore.utils.files import atomic_write
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "STATUSES", "RunFile", "ProtocolRef", "ComponentRef", "DatasetRef", "FoldRef",
            "update_to", "upgrade", "fold_path", "pack_predictions", "unpack_predictions", "run_key", "row_key", "state_of",
@@ -437,20 +437,10 @@ def write_run(root, run) -> Path:
     run = RunFile.from_dict(run.to_dict() if isinstance(run, RunFile) else run)
     path = run_path(root, run)
     text = json.dumps(run.to_dict(), indent=1, sort_keys=True) + "\n"
-    _atomic(path, lambda tmp: tmp.write_text(text))
-    return path
-
-
-def _atomic(path: Path, write) -> None:
-    """``write(tmp)`` to a temporary file beside ``path``, then renamed to it (none or all of it is
-    ever there); the temporary file is removed if the write fails."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_write(path) as tmp:
+        tmp.write_text(text)
+    return path
 
 
 def read_run(path) -> RunFile:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from plcore.exceptions import ConfigError
+from plcore.exceptions import ConfigError, one_line
 from plcore.leaderboard.jobs import Entry, create_component
 from plcore.leaderboard.protocol import Protocol, checked_data, fold_scores
 from plcore.leaderboard.runfile import (
@@ -48,10 +48,10 @@ __all__ = ["run_missing", "fold_record", "numerics"]
 _PATH = re.compile(r"(?:[A-Za-z]:\\|/)(?:[^\s'\"/\\:]+[/\\])+")
 
 
-def _one_line(err: BaseException) -> str:
-    """``Type: message`` on one line, with directories of this machine left out of any path."""
-    text = " ".join(f"{type(err).__name__}: {err}".split())
-    return _PATH.sub("", text)[:500]
+def _without_paths(err: BaseException) -> str:
+    """``Type: message`` on one line (:func:`~plcore.exceptions.one_line`), with directories of this
+    machine left out of any path."""
+    return _PATH.sub("", one_line(err))[:500]
 
 
 def _setup(protocol: Protocol, entry: Entry, registry):
@@ -176,7 +176,7 @@ def _run_into(protocol, entry, registry, drawn, split, fold) -> dict:
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as err:  # noqa: BLE001 - a method that fails is a result of the leaderboard
-        return dict(status="failed", error=_one_line(err))
+        return dict(status="failed", error=_without_paths(err))
 
 
 def _classify_fold(setup, select, spec, drawn, split, fold):

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from plcore.exceptions import ConfigError, DataValidationError, TrackingError
+from plcore.utils.files import atomic_write
 
 __all__ = ["find_run", "predict_file", "prediction_sets", "reject_scores", "read_new_rows", "load_run_model", "main"]
 
@@ -76,9 +77,9 @@ def predict_file(model, classes, rows, *, encoded: bool = False):
     """``(labels, scores or None, class names)`` for the new ``rows``: a DataFrame (read by the
     model's feature column names) or a feature matrix (by position; ``encoded``: already encoded
     as the model's training rows were). ``model`` is a run's logged
-    :class:`~plcore.tables.PredictionModel`, or the bare pipeline an earlier plcore logged, whose
+    :class:`~plcore.feature_columns.PredictionModel`, or the bare pipeline an earlier plcore logged, whose
     class indices ``classes`` (``classes.json``) name."""
-    from plcore.tables import PredictionModel
+    from plcore.feature_columns import PredictionModel
 
     if not isinstance(model, PredictionModel):  # logged by an earlier plcore: indices and classes.json
         model = PredictionModel(model, np.asarray(classes))
@@ -227,17 +228,13 @@ def main(argv=None) -> int:
     out = Path(args.get("out") or f"predictions-{rid[:8]}-{name}.csv")
     if out.exists() and not overwrite:
         raise ConfigError(f"{out} exists: not overwritten (out=<file> names another, overwrite=true replaces it)")
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")  # written whole, then renamed: never half a file
-    try:
-        _write_predictions(tmp, args, ids, labels, scores, names, sets, reject)
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_write(out) as tmp:  # written whole, then renamed: never half a file
+        _write_predictions(tmp, ids, labels, scores, names, sets, reject)
     print(f"{len(labels)} predictions of run {rid} ({run.info.run_name}) written to {out}")
     return 0
 
 
-def _write_predictions(path, args, ids, labels, scores, names, sets, reject) -> None:
+def _write_predictions(path, ids, labels, scores, names, sets, reject) -> None:
     """The predictions CSV (:func:`main`): id or index, label, the scores, the set, the reject score."""
     with open(path, "w", newline="") as fh:
         writer = csv.writer(fh)
@@ -253,8 +250,8 @@ def _write_predictions(path, args, ids, labels, scores, names, sets, reject) -> 
 
 
 def _prediction_model(model, classes):
-    """``model`` as a :class:`plcore.tables.PredictionModel` (a bare pipeline wrapped with ``classes``)."""
-    from plcore.tables import PredictionModel
+    """``model`` as a :class:`plcore.feature_columns.PredictionModel` (a bare pipeline wrapped with ``classes``)."""
+    from plcore.feature_columns import PredictionModel
 
     return model if isinstance(model, PredictionModel) else PredictionModel(model, np.asarray(classes))
 

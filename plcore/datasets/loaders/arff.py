@@ -9,10 +9,10 @@ from scipy.io import arff
 
 from plcore.data import PLDataset, _first
 from plcore.datasets.formats import TableOptions
-from plcore.datasets.loaders.reading import _check_classes, _existing_file, _one_line, _reading
+from plcore.datasets.loaders.reading import _check_classes, _existing_file, _reading
 from plcore.datasets.loaders.table import _NOMINAL_HINT
-from plcore.exceptions import DataValidationError
-from plcore.tables import FeatureColumns, missing_cells
+from plcore.exceptions import DataValidationError, one_line
+from plcore.feature_columns import FeatureColumns, missing_cells
 
 #: ARFF: a numeric last attribute is read as the class only under one of these names
 _CLASS_NAMES = ("class", "label", "target", "y")
@@ -33,7 +33,7 @@ def load_arff(path, name: str | None = None, *, categorical: str = "error") -> P
         try:
             data, meta = arff.loadarff(path)
         except Exception as err:  # noqa: BLE001 - scipy's ARFF parser raises many kinds
-            detail = _one_line(err) or "no valid @relation/@attribute/@data header"
+            detail = one_line(str(err)) or "no valid @relation/@attribute/@data header"
             raise DataValidationError(f"{path}: not a valid ARFF file ({type(err).__name__}: {detail})"
                                       f"{_arff_bad_row(path)}") from err
         extra = _arff_bad_row(path, counts_only=True)

@@ -10,8 +10,8 @@ import scipy.sparse as sp
 
 from plcore.data import PLDataset, _first
 from plcore.datasets.formats import TableOptions
-from plcore.datasets.loaders.reading import _accept_truth, _existing_file, _one_line, _reading
-from plcore.exceptions import DataValidationError
+from plcore.datasets.loaders.reading import _accept_truth, _existing_file, _reading
+from plcore.exceptions import DataValidationError, one_line
 
 
 def _labels_from_onehot(T):
@@ -68,7 +68,7 @@ def load_palm(path, name: str | None = None, *, noisy: bool = False) -> PLDatase
         except Exception as err:  # noqa: BLE001 - truncated or corrupt: scipy raises OSError, ValueError, ...
             raise DataValidationError(
                 f"{path}: not a readable MATLAB .mat file, truncated or corrupt? "
-                f"({type(err).__name__}: {_one_line(err) or 'no detail'})"
+                f"({type(err).__name__}: {one_line(str(err)) or 'no detail'})"
             ) from err
         found = sorted(k for k in mat if not k.startswith("__"))
         missing = [k for k in ("data", "partial_target") if k not in mat]

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from plcore.data import PLDataset
 from plcore.datasets.formats import TableOptions
-from plcore.datasets.loaders.reading import _accept_truth, _existing_file, _one_line, _reading
+from plcore.datasets.loaders.reading import _accept_truth, _existing_file, _reading
 from plcore.datasets.loaders.table import _table_dataset, _warn_sets_read_as_labels
-from plcore.exceptions import DataValidationError
+from plcore.exceptions import DataValidationError, one_line
 
 
 def _read_parquet(path: Path):
@@ -21,7 +21,7 @@ def _read_parquet(path: Path):
             frame = pd.read_parquet(path)
         except Exception as err:  # noqa: BLE001 - pyarrow raises many kinds for a bad file
             raise DataValidationError(f"{path}: not a readable Parquet file ({type(err).__name__}: "
-                                      f"{_one_line(err) or 'no detail'})") from err
+                                      f"{one_line(str(err)) or 'no detail'})") from err
     if frame.shape[0] == 0:
         raise DataValidationError(f"{path}: the file holds no rows")
     return frame

@@ -10,11 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from plcore.data import PLDataset, _row_list
-from plcore.exceptions import DataValidationError, DatasetNotFoundError, PlcoreError
-
-
-def _one_line(text) -> str:
-    return " ".join(str(text).split())
+from plcore.exceptions import DataValidationError, DatasetNotFoundError, PlcoreError, one_line
 
 
 def _existing_file(path) -> Path:
@@ -39,14 +35,14 @@ def _reading(path: Path, what: str):
     except DatasetNotFoundError:
         raise
     except DataValidationError as err:
-        msg = _one_line(err)
+        msg = one_line(str(err))
         if str(path) in msg:
             raise
         raise type(err)(f"{path}: {msg}") from err
     except PlcoreError:
         raise
     except Exception as err:  # noqa: BLE001 - whatever a reader raises, say which file and why
-        detail = _one_line(err) or "unexpected end of file"
+        detail = one_line(str(err)) or "unexpected end of file"
         raise DataValidationError(f"{path}: cannot read it as {what} ({type(err).__name__}: {detail})") from err
 
 
