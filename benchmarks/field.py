@@ -11,7 +11,7 @@ A thin wrapper of ``python -m plcore leaderboard run`` (every installed componen
 protocol takes, one Hydra joblib job per row, only the folds without a run file) and ``leaderboard
 page`` (the tier's page under docs/results/ from the run files under ``leaderboard/``). It prints
 the wall time of the run. The rows, data sets, folds and selection are the protocol's
-(``plcore/leaderboard/protocols/``), not this script's.
+(``plcore/leaderboard/frozen/``), not this script's.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import pytest
 from scipy.special import softmax
 
 from plcore.metrics import expected_calibration_error
-from plcore.run.cleaning import clean_labels, fit_noise_model, out_of_fold_proba, posterior
+from plcore.run.label_cleaning import clean_labels, fit_noise_model, out_of_fold_proba, posterior
 
 
 def _noisy_sets(y, n_classes, q, eta, rng):

@@ -352,3 +352,35 @@ def test_no_import_cycle_among_the_cores_modules():
             if graph.chain_exists(importer=imported, imported=module):
                 cycles.append((module, imported))
     assert cycles == []
+
+
+# ----------------------------------------------------------------------------- renamed modules
+#: old module -> where it moved (issue 70): the old path re-exports every name for one release
+MOVED = {"plcore.run.comparison": "plcore.stats", "plcore.utils.candidates": "plcore.utils.matrices",
+         "plcore.conformal": "plcore.prediction_sets", "plcore.tables": "plcore.feature_columns"}
+#: renamed without an alias (nothing outside plcore's own commands could import them)
+RENAMED = {"plcore.run.cleaning": "plcore.run.label_cleaning"}
+OLD_NAMES = {**MOVED, **RENAMED}
+
+
+@pytest.mark.parametrize("old", sorted(MOVED))
+def test_a_moved_modules_old_path_serves_its_names_for_one_release_and_says_where_they_went(old):
+    new = importlib.import_module(MOVED[old])
+    sys.modules.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=MOVED[old].replace(".", r"\.")):
+        alias = importlib.import_module(old)
+    assert new.__all__ and all(getattr(alias, name) is getattr(new, name) for name in new.__all__)
+
+
+def test_nothing_in_the_repository_imports_a_moved_module():
+    hits = []
+    for path in [*REPO.glob("plcore/**/*.py"), *REPO.glob("plugins/*/plcore_*/**/*.py"), *REPO.glob("tests/*.py"),
+                 *REPO.glob("benchmarks/*.py"), *REPO.glob("scripts/*.py")]:
+        if ".".join(path.relative_to(REPO).with_suffix("").parts) in MOVED:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module in OLD_NAMES:
+                hits.append(f"{path.relative_to(REPO)}: from {node.module}")
+            elif isinstance(node, ast.Import):
+                hits += [f"{path.relative_to(REPO)}: import {a.name}" for a in node.names if a.name in OLD_NAMES]
+    assert hits == []

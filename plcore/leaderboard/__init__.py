@@ -3,7 +3,7 @@ set, fold), so that they are recomputed rather than trusted, resume for free and
 machines (``../shared/design/leaderboard.md``, section 2.4 and 2.6).
 
 The parts: the frozen, versioned protocols (:mod:`plcore.leaderboard.protocol`: ``field/1``,
-``field-quick/1`` and ``field-smoke/1`` shipped in ``protocols/``, their hashes pinned by a test,
+``field-quick/1`` and ``field-smoke/1`` shipped in ``frozen/``, their hashes pinned by a test,
 the data checked against their fingerprints and fold digests), the run file
 (:mod:`plcore.leaderboard.runfile`: the typed :class:`RunFile`, its schema and the ``update_to_N``
 chain that upgrades older files, packed predictions, atomic writes), one validation

@@ -1,6 +1,6 @@
 """Frozen, versioned leaderboard protocols (issue 56, item 1; design note section 2.2).
 
-A protocol is a YAML file shipped with plcore (``plcore/leaderboard/protocols/<id>-<version>.yaml``),
+A protocol is a YAML file shipped with plcore (``plcore/leaderboard/frozen/<id>-<version>.yaml``),
 so that a plugin author who installs plcore runs the same thing. It holds the tracks (the metric,
 the outer folds, the nested label-free selection, the deep budget) and the data sets, each with the
 fingerprint of the data as loaded, how its candidate sets are made (its own, or a named bag
@@ -33,8 +33,8 @@ __all__ = ["PROTOCOL_DIR", "Protocol", "Track", "DeepBudget", "available_protoco
            "describe_dataset", "check_dataset", "rows_digest", "track_splits",
            "split_digest", "fold_scores", "clustering_truth"]
 
-#: the protocols shipped with plcore
-PROTOCOL_DIR = Path(__file__).resolve().parent / "protocols"
+#: the protocols shipped with plcore, frozen YAML data (their code: :mod:`plcore.run.protocols`)
+PROTOCOL_DIR = Path(__file__).resolve().parent / "frozen"
 
 
 def _canonical(data) -> bytes:

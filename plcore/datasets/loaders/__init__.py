@@ -29,7 +29,7 @@ from plcore.datasets.loaders.parquet import load_parquet
 from plcore.datasets.loaders.reading import _existing_file
 from plcore.datasets.loaders.sklearn_sets import load_sklearn
 from plcore.exceptions import DataValidationError
-from plcore.tables import CATEGORICAL
+from plcore.feature_columns import CATEGORICAL
 
 __all__ = [
     "PALM_DATASETS",
@@ -70,7 +70,7 @@ def load_dataset(name_or_path, data_home=None, class_coverage=None, *, noisy: bo
     Parquet or ARFF file's nominal feature columns are refused (``"error"``) or one-hot encoded
     (``"onehot"``).
     A file whose columns have names keeps them in ``meta["features"]``
-    (:class:`~plcore.tables.FeatureColumns`), so that a model reads new rows by column name.
+    (:class:`~plcore.feature_columns.FeatureColumns`), so that a model reads new rows by column name.
     ``class_coverage`` (e.g. 0.99, the deep-PLL recipe's rule): keep only the most frequent
     classes that hold that share of the true labels (:meth:`PLDataset.frequent_classes`).
     """
@@ -115,7 +115,7 @@ def read_table(path, delimiter: str = ","):
     """The rows of a CSV file (its first row naming the columns; values as text, index the file
     lines, named ``line``), of a Parquet file or of an ARFF file (every attribute, its class too;
     index the rows from 0, named ``row``) as a pandas DataFrame, columns named as in the file: new
-    rows for a model that reads its feature columns by name (:class:`~plcore.tables.FeatureColumns`).
+    rows for a model that reads its feature columns by name (:class:`~plcore.feature_columns.FeatureColumns`).
     A file that cannot be read, is empty or has rows of another width is refused in one line
     naming it. The reader is the suffix's in :data:`~plcore.datasets.formats.FORMATS` (a file of
     another suffix is read as CSV; ``delimiter`` applies to CSV only)."""

@@ -13,7 +13,7 @@ from plcore.data import PLDataset, RowIds, _first
 from plcore.datasets.formats import TableOptions
 from plcore.datasets.loaders.reading import _check_classes
 from plcore.exceptions import DataValidationError
-from plcore.tables import MISSING, FeatureColumns, missing_cells
+from plcore.feature_columns import MISSING, FeatureColumns, missing_cells
 
 #: CSV cells read as missing feature values (reported as such, never silently imputed)
 _MISSING = MISSING

@@ -1,6 +1,6 @@
 """Evaluation protocols: k-fold, holdout, online (test-then-train), partial-label clustering,
 PLENCH's tabular protocol (random draws, checkpoints selected by CR, AA and the oracle) and
-``clean`` (each training row's label out, :mod:`plcore.run.cleaning`).
+``clean`` (each training row's label out, :mod:`plcore.run.label_cleaning`).
 
 One module per protocol (``_kfold``, ``_holdout``, ``_online``, ``_clustering``, ``_plench``),
 each with its function and its :class:`~plcore.registry.ProtocolSpec`; k-fold and holdout share one fold loop

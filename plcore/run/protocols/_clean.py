@@ -1,11 +1,10 @@
 """The clean protocol (``python -m plcore clean``, ``protocol=clean``): every training row's label
 within its candidate set, its confidence, the out-of-fold model label and a suspect score for a set
-that misses the truth (:mod:`plcore.run.cleaning`), written to ``out`` (CSV or Parquet) and logged
+that misses the truth (:mod:`plcore.run.label_cleaning`), written to ``out`` (CSV or Parquet) and logged
 as the run's ``predictions.csv``."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Callable
 
@@ -24,7 +23,8 @@ from plcore.run.protocols._shared import (
     ProtocolResult,
     Setup,
 )
-from plcore.utils.candidates import dense_candidates
+from plcore.utils import dense_candidates
+from plcore.utils.files import atomic_write
 from plcore.validation import Integral, Interval
 
 #: the columns of the file, in order (``id`` is the data set's id column where it has one)
@@ -36,12 +36,12 @@ def clean(setup: Setup, dataset: PLDataset, *, n_splits: int = 5, preprocessing:
           out: str | None = None, overwrite: bool = False, random_state=0, progress: bool = True,
           callback: Callable | None = None) -> ProtocolResult:
     """Clean labels out: each row's ``label``, ``confidence``, ``model_label`` (its set hidden:
-    out of fold, ``n_splits`` folds), ``suspect`` and ``flag`` (:func:`plcore.run.cleaning.clean_labels`),
+    out of fold, ``n_splits`` folds), ``suspect`` and ``flag`` (:func:`plcore.run.label_cleaning.clean_labels`),
     from the pipeline ``preprocessing -> [reducer ->] learner``. ``out`` (``.csv`` or
     ``.parquet``) receives one row per data row; an existing file only with ``overwrite``. Where
     the data have true labels the summary scores the output: disambiguation accuracy, the
     flags' precision and recall, the suspect score's AUROC and the confidence's ECE."""
-    from plcore.run.cleaning import clean_labels
+    from plcore.run.label_cleaning import clean_labels
     from plcore.run.pipeline import build_pipeline
 
     if not isinstance(setup, Setup):
@@ -149,15 +149,11 @@ def _write(rows: list, path: Path) -> None:
     import pandas as pd
 
     frame = pd.DataFrame(rows)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
+    with atomic_write(path) as tmp:
         if path.suffix.lower() == ".parquet":
             frame.to_parquet(tmp, index=False)
         else:
             frame.to_csv(tmp, index=False)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def _check_clean_data(params, dataset):

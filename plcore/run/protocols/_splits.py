@@ -94,7 +94,7 @@ def _refit(setup, X, S, preprocessing, reduced_preprocessing, classes, S_learner
     """The pipeline refitted on all rows (``refit=True``; with nested selection, the search
     run on all rows -- its candidates in ``n_jobs`` processes -- and its best pipeline): what
     the run logs as its model, with the data's feature columns ``features`` (a fitted
-    :class:`~plcore.tables.FeatureColumns`, or None) that it reads new rows through."""
+    :class:`~plcore.feature_columns.FeatureColumns`, or None) that it reads new rows through."""
     pipe = build_pipeline(setup.estimators(), preprocessing, reduced_preprocessing)
     if select is not None and select["method"] != "none":
         from plcore.utils.workers import worker_pool
