@@ -212,9 +212,7 @@ class DeepLearner(BaseLearner):
         self.n_threads_ = None
         if config.device.type != "cpu":
             return contextlib.nullcontext()
-        batch = _loop.batch_size_for(config.batch_size, X.shape[0])
-        flops = _threads.step_flops(config.network, X.shape[1], S.shape[1], config.hidden_layer_sizes,
-                                    min(batch, X.shape[0])) * n_models
+        flops = _loop.plan(config, X.shape[0], X.shape[1], S.shape[1]).step_flops * n_models
         self.n_threads_ = _threads.choose_threads(self.n_threads, flops)
         return _threads.torch_threads(self.n_threads_)
 

@@ -20,10 +20,11 @@ from torch import nn
 
 from plcore_deep._methods import candidate_posterior
 from plcore_deep._networks import build_lenet, build_network
+from plcore_deep._threads import step_flops
 from plcore_deep.plugin import SHARED
 
-__all__ = ["LoopConfig", "State", "Result", "LrSchedule", "EarlyStopping", "train", "prepare", "final_confidences",
-           "batch_size_for"]
+__all__ = ["LoopConfig", "Plan", "plan", "State", "Result", "LrSchedule", "EarlyStopping", "train", "prepare",
+           "final_confidences", "batch_size_for"]
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,28 @@ def batch_size_for(batch_size, n_train: int) -> int:
     if batch_size == "auto":
         return 16 if n_train < 5000 else 256
     return int(batch_size)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A fit's size, decided once before it trains (:func:`plan`): the rows of a step and one
+    network's floating-point operations a step, from which its CPU threads
+    (:meth:`plcore_deep._estimator.DeepLearner._threads`) and whether stacking its configurations
+    pays (:func:`plcore_deep._stacked.stacking_pays`) are chosen.
+
+    Sized from all of the fit's rows. The loop's own batch (:func:`prepare`) is sized from the
+    training rows that early stopping's validation split leaves; the two differ only with
+    ``batch_size="auto"``, early stopping and 5,000 to 5,556 rows, and are kept apart so that
+    every fit stays the same."""
+
+    batch_size: int
+    step_flops: float
+
+
+def plan(config: LoopConfig, n_rows: int, n_features: int, n_classes: int) -> Plan:
+    """The :class:`Plan` of a fit of ``config`` on ``n_rows`` rows."""
+    batch = min(batch_size_for(config.batch_size, n_rows), n_rows)
+    return Plan(batch, step_flops(config.network, n_features, n_classes, config.hidden_layer_sizes, batch))
 
 
 def _schedule(opt, name: str, learning_rate: float, n_epochs: int, steps_per_epoch: int):

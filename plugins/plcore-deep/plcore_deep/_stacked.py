@@ -50,11 +50,10 @@ def stacking_pays(config, n_rows: int, n_features: int, n_classes: int) -> bool:
     configurations 0.7x their four single fits; docs/performance.md)."""
     if config.device.type != "cpu":
         return True
-    from plcore_deep._loop import batch_size_for
-    from plcore_deep._threads import SMALL_STEP_FLOPS, step_flops
+    from plcore_deep._loop import plan
+    from plcore_deep._threads import SMALL_STEP_FLOPS
 
-    batch = min(batch_size_for(config.batch_size, n_rows), n_rows)
-    return step_flops(config.network, n_features, n_classes, config.hidden_layer_sizes, batch) < SMALL_STEP_FLOPS
+    return plan(config, n_rows, n_features, n_classes).step_flops < SMALL_STEP_FLOPS
 
 
 class StackedOptimizer:

@@ -96,3 +96,15 @@ def test_the_run_reports_the_threads_it_trained_on():
     res = kfold(Setup(learner=ProdenLearner(**FAST)), PLDataset(X, S, y), n_splits=2, refit=False, progress=False)
     assert [s["n_threads"] for s in res.steps] == [1, 1]
     assert res.params["learner.n_threads_used"] == "1"
+
+
+def test_the_plan_sizes_threads_and_stacking_from_one_step_size():
+    """The threads and the stacking decision read one :func:`plcore_deep._loop.plan`: a step of
+    all the rows' batch, capped at the rows (``auto``: 16 below 5,000 rows, else 256)."""
+    from plcore_deep._loop import LoopConfig, plan
+    from plcore_deep._threads import step_flops
+
+    config = LoopConfig(batch_size="auto", hidden_layer_sizes=(32,))
+    assert plan(config, 4999, 10, 3).batch_size == 16 and plan(config, 5000, 10, 3).batch_size == 256
+    assert plan(LoopConfig(batch_size=128), 50, 10, 3).batch_size == 50
+    assert plan(config, 6000, 10, 3).step_flops == step_flops("mlp", 10, 3, (32,), 256)
