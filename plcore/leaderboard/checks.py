@@ -27,7 +27,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from plcore.exceptions import ConfigError, DataValidationError, PlcoreError
+from plcore.exceptions import ConfigError, DataValidationError, PlcoreError, one_line
 from plcore.leaderboard.protocol import Protocol, checked_data, fold_scores, load_protocol
 from plcore.leaderboard.runfile import ComponentRef, RunFile, read_run, run_path, state_of
 from plcore.utils.files import atomic_write
@@ -210,7 +210,7 @@ def scan(protocol: Protocol, results, *, registry=None, paths=None, data_home=No
     read: list = []
 
     def refuse(path, err):  # one line, whatever the file held
-        reason = " ".join(str(err).removeprefix(f"{path}: ").split())[:300]
+        reason = one_line(str(err).removeprefix(f"{path}: "))[:300]
         out.invalid.append(Invalid(path, _cell_of(protocol, folder, path), reason))
 
     for path in files:

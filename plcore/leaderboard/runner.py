@@ -137,7 +137,7 @@ def _header(protocol: Protocol, entry: Entry, dataset: str, fold: int) -> dict:
 def _na_record(protocol: Protocol, entry: Entry, dataset: str, fold: int) -> RunFile:
     """The run file of a fold on a data set the component declares it cannot run (its reason as the error)."""
     return RunFile(**_header(protocol, entry, dataset, fold), status="na",
-                   error=" ".join(str(entry.na[dataset] or "declared not applicable").split()))
+                   error=one_line(entry.na[dataset] or "declared not applicable"))
 
 
 def fold_record(protocol: Protocol, entry: Entry, dataset: str, fold: int, *, registry, data, splits) -> RunFile:
@@ -149,7 +149,7 @@ def fold_record(protocol: Protocol, entry: Entry, dataset: str, fold: int, *, re
     with warnings.catch_warnings(record=True) as caught:  # kept in the file, not printed per fold
         warnings.simplefilter("always")
         outcome = _run_into(protocol, entry, registry, drawn, splits[fold], fold)
-    said = sorted({_PATH.sub("", " ".join(str(w.message).split()))[:300] for w in caught})
+    said = sorted({_PATH.sub("", one_line(str(w.message)))[:300] for w in caught})
     timing = {**outcome.pop("timing", {}), "wall_s": time.perf_counter() - t0}
     return RunFile(**_header(protocol, entry, dataset, fold), started_at=started, **outcome,
                    warnings=tuple(said[:5]) if said else None, timing=timing,

@@ -27,7 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
-from plcore.exceptions import ConfigError
+from plcore.exceptions import ConfigError, one_line
 from plcore.registry import METHOD_KINDS, get_registry
 from plcore.stats import (Comparison, best_ranked, cd_diagram, check_same_splits, compare, latex_table,
                                    markdown_table, ranked_methods)
@@ -316,7 +316,7 @@ def not_compared(failed_runs: Sequence[RunRecord], jobs: Sequence = (), finished
     lines = []
     for r in failed_runs:
         if r.status in ("FAILED", "KILLED") and r.tags.get(RUN_KEY_TAG) not in done:
-            why = " ".join(r.tags.get("error", "").split()) or r.tags.get("plcore.ended_by", "")
+            why = one_line(r.tags.get("error", "")) or r.tags.get("plcore.ended_by", "")
             lines.append(f"`{r.name}` {r.status} (run {r.run_id})" + (f": {why}" if why else ""))
     for j in jobs:
         if j.failed and j.run_id is None:

@@ -132,7 +132,7 @@ def _warnings_once_in_one_line():
         key = (category, str(message))
         if key not in seen:
             seen.add(key)
-            text = " ".join(str(message).split())
+            text = one_line(str(message))
             print(f"warning: {category.__name__}: {text}", file=sys.stderr, flush=True)
 
     with warnings.catch_warnings():
