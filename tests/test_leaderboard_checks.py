@@ -178,6 +178,49 @@ def test_verify_all_fails_on_a_forged_fold(results, plcore_cli):
     assert proc.returncode == 1 and "learner:plknn on iris fold 0: DIFFERS" in proc.stdout
 
 
+def test_a_forged_fold_that_records_this_machines_arithmetic_fails_even_with_allow_other_cpu(results, plcore_cli):
+    from plcore.leaderboard.runner import numerics
+
+    path = _file(results)
+    rec = _forge(json.loads(path.read_text()), _truth(json.loads(path.read_text())))
+    here = numerics()
+    rec["numerics"] = {**here, "torch": None} if "torch" not in here else here
+    path.write_text(json.dumps(rec))
+    proc = plcore_cli(["leaderboard", "verify", "--protocol", "field-smoke/1", "--results", str(results), "--all",
+                       "--only", "learner:plknn", "--allow-other-cpu"], results.parent, check=False)
+    assert proc.returncode == 1 and "learner:plknn on iris fold 0: DIFFERS, " in proc.stdout
+    assert "on this machine's arithmetic" not in proc.stdout
+
+
+def test_a_fold_that_differs_where_its_file_records_no_cpu_is_reported_apart(results, plcore_cli):
+    path = _file(results)
+    rec = json.loads(path.read_text())
+    path.write_text(json.dumps(_forge(rec, _truth(rec))))
+    args = ["leaderboard", "verify", "--protocol", "field-smoke/1", "--results", str(results), "--all", "--only",
+            "learner:plknn"]
+    strict = plcore_cli(args, results.parent, check=False)
+    line = next(line for line in _lines(strict) if line.startswith("learner:plknn on iris fold 0:"))
+    assert strict.returncode == 1 and "DIFFERS on this machine's arithmetic" in line and "CPU not recorded" in line
+    assert line.endswith(": a failure without --allow-other-cpu")
+    assert "1 differ on other arithmetic" in _lines(strict)[-1]
+    allowed = plcore_cli([*args, "--allow-other-cpu"], results.parent, check=False)
+    assert allowed.returncode == 0, allowed.stdout[-2000:]
+
+
+def test_other_arithmetic_names_what_differs_and_nothing_where_it_is_the_same():
+    from plcore.leaderboard.verify import other_arithmetic
+
+    here = {"libraries": [{"api": "openblas", "architecture": "SkylakeX"}], "cpu": "Some CPU",
+            "torch": {"capability": "AVX512"}}
+    assert other_arithmetic(here, here) == ""
+    assert other_arithmetic({**here, "cpu": None}, here) == "CPU not recorded stored, Some CPU here"
+    stored = {"libraries": [{"api": "openblas", "architecture": "Haswell"}], "cpu": "Some CPU",
+              "torch": {"capability": "AVX2"}}
+    assert other_arithmetic(stored, here) == ("OpenBLAS Haswell stored, SkylakeX here; "
+                                              "PyTorch's CPU capability AVX2 stored, AVX512 here")
+    assert other_arithmetic("not a block", here).startswith("OpenBLAS none stored")
+
+
 def test_verify_all_fails_on_a_fold_copied_under_another_component(results, plcore_cli):
     source, target = _file(results), _file(results, row="classification/learner/plsvm@r1-08b027b9")
     theirs, mine = json.loads(source.read_text()), json.loads(target.read_text())

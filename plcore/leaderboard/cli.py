@@ -112,6 +112,9 @@ def main(argv=None) -> int:
     vf.add_argument("--seed", type=int, default=0, help="the seed of --sample (default 0)")
     vf.add_argument("--allow-missing", action="store_true",
                     help="a row that cannot be re-run here (not installed, another revision) is not a failure")
+    vf.add_argument("--allow-other-cpu", action="store_true",
+                    help="a fold that differs where its file records another CPU's or BLAS kernel's arithmetic "
+                         "is reported, not a failure")
     mg = sub.add_parser("merge", help="bring other machines' run files in (identical ones dropped, conflicts refused)")
     mg.add_argument("sources", nargs="+", metavar="SRC", help="folders of run files made elsewhere")
     mg.add_argument("--results", default="leaderboard", help="the folder merged into (default ./leaderboard)")
@@ -135,7 +138,7 @@ def main(argv=None) -> int:
             raise ConfigError(f"--sample must be a positive number of folds, got {args.sample}")
         found = verify(load_protocol(args.protocol), args.results, registry=get_registry(), only=args.only,
                        echo=lambda line: print(line, flush=True), all_folds=args.all_folds, sample=args.sample,
-                       seed=args.seed, allow_missing=args.allow_missing)
+                       seed=args.seed, allow_missing=args.allow_missing, allow_other_cpu=args.allow_other_cpu)
         return 0 if found.ok else 1
     if args.command not in ("list", "run"):
         raise ConfigError("usage: python -m plcore leaderboard list|run|merge|page|verify ...; "

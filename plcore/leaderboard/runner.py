@@ -102,7 +102,8 @@ def _machine() -> dict:
 def numerics() -> dict:
     """What a fold's numbers depend on beyond the code (issue 62, item 5): the BLAS and OpenMP
     libraries numpy and scikit-learn loaded (threadpoolctl: API, version, threads), the thread
-    variables of the environment and, where PyTorch is loaded, its version, threads and CUDA.
+    variables of the environment, the CPU's model and, where PyTorch is loaded, its version, threads,
+    the CPU capability its kernels use and CUDA.
     ``verify`` re-runs a fold under these thread counts."""
     from threadpoolctl import threadpool_info
 
@@ -111,12 +112,26 @@ def numerics() -> dict:
                    for i in threadpool_info()), key=lambda d: (str(d["api"]), str(d["version"])))
     env = {k: os.environ[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                                       "OPENBLAS_CORETYPE") if k in os.environ}
-    out = {"libraries": libs, "environment": env}
+    out = {"libraries": libs, "environment": env, "cpu": cpu_model()}
     torch = sys.modules.get("torch")
     if torch is not None:
         out["torch"] = {"version": torch.__version__, "threads": torch.get_num_threads(),
+                        "capability": torch.backends.cpu.get_cpu_capability(),
                         "cuda": torch.version.cuda if torch.cuda.is_available() else None}
     return out
+
+
+def cpu_model() -> str | None:
+    """The CPU's model name (``/proc/cpuinfo`` on Linux, else :func:`platform.processor`): the
+    kernels BLAS and PyTorch pick depend on it, and with them a fit's last bits."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip() or None
+    except OSError:
+        pass
+    return platform.processor() or None
 
 
 def _header(protocol: Protocol, entry: Entry, dataset: str, fold: int) -> dict:

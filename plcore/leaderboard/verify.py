@@ -14,6 +14,15 @@ stored ones. Three verdicts (:func:`verdict`):
   count does to a fit that breaks near-ties the other way;
 - **differs**: anything else, or a fold that fails here. Only this fails ``verify`` (exit 1).
 
+A fold that differs where its file records other arithmetic than this machine's (another OpenBLAS
+kernel, another CPU model or PyTorch CPU capability, or a file that records none of them) is
+reported apart, as differing *on this machine's arithmetic*: a training run that is chaotic in its
+last bits (a deep learner on a hard fold) is not reproducible across CPUs (PyTorch's notes on
+reproducibility say so), and nothing here can tell such a fold from a forged one. It fails
+``verify`` too, unless ``allow_other_cpu``; the line names what differs. OpenBLAS's kernel is
+chosen when it loads: where the files record ``OPENBLAS_CORETYPE`` and this process runs another,
+``verify`` says so once, so that a user sets it and compares to the bit.
+
 Which folds are re-run (issue 63, item 3): by default the first ok fold of each data set of each
 chosen row; ``all_folds`` every ok fold; ``sample=N`` N folds a row drawn at random (``seed``) from
 its ok folds. A row whose installed revision or spec differs from the files' cannot be re-run (it
@@ -35,7 +44,7 @@ from plcore.leaderboard.protocol import Protocol, checked_data
 from plcore.leaderboard.runfile import RunFile
 from plcore.leaderboard.runner import fold_record, numerics
 
-__all__ = ["ALIKE", "Verification", "verdict", "verify", "recorded_threads"]
+__all__ = ["ALIKE", "Verification", "verdict", "verify", "recorded_threads", "other_arithmetic"]
 
 #: the share of test rows that must be predicted alike for "numerically equivalent"
 ALIKE = 0.97
@@ -51,21 +60,24 @@ class Verification:
     same: list = field(default_factory=list)
     equivalent: list = field(default_factory=list)
     differ: list = field(default_factory=list)
+    #: folds that differ where their file records another CPU's or BLAS kernel's arithmetic
+    elsewhere: list = field(default_factory=list)
     skipped: list = field(default_factory=list)
     allow_missing: bool = False
+    allow_other_cpu: bool = False
     #: the files that failed their checks (:mod:`plcore.leaderboard.checks`), one line each
     invalid: list = field(default_factory=list)
 
     @property
     def checked(self) -> int:
-        return len(self.same) + len(self.equivalent) + len(self.differ)
+        return len(self.same) + len(self.equivalent) + len(self.differ) + len(self.elsewhere)
 
     @property
     def ok(self) -> bool:
-        """No file is invalid, no fold differs, something was re-run, and no row was left out
-        (unless allowed)."""
+        """No file is invalid, no fold differs, something was re-run, and no row was left out and no
+        fold differs on other arithmetic (unless allowed)."""
         return (not self.invalid and not self.differ and self.checked > 0
-                and (self.allow_missing or not self.skipped))
+                and (self.allow_missing or not self.skipped) and (self.allow_other_cpu or not self.elsewhere))
 
 
 def verdict(stored_pred, here_pred, stored_score: float, here_score: float) -> str:
@@ -132,6 +144,40 @@ def _libraries_changed(stored: dict, here: dict) -> str:
     return f"; {', '.join(changed)}" if changed else ""
 
 
+def other_arithmetic(stored: dict | None, here: dict) -> str:
+    """What a file's ``numerics`` records of the arithmetic (OpenBLAS's kernels, the CPU's model,
+    PyTorch's CPU capability) that differs from ``here``'s, in a few words; ``""`` where it is the
+    same. Not recorded counts as different (files before the CPU was recorded)."""
+    stored = stored if isinstance(stored, dict) else {}
+
+    def kernels(found):
+        return sorted({str(lib.get("architecture")) for lib in found.get("libraries") or []
+                       if isinstance(lib, dict) and lib.get("api") == "openblas"})
+    said = []
+    if kernels(stored) != kernels(here):
+        said.append(f"OpenBLAS {'/'.join(kernels(stored)) or 'none'} stored, {'/'.join(kernels(here)) or 'none'} here")
+    if stored.get("cpu") != here.get("cpu"):
+        said.append(f"CPU {stored.get('cpu') or 'not recorded'} stored, {here.get('cpu') or 'unknown'} here")
+    torch_stored, torch_here = stored.get("torch"), here.get("torch")
+    if isinstance(torch_stored, dict) and torch_here and torch_stored.get("capability") != torch_here.get("capability"):
+        said.append(f"PyTorch's CPU capability {torch_stored.get('capability') or 'not recorded'} stored, "
+                    f"{torch_here.get('capability')} here")
+    return "; ".join(said)
+
+
+def _coretype_hint(stored: dict | None) -> str:
+    """One line where a file records an ``OPENBLAS_CORETYPE`` this process does not run under."""
+    import os
+
+    env = (stored or {}).get("environment") if isinstance(stored, dict) else None
+    want = env.get("OPENBLAS_CORETYPE") if isinstance(env, dict) else None
+    if not want or os.environ.get("OPENBLAS_CORETYPE") == want:
+        return ""
+    return (f"the files were made under OPENBLAS_CORETYPE={want}; this process runs "
+            f"{'under ' + os.environ['OPENBLAS_CORETYPE'] if 'OPENBLAS_CORETYPE' in os.environ else 'without it'}: "
+            f"set OPENBLAS_CORETYPE={want} to compare OpenBLAS's arithmetic to the bit")
+
+
 def _chosen_folds(protocol: Protocol, row, *, all_folds: bool, sample: int | None, seed: int) -> list:
     """``(data set, fold)`` of ``row`` to re-run: the first ok fold of each data set, every ok
     fold, or ``sample`` of them drawn with ``seed`` and the row's key (in the protocol's order)."""
@@ -152,14 +198,17 @@ def _chosen_folds(protocol: Protocol, row, *, all_folds: bool, sample: int | Non
 
 
 def verify(protocol: Protocol, results, *, registry, only=None, data_home=None, echo=print, all_folds: bool = False,
-           sample: int | None = None, seed: int = 0, allow_missing: bool = False) -> Verification:
+           sample: int | None = None, seed: int = 0, allow_missing: bool = False,
+           allow_other_cpu: bool = False) -> Verification:
     """Recompute every stored score of ``protocol`` under ``results``; re-run folds of the rows
     named by ``only`` (``KIND:NAME``; default every row; a name with no file is one line) and
     compare predictions (which folds: :func:`_chosen_folds`)."""
     from plcore.exceptions import ConfigError
 
     board = collect(protocol, results, data_home=data_home, registry=registry)
-    out = Verification(n_files=board.n_files, allow_missing=allow_missing, invalid=list(board.invalid))
+    out = Verification(n_files=board.n_files, allow_missing=allow_missing, allow_other_cpu=allow_other_cpu,
+                       invalid=list(board.invalid))
+    hinted = False
     if board.invalid:
         echo(f"{board.n_files} run file(s), {len(board.invalid)} INVALID (a failure):")
         for path, reason in board.invalid:
@@ -187,6 +236,10 @@ def verify(protocol: Protocol, results, *, registry, only=None, data_home=None, 
                 data[dataset] = checked_data(protocol, dataset, data_home)
             loaded, splits = data[dataset]
             stored = row.folds[dataset][fold]
+            hint = "" if hinted else _coretype_hint(stored.numerics)
+            if hint:
+                echo(hint)
+                hinted = True
             with _threads(recorded_threads(stored)):
                 again = fold_record(protocol, entry, dataset, fold, registry=registry, data=loaded,
                                     splits=splits[row.track])
@@ -205,15 +258,24 @@ def verify(protocol: Protocol, results, *, registry, only=None, data_home=None, 
                 continue
             alike = 100 * float(np.mean(a == b)) if a.shape == b.shape else 0.0
             scores = ", ".join(f"{m} {stored.scores[m]:.4f} stored, {v:.4f} here" for m, v in again.scores.items())
-            changed = _libraries_changed(stored.numerics, numerics())
+            here = numerics()
+            changed = _libraries_changed(stored.numerics, here)
+            arithmetic = other_arithmetic(stored.numerics, here)
             if found == "equivalent":
                 out.equivalent.append(where)
                 echo(f"{said}: numerically equivalent, {alike:.1f}% of the rows alike ({scores}{changed})")
+            elif arithmetic:
+                out.elsewhere.append(where)
+                echo(f"{said}: DIFFERS on this machine's arithmetic, {alike:.1f}% of the rows alike "
+                     f"({scores}{changed}; {arithmetic})" + ("" if allow_other_cpu else
+                                                              ": a failure without --allow-other-cpu"))
             else:
                 out.differ.append(where)
                 echo(f"{said}: DIFFERS, {alike:.1f}% of the rows alike ({scores}{changed})")
     echo(f"verified: {len(out.same)} fold(s) the same, {len(out.equivalent)} numerically equivalent, "
-         f"{len(out.differ)} differ, {len(out.skipped)} row(s) not re-run, {len(out.invalid)} invalid file(s)")
+         f"{len(out.differ)} differ, "
+         + (f"{len(out.elsewhere)} differ on other arithmetic, " if out.elsewhere else "")
+         + f"{len(out.skipped)} row(s) not re-run, {len(out.invalid)} invalid file(s)")
     if not out.checked:
         echo("nothing was re-run: verify fails")
     return out
