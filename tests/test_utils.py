@@ -100,3 +100,41 @@ def test_one_line_collapses_line_breaks_and_names_an_exceptions_type():
 
     assert one_line(ValueError("bad\n  value\tthere")) == "ValueError: bad value there"
     assert one_line("  two\nlines ") == "two lines"
+
+
+def test_checked_output_refuses_each_bad_output_before_any_work(tmp_path, monkeypatch):
+    import os
+
+    from plcore.exceptions import ConfigError
+    from plcore.utils.files import checked_output
+
+    data = tmp_path / "data.csv"
+    data.write_text("x\n1\n")
+    tree = tmp_path / "results"
+    (tree / "p").mkdir(parents=True)
+    assert checked_output(tmp_path / "new.csv") == tmp_path / "new.csv"
+    cases = {
+        "is a folder": dict(path=tmp_path),
+        "is the input": dict(path=data, inputs=[data], overwrite=True),
+        "whose files this command must not replace": dict(path=tree / "p" / "fold-0.json", trees=[tree]),
+        "exists: not overwritten": dict(path=data),
+        "does not exist": dict(path=tmp_path / "missing" / "x.csv"),
+        "is not a folder": dict(path=data / "x.csv"),
+    }
+    for said, kwargs in cases.items():
+        with pytest.raises(ConfigError, match=said) as err:
+            checked_output(**kwargs)
+        assert "\n" not in str(err.value)
+    link = tmp_path / "link.csv"
+    link.symlink_to(data)
+    with pytest.raises(ConfigError, match="is the input"):
+        checked_output(link, inputs=[data], overwrite=True)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if not os.access(locked, os.W_OK):  # root writes anywhere
+            with pytest.raises(ConfigError, match="is not writable"):
+                checked_output(locked / "x.csv", flag="out=")
+    finally:
+        locked.chmod(0o700)
