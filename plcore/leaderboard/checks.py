@@ -3,14 +3,17 @@ alike (issue 63, items 1 and 2).
 
 A file under ``<results>/<id>-<version>/`` is checked against the protocol ``<id>/<version>``:
 
-1. its schema and the checksum of its packed predictions (:func:`~plcore.leaderboard.runfile.read_run`);
+1. its schema (the types and ranges of its ``selection`` and ``numerics`` included) and the checksum
+   of its packed predictions (:func:`~plcore.leaderboard.runfile.read_run`);
 2. its place in the tree agreeing with its content, the protocol's hash, a data set of its track,
    a fold in range, and the data set's fingerprint, candidate sets and the fold's digest;
-3. its timings: seconds, finite and not negative;
+3. its timings: seconds, finite and not negative, and where it ran ok not below a plausible floor
+   (:data:`FLOOR`), the wall time at least the fit and predict times;
 4. its component block: where the component is installed with the same row key, its display
-   name, distribution, pipeline, section and group are the installed row's, and the
-   hyperparameters it chose are parameters of the pipeline's components; otherwise these fields
-   agree with the rest of the row's files (the most common value wins);
+   name, distribution, pipeline, section and group are the installed row's, the hyperparameters
+   it chose are parameters of the pipeline's components, and each chosen value is one of the
+   row's search space and allowed by its component's ``_parameter_constraints``; otherwise these
+   fields agree with the rest of the row's files (the most common value wins);
 5. its scores, recomputed from its predictions on the protocol's data.
 
 A file that fails a check is not an error of the folder: it is an :class:`Invalid` cell with its
@@ -36,6 +39,11 @@ __all__ = ["Invalid", "Scan", "scan", "cell_states", "MergeReport", "merge_trees
 
 #: the fields of a run file's component block that must agree with its row
 IDENTITY = ("display_name", "distribution", "pipeline", "section", "group")
+#: the fewest seconds a fold that ran ok can record: an order of magnitude below the smallest in the
+#: committed results under leaderboard/ (measured on 2026-12-02 over every run file of every protocol:
+#: fit_s 0.00082 s and wall_s 0.0026 s, PERCEPTRON on wine-uniform of field/2), so that a faster
+#: machine passes and a file that sets every timing to 1e-9 s does not
+FLOOR = {"fit_s": 5e-5, "wall_s": 2e-4}
 #: a stored score and its recomputed value may differ by this much (JSON round trip)
 TOLERANCE = 1e-9
 _FOLD = re.compile(r"^fold-(\d+)\.json$")
@@ -124,12 +132,26 @@ def _check_place(protocol: Protocol, results: Path, path: Path, rec: RunFile) ->
 
 
 def _check_timing(rec: RunFile) -> None:
+    """Seconds, finite and not negative; where the fold ran ok, ``fit_s`` and ``wall_s`` not below
+    their floor (:data:`FLOOR`) and ``wall_s`` (measured around the whole fold) at least
+    ``fit_s + predict_s``, up to rounding."""
     timing = {} if rec.timing is None else rec.timing
     if not isinstance(timing, dict):
         raise DataValidationError("timing is not a mapping of seconds")
     for key, value in timing.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
             raise DataValidationError(f"timing.{key}={value!r} is not a number of seconds")
+    if not rec.ok:  # a fold that failed may fail at once
+        return
+    for key, floor in FLOOR.items():
+        if key in timing and timing[key] < floor:
+            raise DataValidationError(f"timing.{key}={timing[key]!r} is below {floor} s, faster than any fit of "
+                                      "the committed results by an order of magnitude")
+    if "wall_s" in timing:
+        parts = sum(timing.get(k, 0.0) for k in ("fit_s", "predict_s"))
+        if timing["wall_s"] < parts - 1e-6 - 1e-9 * parts:
+            raise DataValidationError(f"timing.wall_s={timing['wall_s']!r} is less than fit_s + predict_s "
+                                      f"({parts!r}), which it includes")
 
 
 def _roles(component: ComponentRef) -> dict:
@@ -147,9 +169,24 @@ class _Installed:
     def __init__(self, protocol: Protocol, registry):
         from plcore.leaderboard.jobs import entries
 
+        self.protocol = protocol
         self.registry = registry
         self.rows = {} if registry is None else {(e.track, e.kind, e.key): e for e in entries(protocol, registry)}
         self._params: dict = {}
+        self._setups: dict = {}
+
+    def setup(self, entry):
+        """The row's components and its selection as the runner builds them (``(setup, select)``;
+        None where they cannot be built here: the runner's own fold then fails)."""
+        key = (entry.track, entry.kind, entry.key)
+        if key not in self._setups:
+            from plcore.leaderboard.runner import _setup
+
+            try:
+                self._setups[key] = _setup(self.protocol, entry, self.registry)
+            except Exception:  # noqa: BLE001 - nothing to check against
+                self._setups[key] = None
+        return self._setups[key]
 
     def params(self, kind: str, name: str) -> set | None:
         if (kind, name) not in self._params:
@@ -187,6 +224,57 @@ def _check_component(rec: RunFile, expected: dict, source: str, installed: _Inst
         if role not in roles or (params is not None and param not in params):
             owner = f"{role} {roles[role]}" if role in roles else f"the pipeline ({', '.join(roles)})"
             raise DataValidationError(f"its chosen hyperparameter {key!r} is not a parameter of {owner}")
+
+
+def _stored(value):
+    """A value as a run file stores a chosen hyperparameter (the runner's: a number or a string as
+    it is, anything else as its ``repr``)."""
+    return value if isinstance(value, (int, float, str)) else repr(value)
+
+
+def _in_space(value, values) -> bool:
+    """Whether a stored chosen ``value`` is one of a search space's ``values`` (a list, or a
+    distribution's ``{name: [low, high]}`` spec; its bounds up to rounding)."""
+    from plcore.utils.distributions import check_distribution, is_distribution
+
+    if not is_distribution(values):
+        return any(value == _stored(v) for v in values)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    dist = check_distribution(values)
+    return any(dist.contains(value * (1 + e)) for e in (0.0, 1e-12, -1e-12))
+
+
+def _check_chosen(rec: RunFile, installed: _Installed, entry) -> None:
+    """The values a file's selection chose against its installed row: each one of the row's search
+    space (where it searches one; ``verify`` compares the method and the choice with its own re-run)
+    and allowed by its component's ``_parameter_constraints`` (:func:`plcore.validation.validate_params`,
+    the check every ``fit`` makes)."""
+    from sklearn.base import clone
+
+    from plcore.validation import validate_params
+
+    built = installed.setup(entry) if rec.ok else None
+    if built is None:
+        return
+    setup, select = built
+    space = select.get("space") or {}
+    for key, value in rec.chosen.items():
+        role, _, param = key.partition(".")
+        values = space.get(key)
+        if isinstance(values, list):  # the value as the grid has it (a stored repr is not the value)
+            value = next((v for v in values if _stored(v) == value), value)
+        try:
+            validate_params(clone(getattr(setup, role)).set_params(**{param: value}))
+        except (DataValidationError, ValueError, TypeError) as err:
+            raise DataValidationError(f"its selection.chosen.{key}={value!r}: {one_line(str(err))}") from None
+        if values is None:
+            raise DataValidationError(f"its selection.chosen.{key}={value!r}: the row searches "
+                                      + (f"only {', '.join(space)}" if space else "no hyperparameter"))
+        if not _in_space(_stored(value), values):
+            shown = values if isinstance(values, dict) else ", ".join(map(repr, values))
+            raise DataValidationError(f"its selection.chosen.{key}={value!r} is not in the row's search space "
+                                      f"({shown})")
 
 
 def _consensus(records: list) -> dict:
@@ -233,6 +321,8 @@ def scan(protocol: Protocol, results, *, registry=None, paths=None, data_home=No
         for path, rec in files_of_row:
             try:
                 _check_component(rec, expected, source, installed, entry)
+                if entry is not None:
+                    _check_chosen(rec, installed, entry)
             except DataValidationError as err:
                 refuse(path, err)
                 continue

@@ -381,10 +381,78 @@ def _strings(value, where=""):
             yield from _strings(v, f"{where}[{i}]")
 
 
+def _check_selection(selection, what: str) -> None:
+    """``selection``: absent, or a mapping whose ``method`` is a name and whose ``chosen`` maps
+    ``<role>.<parameter>`` to one plain value (a number or a string: what the runner writes)."""
+    if selection is None:
+        return
+    if not isinstance(selection, dict):
+        raise DataValidationError(f"{what}: selection is not a mapping")
+    if "method" in selection and not isinstance(selection["method"], str):
+        raise DataValidationError(f"{what}: selection.method={selection['method']!r} is not a string")
+    chosen = selection.get("chosen", {})
+    if not isinstance(chosen, dict):
+        raise DataValidationError(f"{what}: selection.chosen is not a mapping of hyperparameters")
+    for key, value in chosen.items():
+        if not isinstance(value, (int, float, str)) or (isinstance(value, float) and not np.isfinite(value)):
+            raise DataValidationError(f"{what}: selection.chosen.{key}={value!r} is not a number or a string")
+
+
+def _positive_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _check_numerics(found, what: str) -> None:
+    """``numerics`` (what :func:`plcore.leaderboard.runner.numerics` records): absent, or a mapping
+    whose ``libraries`` are mappings with a name as ``api``, a string or null as ``version`` and
+    ``architecture``, a positive integer or null as ``threads``; whose ``environment`` maps names
+    to strings; whose ``cpu`` is a string or null; and whose ``torch`` (where PyTorch was loaded) has
+    a string ``version``, a positive integer of ``threads`` and strings or nulls as ``capability``
+    and ``cuda``. ``verify`` re-runs a fold under these thread counts: a value it cannot use is
+    refused here, naming the field."""
+    if found is None:
+        return
+    if not isinstance(found, dict):
+        raise DataValidationError(f"{what}: numerics is not a mapping")
+    libraries = found.get("libraries", [])
+    if not isinstance(libraries, list):
+        raise DataValidationError(f"{what}: numerics.libraries is not a list")
+    for i, lib in enumerate(libraries):
+        where = f"numerics.libraries[{i}]"
+        if not isinstance(lib, dict):
+            raise DataValidationError(f"{what}: {where} is not a mapping")
+        if not isinstance(lib.get("api"), str):
+            raise DataValidationError(f"{what}: {where}.api={lib.get('api')!r} is not a string")
+        for key in ("version", "architecture"):
+            if lib.get(key) is not None and not isinstance(lib[key], str):
+                raise DataValidationError(f"{what}: {where}.{key}={lib[key]!r} is not a string")
+        if lib.get("threads") is not None and not _positive_int(lib["threads"]):
+            raise DataValidationError(f"{what}: {where}.threads={lib['threads']!r} is not a positive integer")
+    env = found.get("environment", {})
+    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+        raise DataValidationError(f"{what}: numerics.environment is not a mapping of names to strings")
+    if found.get("cpu") is not None and not isinstance(found["cpu"], str):
+        raise DataValidationError(f"{what}: numerics.cpu={found['cpu']!r} is not a string")
+    torch = found.get("torch")
+    if torch is None:
+        return
+    if not isinstance(torch, dict):
+        raise DataValidationError(f"{what}: numerics.torch is not a mapping")
+    if not isinstance(torch.get("version"), str):
+        raise DataValidationError(f"{what}: numerics.torch.version={torch.get('version')!r} is not a string")
+    if not _positive_int(torch.get("threads")):
+        raise DataValidationError(f"{what}: numerics.torch.threads={torch.get('threads')!r} is not a positive "
+                                  "integer")
+    for key in ("capability", "cuda"):
+        if torch.get(key) is not None and not isinstance(torch[key], str):
+            raise DataValidationError(f"{what}: numerics.torch.{key}={torch[key]!r} is not a string")
+
+
 def validate_run(record: dict, what: str = "run file") -> dict:
     """Check a run file's record (its schema, upgraded to the current one through the
     ``update_to_N`` chain: :func:`upgrade`; required fields, names usable in a path, status and its
-    one-line error, packed predictions where ok, no path of a machine); return it (upgraded: a new
+    one-line error, packed predictions where ok, the types of ``selection`` and ``numerics``, no
+    path of a machine); return it (upgraded: a new
     dict where a step ran, else ``record`` itself). :meth:`RunFile.from_dict` builds a run file
     from what it returns."""
     if not isinstance(record, dict):
@@ -405,6 +473,8 @@ def validate_run(record: dict, what: str = "run file") -> dict:
             raise DataValidationError(f"{what}: {key}={value!r} is not {'an integer' if kind is int else 'a string'}")
     if not isinstance(record.get("timing", {}), dict):
         raise DataValidationError(f"{what}: timing is not a mapping of seconds")
+    _check_selection(record.get("selection"), what)
+    _check_numerics(record.get("numerics"), what)
     names = {"protocol.id": record["protocol"]["id"], "track": record["track"],
              "component.kind": record["component"]["kind"], "component.name": record["component"]["name"],
              "dataset.name": record["dataset"]["name"]}
