@@ -106,10 +106,11 @@ def main(argv=None) -> int:
     vf.add_argument("--results", default="leaderboard", help="the folder of run files (default ./leaderboard)")
     vf.add_argument("--only", nargs="+", default=None, metavar="KIND:NAME", help="re-run only these rows")
     how = vf.add_mutually_exclusive_group()
-    how.add_argument("--all", action="store_true", dest="all_folds", help="re-run every ok fold of the rows")
+    how.add_argument("--all", action="store_true", dest="all_folds",
+                     help="re-run every fold of the rows that claims ok, failed or timeout")
     how.add_argument("--sample", type=int, default=None, metavar="N",
-                     help="re-run N folds a row, drawn at random (--seed) from its ok folds")
-    vf.add_argument("--seed", type=int, default=0, help="the seed of --sample (default 0)")
+                     help="re-run N folds a row, drawn at random (--seed) from its ok, failed and timed-out folds")
+    vf.add_argument("--seed", type=int, default=0, help="the seed of --sample, 0 or more (default 0)")
     vf.add_argument("--allow-missing", action="store_true",
                     help="a row that cannot be re-run here (not installed, another revision) is not a failure")
     vf.add_argument("--allow-other-cpu", action="store_true",

@@ -14,6 +14,15 @@ stored ones. Three verdicts (:func:`verdict`):
   count does to a fit that breaks near-ties the other way;
 - **differs**: anything else, or a fold that fails here. Only this fails ``verify`` (exit 1).
 
+A claim of failure is re-run too (issue 71, item 2): a fold a file records as ``failed`` or
+``timeout`` is the same where it fails here with the same status and error, and differs where it
+runs ok here (a forged failure would drop a row down the ranking) or fails otherwise. The runner
+sets no time limit (no protocol declares one), so a claimed timeout is re-run to its end. A fold
+whose predictions agree but whose selection does not (``selection.method``, or a
+``selection.chosen`` value other than the re-run's own choice) differs, naming each parameter with
+both values. A fold whose re-run raises (whatever its file holds) differs, in one line naming the
+file, and the next fold is checked.
+
 A fold that differs where its file records other arithmetic than this machine's (another OpenBLAS
 kernel, another CPU model or PyTorch CPU capability, or a file that records none of them) is
 reported apart, as differing *on this machine's arithmetic*: a training run that is chaotic in its
@@ -23,11 +32,12 @@ reproducibility say so), and nothing here can tell such a fold from a forged one
 chosen when it loads: where the files record ``OPENBLAS_CORETYPE`` and this process runs another,
 ``verify`` says so once, so that a user sets it and compares to the bit.
 
-Which folds are re-run (issue 63, item 3): by default the first ok fold of each data set of each
-chosen row; ``all_folds`` every ok fold; ``sample=N`` N folds a row drawn at random (``seed``) from
-its ok folds. A row whose installed revision or spec differs from the files' cannot be re-run (it
-is named as stale), nor one that is not installed: each is a failure unless ``allow_missing``, and
-so is a check that re-ran nothing.
+Which folds are re-run (issue 63, item 3; issue 71, item 2), among those that claim ``ok``,
+``failed`` or ``timeout``: by default the first ok fold and the first failed or timed-out fold of
+each data set of each chosen row; ``all_folds`` every one; ``sample=N`` N folds a row drawn at
+random (``seed``, 0 or more) from them. A row whose installed revision or spec differs from the
+files' cannot be re-run (it is named as stale), nor one that is not installed: each is a failure
+unless ``allow_missing``, and so is a check that re-ran nothing.
 """
 
 from __future__ import annotations
@@ -35,13 +45,15 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from plcore.leaderboard.jobs import entries
 from plcore.leaderboard.page import collect
 from plcore.leaderboard.protocol import Protocol, checked_data
-from plcore.leaderboard.runfile import RunFile
+from plcore.exceptions import ConfigError, one_line
+from plcore.leaderboard.runfile import RunFile, run_path
 from plcore.leaderboard.runner import fold_record, numerics
 
 __all__ = ["ALIKE", "Verification", "verdict", "verify", "recorded_threads", "other_arithmetic"]
@@ -178,23 +190,84 @@ def _coretype_hint(stored: dict | None) -> str:
             f"set OPENBLAS_CORETYPE={want} to compare OpenBLAS's arithmetic to the bit")
 
 
+#: the claims a re-run checks: a fold that scored, failed or ran out of time (``na`` is declared by the row)
+RERUN = ("ok", "failed", "timeout")
+
+
 def _chosen_folds(protocol: Protocol, row, *, all_folds: bool, sample: int | None, seed: int) -> list:
-    """``(data set, fold)`` of ``row`` to re-run: the first ok fold of each data set, every ok
-    fold, or ``sample`` of them drawn with ``seed`` and the row's key (in the protocol's order)."""
-    ok = [(d, k) for d in protocol.track_datasets(row.track)
-          for k in sorted(row.folds.get(d, {})) if row.folds[d][k].ok]
+    """``(data set, fold)`` of ``row`` to re-run, among its folds that claim ``ok``, ``failed`` or
+    ``timeout``: every one of them; ``sample`` of them drawn with ``seed`` and the row's key; or by
+    default the first ok fold and the first failed or timed-out fold of each data set (in the
+    protocol's order). A claimed failure is checked as a score is: it may hide a row's best folds."""
+    folds = [(d, k) for d in protocol.track_datasets(row.track)
+             for k in sorted(row.folds.get(d, {})) if row.folds[d][k].status in RERUN]
     if all_folds:
-        return ok
+        return folds
     if sample is not None:  # each row its own draw, the same whichever other rows are verified
         import zlib
 
         rng = np.random.default_rng([seed, zlib.crc32(row.key.encode())])
-        keep = set(rng.choice(len(ok), size=min(sample, len(ok)), replace=False).tolist()) if ok else set()
-        return [f for i, f in enumerate(ok) if i in keep]
+        keep = set(rng.choice(len(folds), size=min(sample, len(folds)), replace=False).tolist()) if folds else set()
+        return [f for i, f in enumerate(folds) if i in keep]
     first = {}
-    for d, k in ok:
-        first.setdefault(d, k)
-    return list(first.items())
+    for d, k in folds:
+        first.setdefault((d, row.folds[d][k].ok), k)
+    return [(d, k) for (d, _), k in first.items()]
+
+
+def _selection_differs(stored: RunFile, again: RunFile) -> str:
+    """What the stored selection claims that the re-run did not choose (its method, then each
+    parameter with both values), in a few words; ``""`` where they agree."""
+    import json
+
+    def plain(rec):  # as a file holds it (a re-run's values through the JSON round trip)
+        selection = json.loads(json.dumps(rec.selection)) if isinstance(rec.selection, dict) else {}
+        return selection.get("method"), selection.get("chosen") or {}
+
+    (m_a, a), (m_b, b) = plain(stored), plain(again)
+    said = [] if m_a == m_b else [f"selection.method {m_a!r} stored, {m_b!r} here"]
+    def shown(chosen, k):
+        return repr(chosen[k]) if k in chosen else "none"
+
+    said += [f"selection.chosen.{k} {shown(a, k)} stored, {shown(b, k)} here"
+             for k in sorted(set(a) | set(b)) if shown(a, k) != shown(b, k)]
+    return "; ".join(said)
+
+
+def _check_fold(protocol: Protocol, entry, dataset: str, fold: int, stored: RunFile, *, registry, data, splits,
+                allow_other_cpu: bool) -> tuple:
+    """Re-run one fold under the thread counts its file records and compare it with the file:
+    ``(verdict, line)``, the verdict ``same``, ``equivalent``, ``differs`` or ``elsewhere`` (differs
+    where the file records other arithmetic). A claimed failure or timeout is the same where the
+    fold fails here with the same status and error, and differs otherwise; a selection (method or
+    chosen values) other than the re-run's differs, naming each parameter (on other arithmetic only
+    where the predictions differ too)."""
+    with _threads(recorded_threads(stored)):
+        again = fold_record(protocol, entry, dataset, fold, registry=registry, data=data, splits=splits)
+    if not stored.ok or not again.ok:
+        if (stored.status, stored.error) == (again.status, again.error):
+            return "same", f"the same ({again.status}: {again.error})"
+        claimed = "ok" if stored.ok else f"{stored.status} ({stored.error})"
+        return "differs", f"DIFFERS, claimed {claimed}, {again.status} here" + (f": {again.error}" if again.error
+                                                                                 else "")
+    a, b = stored.predicted(), again.predicted()
+    metric = next(iter(again.scores))
+    found = verdict(a, b, stored.scores[metric], again.scores[metric])
+    chose = _selection_differs(stored, again)
+    if found == "same" and not chose:
+        return "same", "the same predictions"
+    alike = 100 * float(np.mean(a == b)) if a.shape == b.shape else 0.0
+    scores = ", ".join(f"{m} {stored.scores[m]:.4f} stored, {v:.4f} here" for m, v in again.scores.items())
+    here = numerics()
+    changed = _libraries_changed(stored.numerics, here)
+    arithmetic = other_arithmetic(stored.numerics, here)
+    what = f"{alike:.1f}% of the rows alike ({scores}{changed}" + (f"; {chose}" if chose else "")
+    if found == "equivalent" and not chose:
+        return "equivalent", f"numerically equivalent, {what})"
+    if arithmetic and found != "same":  # the same predictions from another choice: no CPU explains it
+        return "elsewhere", (f"DIFFERS on this machine's arithmetic, {what}; {arithmetic})"
+                             + ("" if allow_other_cpu else ": a failure without --allow-other-cpu"))
+    return "differs", f"DIFFERS, {what})"
 
 
 def verify(protocol: Protocol, results, *, registry, only=None, data_home=None, echo=print, all_folds: bool = False,
@@ -203,8 +276,9 @@ def verify(protocol: Protocol, results, *, registry, only=None, data_home=None, 
     """Recompute every stored score of ``protocol`` under ``results``; re-run folds of the rows
     named by ``only`` (``KIND:NAME``; default every row; a name with no file is one line) and
     compare predictions (which folds: :func:`_chosen_folds`)."""
-    from plcore.exceptions import ConfigError
-
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:  # before the scan (numpy says so late)
+        raise ConfigError(f"--seed must be a number of 0 or more, got {seed!r}")
+    results = Path(results)
     board = collect(protocol, results, data_home=data_home, registry=registry)
     out = Verification(n_files=board.n_files, allow_missing=allow_missing, allow_other_cpu=allow_other_cpu,
                        invalid=list(board.invalid))
@@ -240,38 +314,15 @@ def verify(protocol: Protocol, results, *, registry, only=None, data_home=None, 
             if hint:
                 echo(hint)
                 hinted = True
-            with _threads(recorded_threads(stored)):
-                again = fold_record(protocol, entry, dataset, fold, registry=registry, data=loaded,
-                                    splits=splits[row.track])
             where = (name, dataset, fold)
-            said = f"{name} on {dataset} fold {fold}"
-            if not again.ok:
-                out.differ.append(where)
-                echo(f"{said}: DIFFERS, {again.status} here: {again.error}")
-                continue
-            a, b = stored.predicted(), again.predicted()
-            metric = next(iter(again.scores))
-            found = verdict(a, b, stored.scores[metric], again.scores[metric])
-            if found == "same":
-                out.same.append(where)
-                echo(f"{said}: the same predictions")
-                continue
-            alike = 100 * float(np.mean(a == b)) if a.shape == b.shape else 0.0
-            scores = ", ".join(f"{m} {stored.scores[m]:.4f} stored, {v:.4f} here" for m, v in again.scores.items())
-            here = numerics()
-            changed = _libraries_changed(stored.numerics, here)
-            arithmetic = other_arithmetic(stored.numerics, here)
-            if found == "equivalent":
-                out.equivalent.append(where)
-                echo(f"{said}: numerically equivalent, {alike:.1f}% of the rows alike ({scores}{changed})")
-            elif arithmetic:
-                out.elsewhere.append(where)
-                echo(f"{said}: DIFFERS on this machine's arithmetic, {alike:.1f}% of the rows alike "
-                     f"({scores}{changed}; {arithmetic})" + ("" if allow_other_cpu else
-                                                              ": a failure without --allow-other-cpu"))
-            else:
-                out.differ.append(where)
-                echo(f"{said}: DIFFERS, {alike:.1f}% of the rows alike ({scores}{changed})")
+            try:
+                found, line = _check_fold(protocol, entry, dataset, fold, stored, registry=registry, data=loaded,
+                                          splits=splits[row.track], allow_other_cpu=allow_other_cpu)
+            except Exception as err:  # noqa: BLE001 - one fold's fault is that fold's, the next is still checked
+                path = run_path(results, stored).relative_to(results).as_posix()
+                found, line = "differs", f"DIFFERS, the re-run of {path} raised {one_line(err)[:300]}"
+            getattr(out, {"differs": "differ"}.get(found, found)).append(where)
+            echo(f"{name} on {dataset} fold {fold}: {line}")
     echo(f"verified: {len(out.same)} fold(s) the same, {len(out.equivalent)} numerically equivalent, "
          f"{len(out.differ)} differ, "
          + (f"{len(out.elsewhere)} differ on other arithmetic, " if out.elsewhere else "")
