@@ -174,7 +174,7 @@ def test_clean_logs_its_file_and_summary_and_scores_data_with_true_labels(tmp_pa
     (["dataset.candidate_column=nope"], "candidate_column='nope': no such column"),
     (["dataset.name_or_path=missing.csv"], "missing.csv"),
     (["out=clean.txt"], "out=clean.txt: the file is written as CSV or Parquet by its suffix"),
-    (["out=existing.csv"], "out=existing.csv exists: not overwritten (overwrite=true replaces it)"),
+    (["out=existing.csv"], "out=existing.csv: exists: not overwritten (overwrite replaces it)"),
 ])
 def test_bad_input_is_one_line_and_nothing_is_written(tmp_path, plcore_cli, args, needle):
     _crowd(tmp_path)
@@ -189,6 +189,40 @@ def test_bad_input_is_one_line_and_nothing_is_written(tmp_path, plcore_cli, args
     err = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(err) == 1 and needle in err[0], proc.stderr
     assert not (tmp_path / "clean.csv").exists() and (tmp_path / "existing.csv").read_text() == "keep me\n"
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["out=crowd.csv", "overwrite=true"], "out=crowd.csv: is the input crowd.csv: it would be overwritten"),
+    (["out=folder.csv"], "out=folder.csv: is a folder; name a file to write"),
+    (["out=missing/clean.csv"], "out=missing/clean.csv: its folder missing does not exist"),
+    (["out=existing.csv"], "out=existing.csv: exists: not overwritten (overwrite replaces it)"),
+    (["out=locked/clean.csv"], "out=locked/clean.csv: its folder locked is not writable"),
+])
+def test_every_output_is_checked_before_the_data_are_read(tmp_path, plcore_cli, args, needle):
+    """Issue 71: ``clean out=<its own input> overwrite=true`` replaced the data with the cleaned
+    table. Each bad ``out=`` is one line, exit 2, before the data are read: the same command on a
+    file whose candidate column is misspelled names the output, not the column."""
+    import os
+
+    _crowd(tmp_path, n=30)
+    data = (tmp_path / "crowd.csv").read_bytes()
+    (tmp_path / "existing.csv").write_text("keep me\n")
+    (tmp_path / "folder.csv").mkdir()
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "locked").chmod(0o500)
+    try:
+        if "locked" in args[0] and os.access(tmp_path / "locked", os.W_OK):
+            pytest.skip("root writes into a read-only folder")
+        for column in ("cands", "nope"):
+            proc = plcore_cli(["clean", "dataset=file", "dataset.name_or_path=crowd.csv",
+                               f"dataset.candidate_column={column}", "id_column=rid", *args, "tracking=none"],
+                              tmp_path, check=False)
+            err = proc.stderr.strip().splitlines()
+            assert proc.returncode == 2 and len(err) == 1 and err[0].startswith(f"error: {needle}"), proc.stderr
+    finally:
+        (tmp_path / "locked").chmod(0o700)
+    assert (tmp_path / "crowd.csv").read_bytes() == data and (tmp_path / "existing.csv").read_text() == "keep me\n"
+    assert not (tmp_path / "missing").exists() and list((tmp_path / "folder.csv").iterdir()) == []
 
 
 def test_an_empty_candidate_set_and_an_unknown_protocol_are_one_line(tmp_path, plcore_cli):
