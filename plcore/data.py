@@ -307,6 +307,29 @@ class RowIds:
         """Ids from the cells of ``column``: every value as text, a missing one (``None``) kept."""
         return cls(str(column), tuple(None if v is None else str(v) for v in values))
 
+    def faults(self, at=None) -> list[str]:
+        """What keeps these ids from naming one row each, one phrase a kind (empty, duplicated), each
+        with its count and a few examples; ``at(rows)`` words data rows (default ``rows [i, ...]``).
+        The loaders warn of them, or refuse them with ``strict``."""
+        at = at or (lambda rows: f"rows {_first(rows)}")
+        values = self.values
+        empty = [i for i, v in enumerate(values) if v is None or not v.strip()]
+        out = []
+        if empty:
+            out.append(f"{len(empty)} empty id(s) in column {self.column!r} at {at(empty)}; what is written per "
+                       "row names them by no id")
+        counts: dict = {}
+        for v in values:
+            if v is not None and v.strip():
+                counts[v] = counts.get(v, 0) + 1
+        repeated = [v for v, k in counts.items() if k > 1]  # in the order the rows first hold them
+        if repeated:
+            shown = ", ".join(repr(v) for v in repeated[:3]) + (", ..." if len(repeated) > 3 else "")
+            out.append(f"{len(repeated)} duplicated id(s) in column {self.column!r} (e.g. {shown}; "
+                       f"{sum(counts[v] for v in repeated)} rows hold them); rows that share an id cannot be told "
+                       "apart in what is written per row")
+        return out
+
     def take(self, index) -> "RowIds":
         """The ids of rows ``index`` (integer or boolean array), in the given order."""
         return RowIds(self.column, tuple(np.asarray(self.values, dtype=object)[np.asarray(index)].tolist()))

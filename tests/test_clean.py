@@ -174,7 +174,7 @@ def test_clean_logs_its_file_and_summary_and_scores_data_with_true_labels(tmp_pa
     (["dataset.candidate_column=nope"], "candidate_column='nope': no such column"),
     (["dataset.name_or_path=missing.csv"], "missing.csv"),
     (["out=clean.txt"], "out=clean.txt: the file is written as CSV or Parquet by its suffix"),
-    (["out=existing.csv"], "out=existing.csv exists: not overwritten (overwrite=true replaces it)"),
+    (["out=existing.csv"], "out=existing.csv: exists: not overwritten (overwrite replaces it)"),
 ])
 def test_bad_input_is_one_line_and_nothing_is_written(tmp_path, plcore_cli, args, needle):
     _crowd(tmp_path)
@@ -189,6 +189,40 @@ def test_bad_input_is_one_line_and_nothing_is_written(tmp_path, plcore_cli, args
     err = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(err) == 1 and needle in err[0], proc.stderr
     assert not (tmp_path / "clean.csv").exists() and (tmp_path / "existing.csv").read_text() == "keep me\n"
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["out=crowd.csv", "overwrite=true"], "out=crowd.csv: is the input crowd.csv: it would be overwritten"),
+    (["out=folder.csv"], "out=folder.csv: is a folder; name a file to write"),
+    (["out=missing/clean.csv"], "out=missing/clean.csv: its folder missing does not exist"),
+    (["out=existing.csv"], "out=existing.csv: exists: not overwritten (overwrite replaces it)"),
+    (["out=locked/clean.csv"], "out=locked/clean.csv: its folder locked is not writable"),
+])
+def test_every_output_is_checked_before_the_data_are_read(tmp_path, plcore_cli, args, needle):
+    """Issue 71: ``clean out=<its own input> overwrite=true`` replaced the data with the cleaned
+    table. Each bad ``out=`` is one line, exit 2, before the data are read: the same command on a
+    file whose candidate column is misspelled names the output, not the column."""
+    import os
+
+    _crowd(tmp_path, n=30)
+    data = (tmp_path / "crowd.csv").read_bytes()
+    (tmp_path / "existing.csv").write_text("keep me\n")
+    (tmp_path / "folder.csv").mkdir()
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "locked").chmod(0o500)
+    try:
+        if "locked" in args[0] and os.access(tmp_path / "locked", os.W_OK):
+            pytest.skip("root writes into a read-only folder")
+        for column in ("cands", "nope"):
+            proc = plcore_cli(["clean", "dataset=file", "dataset.name_or_path=crowd.csv",
+                               f"dataset.candidate_column={column}", "id_column=rid", *args, "tracking=none"],
+                              tmp_path, check=False)
+            err = proc.stderr.strip().splitlines()
+            assert proc.returncode == 2 and len(err) == 1 and err[0].startswith(f"error: {needle}"), proc.stderr
+    finally:
+        (tmp_path / "locked").chmod(0o700)
+    assert (tmp_path / "crowd.csv").read_bytes() == data and (tmp_path / "existing.csv").read_text() == "keep me\n"
+    assert not (tmp_path / "missing").exists() and list((tmp_path / "folder.csv").iterdir()) == []
 
 
 def test_an_empty_candidate_set_and_an_unknown_protocol_are_one_line(tmp_path, plcore_cli):
@@ -231,3 +265,63 @@ def test_an_id_column_named_like_an_output_column_is_refused(tmp_path, plcore_cl
     err = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(err) == 1 and "id_column=label: the file has a column 'label'" in err[0]
     assert not (tmp_path / "clean.csv").exists()
+
+
+def _faulty(tmp_path, ids=True, labels=True):
+    """``faulty.csv``: the crowd file with 2 empty ids (rows 10, 11), 2 duplicated ids on 6 rows
+    (``r000``, ``r003``) and labels written two ways (``Cat``, ``Fox``), as asked."""
+    table, _ = _crowd(tmp_path, n=30)
+    if ids:
+        table.loc[[1, 2, 5], "rid"] = "r000"
+        table.loc[7, "rid"] = "r003"
+        table.loc[[10, 11], "rid"] = ""
+    if labels:
+        table.loc[4, "cands"] = "Cat;dog"
+        table.loc[6, "cands"] = "fox;Fox"
+    table.to_csv(tmp_path / "faulty.csv", index=False)
+
+
+_FAULTS = {
+    "empty": "faulty.csv: 2 empty id(s) in column 'rid' at rows [10, 11] (file lines [12, 13]); what is written per "
+             "row names them by no id",
+    "duplicated": "faulty.csv: 2 duplicated id(s) in column 'rid' (e.g. 'r000', 'r003'; 6 rows hold them); rows "
+                  "that share an id cannot be told apart in what is written per row",
+    "alike": "faulty.csv: 4 class labels differ only in case or surrounding spaces ('Cat', 'cat'; 'Fox', 'fox'), "
+             "each read as a class of its own; write each class one way",
+}
+
+
+def _clean_faulty(tmp_path, plcore_cli, *extra):
+    return plcore_cli(["clean", "dataset=file", "dataset.name_or_path=faulty.csv", "dataset.candidate_column=cands",
+                       "id_column=rid", "out=clean.csv", "tracking=none", *extra], tmp_path, check=False)
+
+
+def test_duplicated_and_empty_ids_and_labels_alike_are_one_warning_line_each(tmp_path, plcore_cli):
+    """Issue 71: duplicated or empty ids and labels that differ only in case passed without a word.
+    Each kind is one warning line with its count and examples; the file is still cleaned."""
+    _faulty(tmp_path)
+    proc = _clean_faulty(tmp_path, plcore_cli)
+    warned = [line for line in proc.stderr.splitlines() if "warning" in line.lower()]
+    assert proc.returncode == 0 and warned == [f"warning: UserWarning: {_FAULTS[k]}"
+                                               for k in ("empty", "duplicated", "alike")], proc.stderr
+    assert len(pd.read_csv(tmp_path / "clean.csv")) == 30
+
+
+@pytest.mark.parametrize("kind", ["empty", "duplicated", "alike"])
+def test_strict_refuses_each_kind_in_one_line(tmp_path, plcore_cli, kind):
+    _faulty(tmp_path, ids=kind != "alike", labels=kind == "alike")
+    if kind == "duplicated":  # the duplicated ids alone
+        table = pd.read_csv(tmp_path / "faulty.csv", keep_default_na=False)
+        table.loc[[10, 11], "rid"] = ["r010", "r011"]
+        table.to_csv(tmp_path / "faulty.csv", index=False)
+    proc = _clean_faulty(tmp_path, plcore_cli, "dataset.strict=true")
+    err = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and err == [f"error: {_FAULTS[kind]} (refused: strict=true)"], proc.stderr
+    assert not (tmp_path / "clean.csv").exists()
+
+
+def test_a_clean_file_warns_nothing_even_when_strict(tmp_path, plcore_cli):
+    _crowd(tmp_path, n=30)
+    proc = plcore_cli(["clean", "dataset=file", "dataset.name_or_path=crowd.csv", "dataset.candidate_column=cands",
+                       "id_column=rid", "out=clean.csv", "tracking=none", "dataset.strict=true"], tmp_path)
+    assert proc.returncode == 0 and "warning" not in proc.stderr.lower(), proc.stderr

@@ -117,6 +117,39 @@ def test_parquet_reads_as_the_csv_and_takes_list_columns(tmp_path):
     np.testing.assert_array_equal(ds.y_true, TRUTH)
 
 
+def test_a_parquet_files_ids_and_labels_alike_are_warned_of_or_refused_when_strict(tmp_path):
+    """Issue 71, item 6, in a Parquet file (its cells keep spaces; a missing id is None): one
+    warning each kind, a refusal with ``strict``; a file without them warns nothing."""
+    import warnings
+
+    frame = pd.read_csv(_write_csv(tmp_path / "sets.csv")).drop(columns=["cands"])
+    frame.insert(0, "rid", [f"r{i}" for i in range(8)])
+    frame.to_parquet(tmp_path / "fine.parquet")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        load_dataset(tmp_path / "fine.parquet", id_column="rid", strict=True)
+    assert seen == []
+    frame.loc[[2, 5], "rid"] = None
+    frame.loc[[1, 3], "truth"] = [" b", "B"]
+    frame.to_parquet(tmp_path / "x.parquet")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        ds = load_dataset(tmp_path / "x.parquet", id_column="rid")
+    assert [str(w.message) for w in seen] == [
+        f"{tmp_path / 'x.parquet'}: 2 empty id(s) in column 'rid' at rows [2, 5]; what is written per row names "
+        "them by no id",
+        f"{tmp_path / 'x.parquet'}: 3 class labels differ only in case or surrounding spaces (' b', 'B', 'b'), "
+        "each read as a class of its own; write each class one way"]
+    assert ds.n_classes == 6
+    with pytest.raises(DataValidationError) as exc:
+        load_dataset(tmp_path / "x.parquet", id_column="rid", strict=True)
+    _one_line(exc, "2 empty id(s)", "(refused: strict=true)")
+    frame.drop(columns=["rid"]).to_parquet(tmp_path / "labels.parquet")
+    with pytest.raises(DataValidationError) as exc:
+        load_dataset(tmp_path / "labels.parquet", strict=True)  # no ids: the labels alone
+    _one_line(exc, "3 class labels differ only in case")
+
+
 @pytest.mark.parametrize("options, needles", [
     ({"candidate_column": "labels"}, ["candidate_column='labels': no such column", "'cands'"]),
     ({"candidate_column": "cands", "indicator_columns": "cand_*"}, ["not both"]),
@@ -161,6 +194,9 @@ def test_table_options_apply_to_csv_and_parquet_only(tmp_path):
     with pytest.raises(DataValidationError) as exc:
         load_dataset(tmp_path / "x.npz", candidate_column="cands")
     _one_line(exc, "candidate_column apply to CSV and Parquet files only")
+    with pytest.raises(DataValidationError) as exc:
+        load_dataset(tmp_path / "x.npz", strict=True)
+    _one_line(exc, "strict apply to CSV and Parquet files only")
 
 
 # ----------------------------------------------------------------------------- true labels outside

@@ -30,7 +30,9 @@ class TableOptions:
     ``separator``; ``indicator_columns``: 0/1 columns (a list, or a pattern such as
     ``"cand_*"``); ``id_column``: row ids, read as no feature (:class:`~plcore.data.RowIds`).
     A column is a name or a position. ``categorical``: nominal feature columns refused
-    (``"error"``) or one-hot encoded (``"onehot"``); it applies to ARFF files too.
+    (``"error"``) or one-hot encoded (``"onehot"``); it applies to ARFF files too. ``strict``:
+    duplicated or empty ids and class labels that differ only in case or surrounding spaces are
+    refused (:class:`~plcore.exceptions.DataValidationError`) instead of warned of.
     """
 
     label_column: Any = None
@@ -39,6 +41,7 @@ class TableOptions:
     indicator_columns: Any = None
     id_column: Any = None
     categorical: str = "error"
+    strict: bool = False
 
     @property
     def partial(self) -> bool:
@@ -46,13 +49,14 @@ class TableOptions:
         return self.candidate_column is not None or self.indicator_columns is not None
 
     def given(self) -> list[str]:
-        """The names of the label options (all but ``categorical``) set to other than their defaults."""
+        """The names of the label options (all but ``categorical``; ``strict`` too) set to other than their
+        defaults."""
         default = TableOptions()
         return [f.name for f in fields(self)
                 if f.name != "categorical" and getattr(self, f.name) != getattr(default, f.name)]
 
     def labels(self) -> dict:
-        """The label options (all but ``categorical``) as a dict: a data set's config node."""
+        """The label options (all but ``categorical``; ``strict`` too) as a dict: a data set's config node."""
         return {k: v for k, v in asdict(self).items() if k != "categorical"}
 
 

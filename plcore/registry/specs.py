@@ -242,6 +242,10 @@ class ProtocolSpec:
     check_setup : callable, optional
         ``check_setup(params, setup)``: checks that depend on the run's components (a learner
         that declares no search space for ``n_draws > 1``), made before the run starts.
+    check_outputs : callable, optional
+        ``check_outputs(params, inputs)``: the files the run writes (``out=``), resolved and
+        checked before the data are loaded or a model fitted; ``inputs`` are the files the run
+        reads (its data file), which no output may be.
     """
 
     name: str
@@ -256,6 +260,7 @@ class ProtocolSpec:
     constraints: dict = field(default_factory=dict)
     check_data: Callable | None = None
     check_setup: Callable | None = None
+    check_outputs: Callable | None = None
 
     def config(self) -> dict:
         """The Hydra config node: ``{"name": name, **defaults}``."""

@@ -150,7 +150,8 @@ def resolve_run(cfg, registry: Registry | None = None) -> ResolvedRun:
     PL-KNN where neither a learner nor a clusterer was given, no ``bags`` node where the
     generator does not apply to the data (:func:`plcore.run.protocols.bags_apply`), and the
     protocol's parameters completed with its defaults. ``params`` are the protocol's keyword
-    arguments. Every component's parameters are checked here (before any tracking starts).
+    arguments. Every component's parameters are checked here (before any tracking starts), and the
+    protocol's output files before the data are loaded (``check_outputs``).
     """
     from omegaconf import OmegaConf, open_dict
 
@@ -171,6 +172,8 @@ def resolve_run(cfg, registry: Registry | None = None) -> ResolvedRun:
                           f"its parameters: {', '.join(spec.defaults)}")
     params = {**spec.defaults, **pcfg}
     spec.validate(params)
+    if spec.check_outputs is not None:  # before anything is loaded or fitted
+        spec.check_outputs(params, [cfg.dataset.get("name_or_path")] if cfg.get("dataset") else [])
     setup = build_setup(cfg, registry)
     for kind in OPTIONAL_KINDS:
         if getattr(setup, kind) is not None:

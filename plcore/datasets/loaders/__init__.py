@@ -54,7 +54,7 @@ __all__ = [
 
 def load_dataset(name_or_path, data_home=None, class_coverage=None, *, noisy: bool = False, label_column=None,
                  candidate_column=None, separator: str = ";", indicator_columns=None, id_column=None,
-                 categorical: str = "error") -> PLDataset:
+                 categorical: str = "error", strict: bool = False) -> PLDataset:
     """Load a data set by name (PALM, UCI, scikit-learn built-in, IDX images) or by path.
 
     Paths are read by their suffix (:data:`~plcore.datasets.formats.FORMATS`): ``.mat`` as PALM
@@ -68,13 +68,15 @@ def load_dataset(name_or_path, data_home=None, class_coverage=None, *, noisy: bo
     :class:`~plcore.datasets.formats.TableOptions`. A true label outside its candidate set is
     refused unless ``noisy`` (noisy partial labels; ``meta["noisy"]``). ``categorical``: a CSV,
     Parquet or ARFF file's nominal feature columns are refused (``"error"``) or one-hot encoded
-    (``"onehot"``).
+    (``"onehot"``). ``strict``: a CSV or Parquet file's duplicated or empty ids and class labels that
+    differ only in case or surrounding spaces are refused, not warned of.
     A file whose columns have names keeps them in ``meta["features"]``
     (:class:`~plcore.feature_columns.FeatureColumns`), so that a model reads new rows by column name.
     ``class_coverage`` (e.g. 0.99, the deep-PLL recipe's rule): keep only the most frequent
     classes that hold that share of the true labels (:meth:`PLDataset.frequent_classes`).
     """
-    options = TableOptions(label_column, candidate_column, separator, indicator_columns, id_column, categorical)
+    options = TableOptions(label_column, candidate_column, separator, indicator_columns, id_column, categorical,
+                           strict)
     if categorical not in CATEGORICAL:
         raise DataValidationError(f"categorical must be one of {', '.join(CATEGORICAL)}, got {categorical!r}")
     dataset = _load(name_or_path, data_home, bool(noisy), options)

@@ -9,7 +9,7 @@ import numpy as np
 from plcore.data import PLDataset
 from plcore.datasets.formats import TableOptions
 from plcore.datasets.loaders.reading import _accept_truth, _existing_file, _reading
-from plcore.datasets.loaders.table import _table_dataset, _warn_sets_read_as_labels
+from plcore.datasets.loaders.table import _table_dataset, _warn_of_faults, _warn_sets_read_as_labels
 from plcore.exceptions import DataValidationError
 
 
@@ -50,7 +50,8 @@ def _names_a_column(option) -> bool:
 
 def load_csv(path, name: str | None = None, label_column=None, delimiter: str = ",",
              skip_header: int | None = None, *, candidate_column=None, separator: str = ";",
-             indicator_columns=None, id_column=None, noisy: bool = False, categorical: str = "error") -> PLDataset:
+             indicator_columns=None, id_column=None, noisy: bool = False, categorical: str = "error",
+             strict: bool = False) -> PLDataset:
     """Load a CSV file of numeric features with exact labels or candidate sets.
 
     Exact labels: one label column, ``label_column`` (a name or a position; default the last).
@@ -64,8 +65,11 @@ def load_csv(path, name: str | None = None, label_column=None, delimiter: str = 
     skipped. A true label outside its candidate set is refused unless ``noisy``.
     ``categorical="onehot"`` one-hot encodes the feature columns that hold values other than
     numbers (a header must name them); a header's names are kept (``meta["features"]``).
+    Duplicated or empty ids and class labels that differ only in case or surrounding spaces are
+    warned of in one line each kind, or refused with ``strict``.
     """
-    options = TableOptions(label_column, candidate_column, separator, indicator_columns, id_column, categorical)
+    options = TableOptions(label_column, candidate_column, separator, indicator_columns, id_column, categorical,
+                           strict)
     return read_dataset(path, name=name, noisy=noisy, options=options, delimiter=delimiter, skip_header=skip_header)
 
 
@@ -104,6 +108,7 @@ def read_dataset(path, *, name: str | None = None, noisy: bool = False, options:
         cells = np.array([f for _, f in rows], dtype=object)
         ds = _table_dataset(path, name, header, cells, lines, o)
     _warn_sets_read_as_labels(ds, path, o.separator)
+    _warn_of_faults(ds, path, o.strict, lines)
     return _accept_truth(ds, noisy, path)
 
 

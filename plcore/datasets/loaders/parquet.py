@@ -7,7 +7,7 @@ from pathlib import Path
 from plcore.data import PLDataset
 from plcore.datasets.formats import TableOptions
 from plcore.datasets.loaders.reading import _accept_truth, _existing_file, _reading
-from plcore.datasets.loaders.table import _table_dataset, _warn_sets_read_as_labels
+from plcore.datasets.loaders.table import _table_dataset, _warn_of_faults, _warn_sets_read_as_labels
 from plcore.exceptions import DataValidationError, one_line
 
 
@@ -29,11 +29,12 @@ def _read_parquet(path: Path):
 
 def load_parquet(path, name: str | None = None, label_column=None, *, candidate_column=None,
                  separator: str = ";", indicator_columns=None, id_column=None, noisy: bool = False,
-                 categorical: str = "error") -> PLDataset:
+                 categorical: str = "error", strict: bool = False) -> PLDataset:
     """Load a Parquet file (pandas with pyarrow) as :func:`load_csv` reads a CSV file with a
     header: numeric feature columns and exact labels or candidate sets given by the same
     options. A candidate column may also hold lists of labels (no separator then)."""
-    options = TableOptions(label_column, candidate_column, separator, indicator_columns, id_column, categorical)
+    options = TableOptions(label_column, candidate_column, separator, indicator_columns, id_column, categorical,
+                           strict)
     return read_dataset(path, name=name, noisy=noisy, options=options)
 
 
@@ -48,6 +49,7 @@ def read_dataset(path, *, name: str | None = None, noisy: bool = False,
         cells = frame.astype(object).where(frame.notna(), None).to_numpy(dtype=object)
         ds = _table_dataset(path, name, header, cells, None, options)
     _warn_sets_read_as_labels(ds, path, options.separator)
+    _warn_of_faults(ds, path, options.strict)
     return _accept_truth(ds, noisy, path)
 
 

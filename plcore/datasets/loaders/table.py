@@ -76,10 +76,7 @@ def _table_dataset(path, name, header, cells, lines, options: TableOptions) -> P
             return int(value) % width
         raise DataValidationError(f"{path}: {option} must be a column name or position, got {value!r}")
 
-    def at(r):  # data rows (0-based) and, for a CSV file, their file lines
-        r = np.asarray(r)
-        return f"rows {_first(r)}" + (f" (file lines {_first(lines[r])})" if lines is not None else "")
-
+    at = _rows_at(lines)
     if label_column is None and not partial:
         label_column = -1
     lab = None if label_column is None else position("label_column", label_column)
@@ -157,15 +154,53 @@ def _table_dataset(path, name, header, cells, lines, options: TableOptions) -> P
         classes, y = np.unique(labels, return_inverse=True)
         what = f"the labels (column {header[lab]!r})" if header is not None else "the labels"
         _check_classes(y, classes, what)
-        return PLDataset(X, None, y, classes, name or path.stem, meta, ids)
-    if cand is not None:
-        S, classes, y = _separated_candidates(path, cells[:, cand], labels, separator, at,
-                                              _column_name(header, cand))
+        ds = PLDataset(X, None, y, classes, name or path.stem, meta, ids)
     else:
-        S, classes, y = _indicator_candidates(path, cells[:, ind], ind_names, labels, at, header, ind)
-    ds = PLDataset(X, S, y, classes, name or path.stem, meta, ids)
-    ds.validate()
+        if cand is not None:
+            S, classes, y = _separated_candidates(path, cells[:, cand], labels, separator, at,
+                                                  _column_name(header, cand))
+        else:
+            S, classes, y = _indicator_candidates(path, cells[:, ind], ind_names, labels, at, header, ind)
+        ds = PLDataset(X, S, y, classes, name or path.stem, meta, ids)
+        ds.validate()
     return ds
+
+
+def _rows_at(lines):
+    """``at(rows)``: data rows (0-based) in words and, for a CSV file (``lines``: the rows' file
+    lines), their file lines."""
+    def at(r):
+        r = np.asarray(r)
+        return f"rows {_first(r)}" + (f" (file lines {_first(lines[r])})" if lines is not None else "")
+
+    return at
+
+
+def _labels_alike(classes) -> list:
+    """The groups of class labels that differ only in case or surrounding spaces (``"Cat"``,
+    ``"cat"``, ``" cat"``), each group in the classes' order."""
+    groups: dict = {}
+    for c in classes.tolist():
+        if isinstance(c, str):
+            groups.setdefault(c.strip().casefold(), []).append(c)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def _warn_of_faults(ds: PLDataset, path, strict: bool, lines=None) -> None:
+    """Duplicated or empty ids (:meth:`RowIds.faults`) and class labels that differ only in case
+    or surrounding spaces, in one line each kind naming the count and a few examples: a warning,
+    or with ``strict`` a :class:`DataValidationError` (the first kind). Called after the file is
+    read (its reading silences warnings); ``lines``: a CSV file's lines of the rows."""
+    faults = [] if ds.ids is None else ds.ids.faults(_rows_at(lines))
+    alike = _labels_alike(ds.classes)
+    if alike:
+        shown = "; ".join(", ".join(repr(c) for c in g) for g in alike[:3]) + ("; ..." if len(alike) > 3 else "")
+        faults.append(f"{sum(len(g) for g in alike)} class labels differ only in case or surrounding spaces "
+                      f"({shown}), each read as a class of its own; write each class one way")
+    for fault in faults:
+        if strict:
+            raise DataValidationError(f"{path}: {fault} (refused: strict=true)")
+        warnings.warn(f"{path}: {fault}", stacklevel=2)
 
 
 def _warn_sets_read_as_labels(ds: PLDataset, path, separator) -> None:

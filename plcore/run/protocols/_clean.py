@@ -24,7 +24,7 @@ from plcore.run.protocols._shared import (
     Setup,
 )
 from plcore.utils import dense_candidates
-from plcore.utils.files import atomic_write
+from plcore.utils.files import atomic_write, checked_output
 from plcore.validation import Integral, Interval
 
 #: the columns of the file, in order (``id`` is the data set's id column where it has one)
@@ -38,7 +38,8 @@ def clean(setup: Setup, dataset: PLDataset, *, n_splits: int = 5, preprocessing:
     """Clean labels out: each row's ``label``, ``confidence``, ``model_label`` (its set hidden:
     out of fold, ``n_splits`` folds), ``suspect`` and ``flag`` (:func:`plcore.run.label_cleaning.clean_labels`),
     from the pipeline ``preprocessing -> [reducer ->] learner``. ``out`` (``.csv`` or
-    ``.parquet``) receives one row per data row; an existing file only with ``overwrite``. Where
+    ``.parquet``) receives one row per data row; an existing file only with ``overwrite``, never
+    the data file (checked before the data are loaded: :func:`_check_outputs`). Where
     the data have true labels the summary scores the output: disambiguation accuracy, the
     flags' precision and recall, the suspect score's AUROC and the confidence's ECE."""
     from plcore.run.label_cleaning import clean_labels
@@ -47,7 +48,7 @@ def clean(setup: Setup, dataset: PLDataset, *, n_splits: int = 5, preprocessing:
     if not isinstance(setup, Setup):
         setup = Setup(learner=setup)
     _need_learner(setup, "clean")
-    target = _check_out(out, overwrite)
+    target = None if out in (None, "") else Path(str(out))
     id_name = None if dataset.ids is None else dataset.ids.column
     if id_name is not None and id_name in (*COLUMNS, "index"):
         raise ConfigError(f"id_column={id_name}: the file has a column {id_name!r} of its own; rename the id column")
@@ -80,19 +81,17 @@ def clean(setup: Setup, dataset: PLDataset, *, n_splits: int = 5, preprocessing:
         tags={"training_labels": "candidate sets (out of fold)"})
 
 
-def _check_out(out, overwrite: bool) -> Path | None:
-    """The output file, checked before any work: a CSV or Parquet name whose folder exists, not
-    an existing file unless ``overwrite``."""
+def _check_outputs(params, inputs) -> None:
+    """``out`` checked before the data are loaded or a model fitted (the spec's ``check_outputs``):
+    a CSV or Parquet file, not the data file (even with ``overwrite``), not a folder, in a writable
+    folder, and not an existing file unless ``overwrite``
+    (:func:`plcore.utils.files.checked_output`)."""
+    out = params.get("out")
     if out in (None, ""):
-        return None
-    path = Path(str(out))
-    if path.suffix.lower() not in _SUFFIXES:
+        return
+    checked_output(str(out), flag="out=", inputs=inputs, overwrite=bool(params.get("overwrite")))
+    if Path(str(out)).suffix.lower() not in _SUFFIXES:
         raise ConfigError(f"out={out}: the file is written as CSV or Parquet by its suffix (.csv, .parquet)")
-    if path.exists() and not overwrite:
-        raise ConfigError(f"out={out} exists: not overwritten (overwrite=true replaces it)")
-    if not path.parent.is_dir():
-        raise ConfigError(f"out={out}: no such folder {path.parent}")
-    return path
 
 
 def _names(classes, index) -> list:
@@ -171,4 +170,4 @@ SPEC = ProtocolSpec(
     count_param="n_splits",
     constraints={"n_splits": [Interval(Integral, 2, None, closed="left")], "preprocessing": _PREPROCESSING,
                  "out": [str, None], "overwrite": ["boolean"]},
-    check_data=_checks(_check_clean_data, _check_preprocessing))
+    check_data=_checks(_check_clean_data, _check_preprocessing), check_outputs=_check_outputs)
