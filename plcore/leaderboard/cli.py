@@ -198,11 +198,17 @@ def main(argv=None) -> int:
 
 
 def _page(args) -> int:
+    from pathlib import Path
+
     from plcore.leaderboard.jobs import entries
     from plcore.leaderboard.page import collect, not_run_lines, page_command, render_markdown, write_page
     from plcore.leaderboard.protocol import load_protocol
     from plcore.registry import get_registry
+    from plcore.utils.files import checked_output
 
+    if args.out is not None:  # before any work: a page, never a run file, a folder or nowhere
+        md_page = Path(args.out).suffix.lower() == ".md"
+        checked_output(args.out, flag="--out", trees=() if md_page else (args.results,), overwrite=True)
     protocol = load_protocol(args.protocol)
     registry = get_registry()
     board = collect(protocol, args.results, registry=registry)
@@ -211,8 +217,6 @@ def _page(args) -> int:
     if args.out is None:
         sys.stdout.write(render_markdown(board, command=command, timings=not args.no_timings, not_run=not_run))
         return 0
-    from pathlib import Path
-
     if board.n_files == len(board.invalid) and Path(args.out).exists():
         raise ConfigError(f"--out {args.out}: not replaced by a page of no run file (no valid file of {protocol.key} "
                           f"under {args.results}); remove it first to write an empty page")

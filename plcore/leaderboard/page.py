@@ -16,7 +16,13 @@ Ranking with holes, honestly:
 - ranks, the Friedman test and the Nemenyi critical difference are always over the protocol's
   data sets, one comparison per group of a track (``classic`` and ``deep`` in the classification
   track, ``clustering``), with Nemenyi tie groups (the bars of the CD diagram) as letters;
-- learners trained on true labels are a reference section, never ranked.
+- learners trained on true labels are a reference section, never ranked;
+- a row that no component installed here backs (not installed, or installed at another revision
+  or spec: nothing here can re-run its folds) is ranked with the others and marked unverified
+  (``‡`` beside its name, a note under its table; ``(unverified)`` in the LaTeX and the diagrams).
+
+Every text that comes from a run file (names, versions, errors, reasons) is escaped where it
+reaches the page (:mod:`plcore.stats.escape`).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import numpy as np
 
 from plcore.leaderboard.protocol import Protocol
 from plcore.leaderboard.runfile import state_of, to_run
+from plcore.stats.escape import clean, md, md_code
 
 __all__ = ["Row", "Board", "Table", "GROUPS", "collect", "tables", "render_markdown", "render_latex", "page_command",
            "diagram_files", "not_run_lines", "write_page"]
@@ -77,9 +84,15 @@ class Row:
 
     @property
     def label(self) -> str:
-        """How the page names the row (a reducer with its learner), safe in a Markdown table."""
+        """How the page names the row (a reducer with its learner), on one line of visible
+        characters (:func:`~plcore.stats.escape.clean`; escaped where it is written)."""
         text = self.display_name if self.kind != "reducer" else f"{self.display_name} + {self.pipeline[-1]}"
-        return (text + (f" ({self.alias})" if self.alias else "")).replace("|", "/")
+        return clean(text + (f" ({self.alias})" if self.alias else ""))
+
+    @property
+    def ident(self) -> tuple:
+        """``(track, kind, row key)``: the row among all tracks."""
+        return self.track, self.kind, self.key
 
 
 @dataclass
@@ -101,6 +114,13 @@ class Board:
     span: tuple | None = None
     #: the invalid files, ``(path under the results, reason)``
     invalid: list = field(default_factory=list)
+    #: the rows (:attr:`Row.ident`) that no installed component backs (not installed, or at another
+    #: revision or spec); empty where :func:`collect` had no registry to check against
+    unverified: set = field(default_factory=set)
+
+    def mark(self, row: Row) -> str:
+        """`` ‡`` after the name of an unverified row, else nothing."""
+        return " ‡" if row.ident in self.unverified else ""
 
     def n_splits(self, track: str, dataset: str) -> int:
         return len(self.protocol.datasets[dataset]["splits"][track])
@@ -189,8 +209,9 @@ def collect(protocol: Protocol, results, *, data_home=None, registry=None) -> Bo
         rec = by_path[path]
         scores[(rec.component.row_key, rec.dataset.name)][rec.fold.index] = got
     snapshot = "sha256:" + hashlib.sha256(json.dumps(sorted(listing)).encode()).hexdigest()
+    unverified = set() if registry is None else {r.ident for r in current if r.ident not in found.installed}
     return Board(protocol, current, superseded, dict(scores), snapshot, len(listing), dict(timings), n_bytes,
-                 (min(stamps), max(stamps)) if stamps else None, invalid)
+                 (min(stamps), max(stamps)) if stamps else None, invalid, unverified)
 
 
 def _row_at(track: str, kind: str, key: str, entry) -> Row | None:
@@ -284,8 +305,9 @@ def tables(board: Board) -> list:
                             scores[(r.key, d)] = list(worst)
                             imputed.add((r.key, d))
                 c = compare(scores) if len(ranked) >= 2 else None
-                if c is not None:
-                    c.labels = {r.key: r.label for r in ranked}
+                if c is not None:  # the LaTeX and the diagrams name an unverified row so
+                    c.labels = {r.key: r.label + (" (unverified)" if r.ident in board.unverified else "")
+                                for r in ranked}
                 ref = next((r for r in board.rows if r.track == track and r.kind == "learner"
                             and r.name == reference_learner and all(board.state(r, d) == "done" for d in datasets)),
                            None)
@@ -367,19 +389,33 @@ def _versus_lines(t: Table, by_key: dict) -> list:
 
     beaten = [k for k in ranked_methods(t.comparison) if k in t.versus_best["tests"] and t.versus_best["tests"][k][2]]
     median = t.median_row
-    lines = [f"Beyond Nemenyi: the best row, {by_key[best].label}, against each other row by the Wilcoxon "
+    lines = [f"Beyond Nemenyi: the best row, {md(by_key[best].label)}, against each other row by the Wilcoxon "
              f"signed-rank test over the {len(t.comparison.datasets)} data sets' means, Holm-adjusted (column "
              f"\"vs best\", `*` = significant at 0.05): it is significantly better than {len(beaten)} of the "
              f"{len(t.versus_best['tests'])} other rows"
-             + (f" ({', '.join(by_key[k].label for k in beaten)})" if beaten else "")
+             + (f" ({', '.join(md(by_key[k].label) for k in beaten)})" if beaten else "")
              + ". The average ranks' 95% intervals are percentile bootstrap intervals over the data sets (2000 "
              "resamples, seed 0)."]
     if median is not None and median != best:
         p, p_holm, significant, wins, losses = t.versus_best["tests"][median]
-        lines.append(f"Best against the median row ({by_key[median].label}): better on {wins}, worse on {losses} "
+        lines.append(f"Best against the median row ({md(by_key[median].label)}): better on {wins}, worse on {losses} "
                      f"of the data sets, Holm p = {p_holm:.3g}: "
                      + ("significantly better." if significant else "not significantly better at 0.05."))
     return lines
+
+
+def _unverified_lines(board: Board, order: list) -> list:
+    """The note under a table with an unverified row (``order``: its rows, best first): what the
+    mark means, and whether such a row is ranked above a verified one."""
+    marked = [r for r in order if r.ident in board.unverified]
+    if not marked:
+        return []
+    last_verified = max((i for i, r in enumerate(order) if r.ident not in board.unverified), default=-1)
+    above = sum(1 for r in marked if order.index(r) < last_verified)
+    return [f"`‡`: unverified: {len(marked)} row(s) that no component installed where this page was rendered backs "
+            "(not installed, or installed at another revision or spec): their scores are recomputed from their "
+            "files' predictions, but no fold of theirs can be re-run here (`leaderboard verify`). They are ranked "
+            f"with the others; {above} of them ranked above a verified row."]
 
 
 def _median_fit(row: Row) -> float | None:
@@ -396,7 +432,7 @@ def _missing(board: Board, row: Row) -> str:
 
 def _header(board: Board, command: str, timings: bool) -> list:
     p = board.protocol
-    plcore_versions = sorted({str(rec.software.get("plcore")) for r in board.rows for f in r.folds.values()
+    plcore_versions = sorted({md(rec.software.get("plcore")) for r in board.rows for f in r.folds.values()
                               for rec in f.values() if rec.software})
     lines = [f"Protocol **{p.key}** (`{p.hash}`): {p.data.get('description', '')}.", "",
              f"Rendered by `{command}` from {board.n_files} run file(s)"
@@ -441,7 +477,7 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
             row = by_key[key]
             i = t.comparison.methods.index(key) if t.comparison is not None else None
             n_imp = sum((key, d) in t.imputed for d in datasets)
-            cells = [str(pos), row.label, *(_cell(board, t, row, d) for d in datasets),
+            cells = [str(pos), md(row.label) + board.mark(row), *(_cell(board, t, row, d) for d in datasets),
                      "–" if i is None or t.comparison.ranks is None else f"{t.comparison.ranks[i]:.2f}",
                      _interval(t, key), t.tie_groups.get(key, "–"), _versus_cell(t, key),
                      f"{100 * n_imp / max(len(datasets), 1):.0f}%"]
@@ -450,7 +486,7 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
             if timings:
                 fit = _median_fit(row)
                 cells.append("–" if fit is None else f"{fit:.2f}")
-            cells.append(f"{row.distribution} {row.version}")
+            cells.append(md(f"{row.distribution} {row.version}"))
             lines.append("| " + " | ".join(cells) + " |")
         c = t.comparison
         lines.append("")
@@ -462,6 +498,7 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
         else:
             lines.append(f"{k} ranked row(s): no Friedman test (it needs 3 rows and rows that do not all tie).")
         lines += _versus_lines(t, by_key)
+        lines += _unverified_lines(board, [by_key[key] for key in order])
         if t.imputed:
             lines.append(f"`†`: {len(t.imputed)} cell(s) failed, timed out, not applicable or invalid, imputed with "
                          "the worst done cell of the ranked rows on that data set.")
@@ -478,7 +515,7 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
                     state = board.state(r, d)
                     shown = f"{np.mean(values):.3f} ± {np.std(values):.3f}" if values else ""
                     cells.append(shown if state == "done" else f"{shown} ({state})".strip() if values else state)
-                lines.append(f"| {r.label} (`{r.kind}:{r.key}`) | " + " | ".join(cells)
+                lines.append(f"| {md(r.label)}{board.mark(r)} ({md_code(f'{r.kind}:{r.key}')}) | " + " | ".join(cells)
                              + f" | {_missing(board, r).removeprefix('not ranked: ')} |")
     refs = [r for r in board.rows if r.section == "reference"]
     datasets = p.track_datasets("classification") if refs else []
@@ -490,7 +527,7 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
             for d in datasets:
                 values = _fold_values(board, r.key, d, _metrics(p, r.track)[0])
                 cells.append(f"{np.mean(values):.3f}" if board.state(r, d) == "done" else board.state(r, d))
-            lines.append(f"| {r.label} | " + " | ".join(cells) + " |")
+            lines.append(f"| {md(r.label)}{board.mark(r)} | " + " | ".join(cells) + " |")
     failures = [(r, d, rec) for r in board.rows for d in p.track_datasets(r.track)
                 for _, rec in sorted(r.folds.get(d, {}).items()) if rec.status not in ("ok", "invalid")]
     if failures:
@@ -499,19 +536,19 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
         for r, d, rec in failures:
             if (r.key, d, rec.error) not in seen:
                 seen.add((r.key, d, rec.error))
-                lines.append(f"- `{r.kind}:{r.key}` on {d} ({rec.status}): {rec.error.replace('|', '/')}")
+                lines.append(f"- {md_code(f'{r.kind}:{r.key}')} on {d} ({rec.status}): {md(rec.error)}")
     if board.invalid:
         lines += ["", "## Invalid run files (counted as failed cells, never as results)", "",
-                  *(f"- `{path}`: {reason.replace('|', '/')}" for path, reason in board.invalid)]
+                  *(f"- {md_code(path)}: {md(reason)}" for path, reason in board.invalid)]
     if board.superseded:
         lines += ["", "## Superseded (an older revision or spec; never ranked)", ""]
-        lines += [f"- `{r.kind}:{r.key}`" for r in board.superseded]
+        lines += [f"- {md_code(f'{r.kind}:{r.key}')}" for r in board.superseded]
     if not_run:
         lines += ["", "## Not run yet on this protocol (installed here), and what it would cost", "", *not_run]
     if timings and board.timings:
         spent = ", ".join(f"{track} {group} {seconds / 60:.1f} min" for (track, group), seconds
                           in sorted(board.timings.items()))
-        machines = board.machines
+        machines = [md(m) for m in board.machines]
         total = sum(board.timings.values()) / 3600
         lines += ["", f"Compute in these files (sum of the folds' wall times): {spent}; {total:.2f} core-hours in "
                       f"all; measured on {'; '.join(machines) or 'unrecorded machines'}."
@@ -595,11 +632,11 @@ def diagram_files(board: Board, out) -> dict:
 
 def write_page(board: Board, out, *, command: str, timings: bool = True, not_run: list | None = None) -> list:
     """Write ``out`` (Markdown), the LaTeX tables beside it (``.tex``) and the CD diagrams
-    (:func:`diagram_files`, ``.svg`` and ``.png``); returns the paths written."""
+    (:func:`diagram_files`, ``.svg`` and ``.png``) in ``out``'s folder, which must exist; returns
+    the paths written."""
     from plcore.stats import cd_diagram
 
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     stems = diagram_files(board, out)
     written = []
     for t in tables(board):

@@ -6,6 +6,7 @@ to k, the names beyond its ends, the CD above it."""
 from __future__ import annotations
 
 from plcore.stats.comparison import Comparison, _names, nemenyi_pvalues
+from plcore.stats.escape import mathtext
 
 __all__ = ["cd_diagram", "cd_figure"]
 
@@ -23,7 +24,7 @@ def cd_figure(c: Comparison, *, title: str | None = None):
     from matplotlib.figure import Figure
     from matplotlib.transforms import offset_copy
 
-    k, names = len(c.methods), _names(c)
+    k, names = len(c.methods), [mathtext(n) for n in _names(c)]
     pvalues = nemenyi_pvalues(c)
     pvalues.index = pvalues.columns = names
     width = 7.0 + 0.25 * max(0, k - 10)  # room for a tick label per rank
@@ -52,7 +53,7 @@ def cd_figure(c: Comparison, *, title: str | None = None):
     ax.text(1 + cd / 2, 0, f"CD = {cd:.2f}", transform=offset_copy(above, fig=fig, y=4, units="points"),
             ha="center", va="bottom", fontsize=9)
     if title:
-        fig.suptitle(title, fontsize=10)
+        fig.suptitle(mathtext(title), fontsize=10)
     fig.set_size_inches(width, 1.3 + 0.3 * (0.5 - low))
     return fig
 

@@ -1,20 +1,13 @@
 """A :class:`~plcore.stats.comparison.Comparison` as a LaTeX ``table`` with booktabs rules, the
-same cells as :func:`plcore.stats.markdown.markdown_table`."""
+same cells as :func:`plcore.stats.markdown.markdown_table`; every name escaped
+(:func:`plcore.stats.escape.tex`)."""
 
 from __future__ import annotations
 
 from plcore.stats.comparison import Comparison, _best, _complete, _rows
+from plcore.stats.escape import tex as _latex_escape
 
 __all__ = ["latex_table"]
-
-
-_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-                  "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"}
-
-
-def _latex_escape(text) -> str:
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
 
 
 def latex_table(c: Comparison, *, error: str = "std", digits: int = 3, caption: str | None = None,

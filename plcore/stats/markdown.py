@@ -1,10 +1,12 @@
 """A :class:`~plcore.stats.comparison.Comparison` as a Markdown table: methods x data sets,
 ``mean ± std``, the best mean per data set in bold (where its mean, as printed, equals the best as
-printed), the average rank, win/tie/loss, and the test over data sets below."""
+printed), the average rank, win/tie/loss, and the test over data sets below; every name escaped
+(:func:`plcore.stats.escape.md`)."""
 
 from __future__ import annotations
 
 from plcore.stats.comparison import COLLAPSE_MARGIN, Comparison, _best, _complete, _rows
+from plcore.stats.escape import md
 
 __all__ = ["markdown_table"]
 
@@ -15,10 +17,11 @@ def markdown_table(c: Comparison, *, error: str = "std", digits: int = 3, by_ran
     (rows in ``c.methods`` order, or by average rank, best first, with ``by_rank``)."""
     spread = c.std if error == "std" else c.sem
     best = _best(c, digits)
-    head = ["method", *c.datasets, "average rank"] + ([f"{c.label(c.reference)}: win/tie/loss"] if c.wtl else [])
+    head = ["method", *map(md, c.datasets), "average rank"] + ([f"{md(c.label(c.reference))}: win/tie/loss"] if c.wtl
+                                                                 else [])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for i, m in _rows(c, by_rank):
-        cells = [c.label(m)]
+        cells = [md(c.label(m))]
         for d in c.datasets:
             if (m, d) not in c.mean:
                 cells.append("–")
