@@ -18,7 +18,7 @@ __all__ = [
     "UniformBags", "UniformSetBags",
     "IDX_DATASETS", "PALM_DATASETS", "SKLEARN_DATASETS", "UCI_DATASETS", "FORMATS", "TableOptions",
     "find_dataset_file", "find_idx_folder", "get_data_home", "load_arff", "load_csv", "load_dataset",
-    "load_idx", "load_npz", "load_palm", "load_parquet", "load_sklearn", "load_splits", "read_table",
+    "load_idx", "load_npz", "load_palm", "load_parquet", "load_sklearn", "load_splits", "read_table", "read_tables",
 ]
 
 __getattr__, __dir__ = lazy_exports(globals(), {
@@ -26,6 +26,6 @@ __getattr__, __dir__ = lazy_exports(globals(), {
                      "NoisyBags", "UniformBags", "UniformSetBags"), "plcore.datasets.bags"),
     **dict.fromkeys(("find_dataset_file", "find_idx_folder", "get_data_home", "load_arff", "load_csv",
                      "load_dataset", "load_idx", "load_npz", "load_palm", "load_parquet", "load_sklearn",
-                     "load_splits", "read_table"),
+                     "load_splits", "read_table", "read_tables"),
                     "plcore.datasets.loaders"),
 })

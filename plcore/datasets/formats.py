@@ -9,7 +9,8 @@ loading a reader.
 
 Adding a format is one module of :mod:`plcore.datasets.loaders` with a
 ``read_dataset(path, *, name, noisy, options)`` function (and, for a table of named columns, a
-``read_frame(path, *, delimiter)``), plus one :class:`Format` entry here.
+``read_frame(path, *, delimiter)``, and where it can read them in pieces a
+``read_frames(path, *, delimiter, cells)``), plus one :class:`Format` entry here.
 """
 
 from __future__ import annotations
@@ -66,7 +67,9 @@ class Format:
 
     ``load`` reads a data set: ``read_dataset(path, *, name, noisy, options) -> PLDataset``
     (``options`` a :class:`TableOptions`); ``frame``, for a table of named columns, reads new
-    rows: ``read_frame(path, *, delimiter) -> DataFrame``. ``table_options``: the file reads the
+    rows: ``read_frame(path, *, delimiter) -> DataFrame``; ``frames`` reads them in pieces of about
+    ``cells`` cells, as they are used: ``read_frames(path, *, delimiter, cells) -> iterator of
+    DataFrames`` (the whole file's frame cut into pieces). ``table_options``: the file reads the
     label options of :class:`TableOptions`; ``categorical``: it reads ``categorical``.
     """
 
@@ -74,6 +77,7 @@ class Format:
     name: str
     load: str
     frame: str | None = None
+    frames: str | None = None
     table_options: bool = False
     categorical: bool = False
 
@@ -85,6 +89,10 @@ class Format:
         """The ``read_frame`` function, or ``None`` for a format without one."""
         return None if self.frame is None else _resolve(self.frame)
 
+    def frames_reader(self) -> Callable | None:
+        """The ``read_frames`` function, or ``None`` for a format that reads new rows whole."""
+        return None if self.frames is None else _resolve(self.frames)
+
 
 _LOADERS = "plcore.datasets.loaders"
 
@@ -93,8 +101,10 @@ FORMATS: tuple[Format, ...] = (
     Format(".mat", "PALM", f"{_LOADERS}.palm:read_dataset"),
     Format(".arff", "ARFF", f"{_LOADERS}.arff:read_dataset", frame=f"{_LOADERS}.arff:read_frame", categorical=True),
     Format(".csv", "CSV", f"{_LOADERS}.csvfile:read_dataset", frame=f"{_LOADERS}.csvfile:read_frame",
+           frames=f"{_LOADERS}.csvfile:read_frames",
            table_options=True, categorical=True),
     Format(".parquet", "Parquet", f"{_LOADERS}.parquet:read_dataset", frame=f"{_LOADERS}.parquet:read_frame",
+           frames=f"{_LOADERS}.parquet:read_frames",
            table_options=True, categorical=True),
     Format(".npz", "NPZ", f"{_LOADERS}.npz:read_dataset"),
 )

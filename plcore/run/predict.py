@@ -8,7 +8,9 @@ names, in any order; other columns (candidate sets, true labels, ids) are ignore
 are encoded as the training rows were. A model trained on data without column names reads the
 features by position (a named data set or a file loaded as for training). The output CSV holds
 one row per row of ``data``, in their order (an existing file is never replaced unless
-``overwrite=true``, nor the input ever; the file is written whole, then renamed): the row's position from 0 (or, with
+``overwrite=true``, nor the input ever; ``out=`` is checked before the store is opened; a CSV or
+Parquet file is read and predicted in pieces of about :data:`CHUNK_CELLS` cells, written to a
+temporary file, then renamed): the row's position from 0 (or, with
 ``id_column=``, that column's value), the predicted class name and, where the model gives them, one score per class.
 With ``sets=true`` (a model whose final step has ``predict_set``, e.g. ``+learner=conformal_sets``) a last
 column ``prediction_set`` holds each row's prediction set, its class names joined by ``|``.
@@ -184,6 +186,24 @@ def load_run_model(run, tracking_uri: str, *, trust: bool = False):
     return model, classes, note
 
 
+#: about how many cells of new rows are read, encoded and predicted at a time (None: the whole
+#: file at once); the output is the same whatever it is (tests and the memory benchmark lower it)
+CHUNK_CELLS: int | None = 250_000
+
+
+def _out_path(args: dict, rid: str | None, overwrite: bool):
+    """The output file checked before any work (:func:`~plcore.utils.files.checked_output`), or
+    None while the default name waits for the run id (``rid``) of a run given by name."""
+    from plcore.utils.files import checked_output
+
+    if args.get("out"):
+        return checked_output(args["out"], flag="out=", inputs=[args["data"]], overwrite=overwrite)
+    if rid is None:
+        return None
+    default = f"predictions-{rid[:8]}-{Path(args['data']).stem}.csv"
+    return checked_output(default, flag="out=", inputs=[args["data"]], overwrite=overwrite)
+
+
 def main(argv=None) -> int:
     """Entry point of ``python -m plcore predict``."""
     from mlflow.tracking import MlflowClient
@@ -191,62 +211,87 @@ def main(argv=None) -> int:
     from plcore.tracking import check_readable, quiet_mlflow
 
     args = _parse(list(sys.argv[1:] if argv is None else argv))
-    if args.get("out") and Path(args["data"]).exists() and Path(args["out"]).resolve() == Path(args["data"]).resolve():
-        raise ConfigError(f"out={args['out']} is the input data={args['data']}: it would be overwritten; name "
-                          "another file")
-    overwrite = _flag(args, "overwrite")
-    if args.get("out") and Path(args["out"]).exists() and not overwrite:
-        raise ConfigError(f"out={args['out']} exists: not overwritten (overwrite=true replaces it)")
+    overwrite, latest, trust = _flag(args, "overwrite"), _flag(args, "latest"), _flag(args, "trust")
+    with_sets, abstain = _flag(args, "sets"), _flag(args, "abstain")
+    out = _out_path(args, args["run"] if _RUN_ID.match(args["run"]) else None, overwrite)  # before any work
     uri = args.get("tracking_uri") or os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
     if uri.startswith("sqlite:///") and not Path(uri[len("sqlite:///"):]).is_file():
         raise TrackingError(f"no tracking database at {uri}; pass tracking_uri=... or set MLFLOW_TRACKING_URI")
-    latest, trust = _flag(args, "latest"), _flag(args, "trust")
     check_readable(uri)
     client = MlflowClient(tracking_uri=uri)
     with quiet_mlflow():
         run = find_run(client, args["run"], args.get("experiment"), latest=latest)
     rid = run.info.run_id
+    out = out or _out_path(args, rid, overwrite)  # a run given by name: checked before its model is loaded
     model, classes, note = load_run_model(run, uri, trust=trust)
     if note:
         print(f"warning: the model of run {rid} was {note}", file=sys.stderr)
-    with_sets = _flag(args, "sets") and _check_sets(model, rid)
-    abstain = _flag(args, "abstain") and _check_abstain(model, rid)
-    name, rows, table, encoded = read_new_rows(model, args["data"],
-                                               args.get("data_home") or os.environ.get("PLCORE_DATA_HOME"))
-    ids = _ids(table, args.get("id_column"), args["data"])
-    try:
-        labels, scores, names = predict_file(model, classes, rows, encoded=encoded)
-        sets = prediction_sets(model, classes, rows, encoded=encoded) if with_sets else None
-        reject = reject_scores(model, classes, rows, encoded=encoded) if abstain else None
-    except DataValidationError as err:
-        raise DataValidationError(f"{args['data']}: {err}") from None
-    except Exception as err:  # noqa: BLE001 - a model another plcore version wrote
-        if not note:
-            raise
-        raise ConfigError(f"the model of run {rid} failed to predict ({type(err).__name__}: {err}); it was {note}: "
-                          "install those versions to use it") from None
-    out = Path(args.get("out") or f"predictions-{rid[:8]}-{name}.csv")
-    if out.exists() and not overwrite:
-        raise ConfigError(f"{out} exists: not overwritten (out=<file> names another, overwrite=true replaces it)")
-    with atomic_write(out) as tmp:  # written whole, then renamed: never half a file
-        _write_predictions(tmp, ids, labels, scores, names, sets, reject)
-    print(f"{len(labels)} predictions of run {rid} ({run.info.run_name}) written to {out}")
+    with_sets = with_sets and _check_sets(model, rid)
+    abstain = abstain and _check_abstain(model, rid)
+    chunks = _new_row_chunks(model, args["data"], args.get("data_home") or os.environ.get("PLCORE_DATA_HOME"))
+    n = 0
+    with atomic_write(out) as tmp, open(tmp, "w", newline="") as fh, _progress() as bar:
+        writer = csv.writer(fh)  # written as the rows are predicted, then renamed: never half a file
+        for rows, table, encoded in chunks:
+            ids = _ids(table, args.get("id_column"), args["data"])
+            try:
+                Z = rows if encoded else _prediction_model(model, classes).encode(rows)
+                labels, scores, names = predict_file(model, classes, Z, encoded=True)
+                sets = prediction_sets(model, classes, Z, encoded=True) if with_sets else None
+                reject = reject_scores(model, classes, Z, encoded=True) if abstain else None
+            except DataValidationError as err:
+                raise DataValidationError(f"{args['data']}: {err}") from None
+            except Exception as err:  # noqa: BLE001 - a model another plcore version wrote
+                if not note:
+                    raise
+                raise ConfigError(f"the model of run {rid} failed to predict ({type(err).__name__}: {err}); it was "
+                                  f"{note}: install those versions to use it") from None
+            if not n:
+                writer.writerow(_header(ids, scores, names, sets, reject))
+            _write_rows(writer, n, ids, labels, scores, sets, reject)
+            n += len(labels)
+            bar.update(len(labels))
+    print(f"{n} predictions of run {rid} ({run.info.run_name}) written to {out}")
     return 0
 
 
-def _write_predictions(path, ids, labels, scores, names, sets, reject) -> None:
-    """The predictions CSV (:func:`main`): id or index, label, the scores, the set, the reject score."""
-    with open(path, "w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow([ids.column if ids is not None else "index", "label"]
-                        + ([f"score_{c}" for c in names] if scores is not None else [])
-                        + (["prediction_set"] if sets is not None else [])
-                        + (["reject_score"] if reject is not None else []))
-        for i, label in enumerate(labels if reject is None else np.where(reject > 0, labels, "abstain").tolist()):
-            writer.writerow([ids.values[i] if ids is not None else i, label]
-                            + ([f"{v:.6g}" for v in scores[i]] if scores is not None else [])
-                            + ([sets[i]] if sets is not None else [])
-                            + ([f"{reject[i]:.6g}"] if reject is not None else []))
+def _new_row_chunks(model, data: str, data_home=None):
+    """The new rows of :func:`read_new_rows` as ``(rows, table or None, encoded)``, piece by piece:
+    a CSV or Parquet file read by column names in frames of about :data:`CHUNK_CELLS` cells
+    (:func:`~plcore.datasets.read_tables`), anything else whole."""
+    from plcore.datasets import read_tables
+    from plcore.datasets.formats import frame_suffixes
+
+    if getattr(model, "feature_names_in_", None) is not None and Path(data).suffix.lower() in frame_suffixes():
+        for table in read_tables(data, cells=CHUNK_CELLS):
+            yield table, table, False
+        return
+    _, rows, table, encoded = read_new_rows(model, data, data_home)
+    yield rows, table, encoded
+
+
+def _progress():
+    """A bar of the rows predicted, on stderr where it is a terminal (tqdm); nothing otherwise."""
+    from tqdm import tqdm
+
+    return tqdm(unit=" rows", file=sys.stderr, disable=not sys.stderr.isatty(), leave=False)
+
+
+def _header(ids, scores, names, sets, reject) -> list:
+    """The predictions CSV's first row: id or index, label, the scores, the set, the reject score."""
+    return ([ids.column if ids is not None else "index", "label"]
+            + ([f"score_{c}" for c in names] if scores is not None else [])
+            + (["prediction_set"] if sets is not None else [])
+            + (["reject_score"] if reject is not None else []))
+
+
+def _write_rows(writer, start: int, ids, labels, scores, sets, reject) -> None:
+    """One piece's rows of the predictions CSV (:func:`main`); ``start``: the position of its first row."""
+    for i, label in enumerate(labels if reject is None else np.where(reject > 0, labels, "abstain").tolist()):
+        writer.writerow([ids.values[i] if ids is not None else start + i, label]
+                        + ([f"{v:.6g}" for v in scores[i]] if scores is not None else [])
+                        + ([sets[i]] if sets is not None else [])
+                        + ([f"{reject[i]:.6g}"] if reject is not None else []))
 
 
 def _prediction_model(model, classes):

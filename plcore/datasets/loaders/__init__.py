@@ -49,6 +49,7 @@ __all__ = [
     "load_sklearn",
     "load_splits",
     "read_table",
+    "read_tables",
 ]
 
 
@@ -127,3 +128,18 @@ def read_table(path, delimiter: str = ","):
     if reader is None:  # any other file is read as CSV, as before the suffix table
         reader = format_of(".csv").frame_reader()
     return reader(path, delimiter=delimiter)
+
+
+def read_tables(path, delimiter: str = ",", cells: int | None = None):
+    """The rows :func:`read_table` reads, as DataFrames of about ``cells`` cells each, read as they
+    are used (CSV and Parquet; other formats, or ``cells=None``: one frame of all rows). Cut from
+    the one frame :func:`read_table` gives: the same values, columns and index, piece by piece."""
+    path = _existing_file(path)
+    fmt = format_of(path.suffix)
+    if fmt is None or fmt.frame_reader() is None:
+        fmt = format_of(".csv")
+    reader = fmt.frames_reader()
+    if reader is None:
+        yield fmt.frame_reader()(path, delimiter=delimiter)
+        return
+    yield from reader(path, delimiter=delimiter, cells=cells)

@@ -17,15 +17,20 @@ def _csv_rows(path, delimiter, comments_after_header: bool = True):
     """Non-blank, non-comment rows of a CSV file as ``(file line, stripped fields)``; with
     ``comments_after_header=False`` a row starting with ``#`` is a comment only before the first
     row (new rows whose first field is ``#123`` are rows)."""
-    rows = []
     with open(path, newline="", encoding="utf-8-sig") as fh:
-        reader = csv.reader(fh, delimiter=delimiter)
-        for fields in reader:
-            fields = [f.strip() for f in fields]
-            if not any(fields) or (fields[0].startswith("#") and (comments_after_header or not rows)):
-                continue
-            rows.append((reader.line_num, fields))
-    return rows
+        return list(_each_csv_row(fh, delimiter, comments_after_header))
+
+
+def _each_csv_row(fh, delimiter, comments_after_header: bool = True):
+    """The rows of :func:`_csv_rows` one at a time, from an open file."""
+    reader = csv.reader(fh, delimiter=delimiter)
+    seen = False
+    for fields in reader:
+        fields = [f.strip() for f in fields]
+        if not any(fields) or (fields[0].startswith("#") and (comments_after_header or not seen)):
+            continue
+        seen = True
+        yield reader.line_num, fields
 
 
 def _check_width(path, rows, width: int) -> None:
@@ -115,13 +120,42 @@ def read_dataset(path, *, name: str | None = None, noisy: bool = False, options:
 def read_frame(path, *, delimiter: str = ","):
     """A CSV file's rows as a DataFrame (its first row naming the columns; values as text, index
     the file lines, named ``line``): the suffix table's reader of new rows."""
+    frames = read_frames(path, delimiter=delimiter)
+    try:
+        return next(frames)
+    finally:
+        frames.close()
+
+
+def read_frames(path, *, delimiter: str = ",", cells: int | None = None):
+    """The rows of :func:`read_frame` as DataFrames of about ``cells`` cells each (at least one
+    row; None: one frame of all rows), read as they are used: memory does not grow with the file.
+    The frames are those of the whole file cut into pieces (the same text, index and columns)."""
+    import itertools
+
     import pandas as pd
 
-    with _reading(path, "a CSV file"):
-        rows = _csv_rows(path, delimiter, comments_after_header=False)
-    if len(rows) < 2:
-        raise DataValidationError(f"{path}: needs a header row naming the columns and at least one data row")
-    (_, header), rows = rows[0], rows[1:]
-    _check_width(path, rows, len(header))
-    return pd.DataFrame([f for _, f in rows], columns=header, dtype=object,
-                        index=pd.Index([line for line, _ in rows], name="line"))
+    what = "a CSV file"
+    with _reading(path, what):
+        fh = open(path, newline="", encoding="utf-8-sig")
+    with fh:
+        rows = _each_csv_row(fh, delimiter, comments_after_header=False)
+        with _reading(path, what):
+            first = next(rows, None)
+        header = None if first is None else first[1]
+        size = None if cells is None or header is None else max(1, cells // max(1, len(header)))
+        done = 0
+        while True:
+            with _reading(path, what):
+                chunk = list(itertools.islice(rows, size))
+            if not chunk:
+                if not done:
+                    raise DataValidationError(f"{path}: needs a header row naming the columns and at least one "
+                                              "data row")
+                return
+            _check_width(path, chunk, len(header))
+            done += len(chunk)
+            yield pd.DataFrame([f for _, f in chunk], columns=header, dtype=object,
+                               index=pd.Index([line for line, _ in chunk], name="line"))
+            if size is None:
+                return

@@ -62,3 +62,38 @@ def read_frame(path, *, delimiter: str = ","):
     frame.index = pd.RangeIndex(frame.shape[0], name="row")
     frame.columns = [str(c) for c in frame.columns]
     return frame
+
+
+def read_frames(path, *, delimiter: str = ",", cells: int | None = None):
+    """The rows of :func:`read_frame` as DataFrames of about ``cells`` cells each (batches of the
+    file's row groups, read as they are used; None: one frame of all rows). Each batch is
+    converted as the whole file is (its pandas metadata too), its index the rows' positions."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if cells is None:
+        yield read_frame(path)
+        return
+    what = "a Parquet file"
+    with _reading(path, what):
+        try:
+            file = pq.ParquetFile(path)
+        except Exception as err:  # noqa: BLE001 - pyarrow raises many kinds for a bad file
+            raise DataValidationError(f"{path}: not a readable Parquet file ({type(err).__name__}: "
+                                      f"{one_line(str(err)) or 'no detail'})") from err
+    if file.metadata.num_rows == 0:
+        raise DataValidationError(f"{path}: the file holds no rows")
+    schema = file.schema_arrow
+    batches = file.iter_batches(batch_size=max(1, cells // max(1, len(schema.names))))
+    done = 0
+    while True:
+        with _reading(path, what):
+            batch = next(batches, None)
+            if batch is None:
+                return
+            frame = pa.Table.from_batches([batch], schema=schema).to_pandas()
+        frame.index = pd.RangeIndex(done, done + frame.shape[0], name="row")
+        frame.columns = [str(c) for c in frame.columns]
+        done += frame.shape[0]
+        yield frame
