@@ -124,7 +124,8 @@ def main(argv=None) -> int:
     if args.command == "merge":
         from plcore.leaderboard.checks import merge_trees
 
-        report = merge_trees(args.sources, args.results, registry=get_registry())
+        report = merge_trees(args.sources, args.results, registry=get_registry(),
+                             echo=lambda line: print(line, flush=True))
         print(f"{len(report.copied)} run file(s) merged into {args.results}; {len(report.duplicates)} identical "
               "duplicate(s) dropped")
         return 0
