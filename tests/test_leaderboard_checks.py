@@ -397,3 +397,57 @@ def test_merge_of_a_folder_one_level_too_deep_says_which_folder_to_pass(results,
     proc = _merge(plcore_cli, results.parent, "deeper", results="merged")
     assert proc.returncode == 2 and _one_line(proc).endswith(
         f"run files lie deeper, under {Path('deeper/res/field-smoke-1')}: pass {Path('deeper/res')} instead")
+
+
+# No link leads out of a results tree (issue 71, item 4): a symbolic link in one is refused in one
+# line before any work, and a run file is never written through one.
+
+
+def _link_out(results, tmp_path) -> tuple[Path, Path]:
+    """plknn's cell folder moved out of ``results`` and linked back in; (link, the folder outside)."""
+    cell = _file(results).parent.parent
+    outside = tmp_path / "outside"
+    shutil.move(cell, outside)
+    cell.symlink_to(outside, target_is_directory=True)
+    return cell, outside
+
+
+@pytest.mark.parametrize("command", ["run", "list", "page", "verify"])
+def test_a_results_tree_with_a_link_leading_out_is_refused_before_any_work(results, tmp_path, plcore_cli, command):
+    link, outside = _link_out(results, tmp_path)
+    shutil.rmtree(outside / "iris")  # `run` would write this cell's folds out of the tree
+    before = sorted(outside.rglob("*"))
+    args = ["leaderboard", command, "--protocol", "field-smoke/1", "--results", "res"]
+    proc = plcore_cli(args + (["--only", "learner:plknn"] if command == "run" else []), results.parent, check=False)
+    assert proc.returncode == 2 and _one_line(proc) == (
+        f"error: --results res: {Path('res') / link.relative_to(results)} is a symbolic link leading out of res; "
+        "a results tree holds no links (put the folder or file itself there)")
+    assert sorted(outside.rglob("*")) == before
+
+
+def test_merge_refuses_a_link_in_its_source_or_its_target(results, tmp_path, plcore_cli):
+    theirs = tmp_path / "theirs"
+    shutil.copytree(results, theirs)
+    link, _ = _link_out(theirs, tmp_path)
+    proc = _merge(plcore_cli, tmp_path, theirs, results="merged")
+    assert proc.returncode == 2 and _one_line(proc).startswith(f"error: merge {theirs}: {link} is a symbolic link "
+                                                               f"leading out of {theirs}")
+    assert not (tmp_path / "merged").exists()
+    inside = _file(results, dataset="wine")
+    inside.unlink()
+    inside.symlink_to(_file(results))  # a link inside the tree is refused too
+    proc = _merge(plcore_cli, tmp_path, COMMITTED)
+    assert proc.returncode == 2 and _one_line(proc).startswith(
+        f"error: --results res: {Path('res') / inside.relative_to(results)} is a symbolic link leading inside it")
+
+
+def test_a_run_file_is_never_written_through_a_link_out_of_the_tree(results, tmp_path):
+    from plcore.exceptions import DataValidationError
+    from plcore.leaderboard import write_run
+
+    link, outside = _link_out(results, tmp_path)
+    rec = json.loads((outside / "iris" / "fold-0.json").read_text())
+    shutil.rmtree(outside / "iris")
+    with pytest.raises(DataValidationError, match="through a symbolic link; nothing written"):
+        write_run(results, rec)
+    assert [p.name for p in outside.iterdir()] == ["wine"]

@@ -30,10 +30,10 @@ from pathlib import Path
 
 from plcore.exceptions import ConfigError, DataValidationError, PlcoreError, one_line
 from plcore.leaderboard.protocol import Protocol, checked_data, fold_scores, load_protocol
-from plcore.leaderboard.runfile import ComponentRef, RunFile, read_run, run_path, state_of
+from plcore.leaderboard.runfile import ComponentRef, RunFile, inside_tree, read_run, run_path, state_of
 from plcore.utils.files import atomic_write
 
-__all__ = ["Invalid", "Scan", "scan", "cell_states", "MergeReport", "merge_trees", "IDENTITY",
+__all__ = ["Invalid", "Scan", "scan", "cell_states", "MergeReport", "merge_trees", "refuse_links", "IDENTITY",
            "MACHINE_FIELDS", "LAYOUT"]
 
 #: the fields of a run file's component block that must agree with its row (the spec hash in full:
@@ -350,6 +350,28 @@ LAYOUT = "SRC/<protocol id>-<version>/<track>/<kind>/<name>@r<rev>-<hash>/<data 
 _PROTOCOL_FOLDER = re.compile(r"^.+-\d+$")
 
 
+def refuse_links(root, what: str) -> None:
+    """Refuse, in one line naming it, a symbolic link (a folder's or a file's) anywhere under the
+    results tree ``root`` (``root`` itself may be one): one leading out of the tree would make a
+    command read or write outside it, one inside it would put a file in another's place, so a
+    results tree holds none. Checked before any work; ``what`` names the tree (``--results res``)."""
+    import os
+
+    root = Path(root)
+    if not root.is_dir():
+        return
+    top = root.resolve()
+    for folder, dirs, files in os.walk(root):
+        for name in sorted(dirs + files):
+            link = Path(folder, name)
+            if not link.is_symlink():
+                continue
+            target = link.resolve()
+            where = "inside it" if target == top or top in target.parents else f"out of {root}"
+            raise ConfigError(f"{what}: {link} is a symbolic link leading {where}; a results tree holds no links "
+                              "(put the folder or file itself there)")
+
+
 def _no_run_files(source: Path) -> ConfigError:
     """The refusal of a SRC with no run file where :data:`LAYOUT` puts them, with the folder to pass
     where run files lie deeper or shallower."""
@@ -394,8 +416,8 @@ def merge_trees(sources, into, *, registry=None, data_home=None, echo=None) -> M
     the whole merge (``<into>/.merge.lock``, the operating system's lock through :mod:`filelock`:
     a second merge into it waits, then checks against what the first one copied).
 
-    Everything is checked before anything is copied: a SRC with no run file where :data:`LAYOUT`
-    puts them is refused;
+    Everything is checked before anything is copied: a tree with a symbolic link
+    (:func:`refuse_links`) and a SRC with no run file where :data:`LAYOUT` puts them are refused;
     every incoming file is validated (:func:`scan`), and the merge is refused naming each bad one;
     a valid file whose place (``run_path``: the row's folder names 8 hex digits of the spec hash)
     already holds a file in ``into`` (or in an earlier source) that differs from it in anything but
@@ -407,8 +429,10 @@ def merge_trees(sources, into, *, registry=None, data_home=None, echo=None) -> M
     for source in sources:
         if not source.is_dir():
             raise DataValidationError(f"{source}: no such folder of run files")
+        refuse_links(source, f"merge {source}")
         if not any(source.glob("*/*/*/*/*/fold-*.json")):
             raise _no_run_files(source)
+    refuse_links(into, f"--results {into}")
     created = not into.exists()
     into.mkdir(parents=True, exist_ok=True)
     lock = FileLock(into / ".merge.lock", timeout=0)
@@ -461,6 +485,7 @@ def _merge(sources, into: Path, registry, data_home) -> MergeReport:
         raise DataValidationError(f"merge refused, nothing copied: {len(bad)} bad run file(s): " + "; ".join(bad))
     for path, record in plan:
         target = run_path(into, record)
+        inside_tree(into, target)
         target.parent.mkdir(parents=True, exist_ok=True)
         with atomic_write(target) as tmp:
             shutil.copyfile(path, tmp)
