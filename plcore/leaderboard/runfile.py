@@ -448,10 +448,12 @@ def write_run(root, run) -> Path:
 def inside_tree(root, path) -> None:
     """Refuse, in one line, to write ``path`` where its folder, through a symbolic link, leads out
     of the results tree ``root`` (the nearest folder of it that exists, resolved, must be in it)."""
-    top, folder = Path(root).resolve(), Path(path).parent
-    while not folder.exists() and folder != folder.parent:
+    root, folder = Path(root), Path(path).parent
+    while not folder.exists() and folder != root and root in folder.parents:
         folder = folder.parent
-    real = folder.resolve()
+    if not folder.exists():  # nothing of the tree exists yet: no link in it
+        return
+    top, real = root.resolve(), folder.resolve()
     if real != top and top not in real.parents:
         raise DataValidationError(f"{path}: its folder leads out of {root} through a symbolic link; nothing written")
 
