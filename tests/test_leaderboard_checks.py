@@ -6,6 +6,8 @@ changed, copied or forged fold but passes the committed results as they are."""
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -293,3 +295,159 @@ def test_a_path_of_a_machine_is_refused_without_repeating_it(results):
     path.write_text(json.dumps(rec))
     (bad,) = scan(PROTOCOL, results).invalid
     assert bad.reason == "selection.note names a path of a machine" and "alice" not in bad.line()
+
+
+# Merge never replaces (issue 71, item 1): a file whose spec hash shares only its first 8 hex digits
+# with the committed row's is refused, two merges into one folder serialise, a SRC one level off
+# says which folder to pass.
+
+def _other_spec(rec: dict) -> dict:
+    """``rec`` with a spec hash whose first 8 hex digits (its folder's name) are the same, and no others."""
+    rec = json.loads(json.dumps(rec))
+    head, tail = rec["component"]["spec_hash"][:15], rec["component"]["spec_hash"][15:]
+    rec["component"]["spec_hash"] = head + "".join("0" if c != "0" else "1" for c in tail)
+    return rec
+
+
+def _one_file_tree(tmp_path, name, results, rec) -> tuple[Path, Path]:
+    """A tree ``<tmp>/<name>`` holding only ``rec``, in its place (plknn's first fold on iris)."""
+    path = tmp_path / name / _file(COMMITTED).relative_to(COMMITTED)
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(rec))
+    return tmp_path / name, path
+
+
+def _merge(plcore_cli, cwd, *sources, results="res"):
+    return plcore_cli(["leaderboard", "merge", *map(str, sources), "--results", results], cwd, check=False)
+
+
+def _one_line(proc) -> str:
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    return lines[0]
+
+
+def test_merge_refuses_a_file_whose_spec_hash_matches_only_in_its_folders_8_digits(results, tmp_path, plcore_cli):
+    committed = _file(results)
+    before = committed.read_text()
+    rec = json.loads(before)
+    theirs, forged = _one_file_tree(tmp_path, "theirs", results, _forge(_other_spec(rec), _truth(rec)))
+    proc = _merge(plcore_cli, results.parent, theirs)
+    line = _one_line(proc)
+    assert proc.returncode == 2 and "merge refused, nothing copied: 1 bad run file(s)" in line
+    theirs_hash, ours = _other_spec(rec)["component"]["spec_hash"], rec["component"]["spec_hash"]
+    assert f"{forged}: its component.spec_hash '{theirs_hash}' is not the installed row's '{ours}'" in line
+    assert f"(not merged over {Path('res') / committed.relative_to(results)})" in line
+    assert committed.read_text() == before
+
+
+def test_a_prefix_colliding_file_of_a_row_not_installed_conflicts_naming_both(results, tmp_path):
+    from plcore.exceptions import DataValidationError
+    from plcore.leaderboard import merge_trees
+
+    committed = _file(results)
+    before = committed.read_text()
+    theirs, forged = _one_file_tree(tmp_path, "theirs", results, _other_spec(json.loads(before)))
+    with pytest.raises(DataValidationError) as exc:  # no registry: the row is installed nowhere
+        merge_trees([theirs], results)
+    text = str(exc.value)
+    assert "\n" not in text and f"differs between {committed} and {forged} (component.spec_hash" in text
+    assert committed.read_text() == before
+
+
+def test_scan_refuses_a_file_whose_full_spec_hash_is_not_its_rows(results):
+    path = _file(results)
+    rec = json.loads(path.read_text())
+    path.write_text(json.dumps(_other_spec(rec)))
+    (bad,) = scan(PROTOCOL, results).invalid  # the row's other files, without a registry
+    theirs_hash, ours = _other_spec(rec)["component"]["spec_hash"], rec["component"]["spec_hash"]
+    assert bad.path == path
+    assert bad.reason == f"its component.spec_hash {theirs_hash!r} is not the row's other files's {ours!r}"
+
+
+def test_two_merges_started_together_serialise_and_the_second_is_refused(results, tmp_path):
+    committed = _file(results)
+    rec = json.loads(committed.read_text())
+    committed.unlink()  # a fold new here, brought by two machines with other predictions
+    a, path_a = _one_file_tree(tmp_path, "a", results, rec)
+    b, path_b = _one_file_tree(tmp_path, "b", results, _forge(rec, _truth(rec)))
+    procs = [subprocess.Popen([sys.executable, "-m", "plcore", "leaderboard", "merge", str(src), "--results", "res"],
+                              cwd=results.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for src in (a, b)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    codes = [p.returncode for p in procs]
+    assert sorted(codes) == [0, 2], outs
+    won, lost = (0, 1) if codes[0] == 0 else (1, 0)
+    err = outs[lost][1].strip().splitlines()
+    assert len(err) == 1 and "differs between" in err[0] and "(other predictions)" in err[0]
+    assert f"between {Path('res') / committed.relative_to(results)} and {(path_a, path_b)[lost]} " in err[0]
+    assert committed.read_text() == (path_a, path_b)[won].read_text()
+    assert not (results / ".merge.lock").exists()
+
+
+def test_merge_of_a_folder_one_level_too_deep_says_which_folder_to_pass(results, plcore_cli):
+    proc = _merge(plcore_cli, results.parent, Path("res") / "field-smoke-1" / "classification", results="merged")
+    line = _one_line(proc)
+    assert proc.returncode == 2 and line.startswith(
+        f"error: {Path('res/field-smoke-1/classification')}: no run file at SRC/<protocol id>-<version>/<track>/"
+        "<kind>/<name>@r<rev>-<hash>/<data set>/fold-<k>.json; it is a folder inside the results tree res")
+    assert line.endswith(": pass res instead") and not (results.parent / "merged").exists()
+    (results.parent / "deeper").mkdir()
+    shutil.move(results, results.parent / "deeper" / "res")
+    proc = _merge(plcore_cli, results.parent, "deeper", results="merged")
+    assert proc.returncode == 2 and _one_line(proc).endswith(
+        f"run files lie deeper, under {Path('deeper/res/field-smoke-1')}: pass {Path('deeper/res')} instead")
+
+
+# No link leads out of a results tree (issue 71, item 4): a symbolic link in one is refused in one
+# line before any work, and a run file is never written through one.
+
+
+def _link_out(results, tmp_path) -> tuple[Path, Path]:
+    """plknn's cell folder moved out of ``results`` and linked back in; (link, the folder outside)."""
+    cell = _file(results).parent.parent
+    outside = tmp_path / "outside"
+    shutil.move(cell, outside)
+    cell.symlink_to(outside, target_is_directory=True)
+    return cell, outside
+
+
+@pytest.mark.parametrize("command", ["run", "list", "page", "verify"])
+def test_a_results_tree_with_a_link_leading_out_is_refused_before_any_work(results, tmp_path, plcore_cli, command):
+    link, outside = _link_out(results, tmp_path)
+    shutil.rmtree(outside / "iris")  # `run` would write this cell's folds out of the tree
+    before = sorted(outside.rglob("*"))
+    args = ["leaderboard", command, "--protocol", "field-smoke/1", "--results", "res"]
+    proc = plcore_cli(args + (["--only", "learner:plknn"] if command == "run" else []), results.parent, check=False)
+    assert proc.returncode == 2 and _one_line(proc) == (
+        f"error: --results res: {Path('res') / link.relative_to(results)} is a symbolic link leading out of res; "
+        "a results tree holds no links (put the folder or file itself there)")
+    assert sorted(outside.rglob("*")) == before
+
+
+def test_merge_refuses_a_link_in_its_source_or_its_target(results, tmp_path, plcore_cli):
+    theirs = tmp_path / "theirs"
+    shutil.copytree(results, theirs)
+    link, _ = _link_out(theirs, tmp_path)
+    proc = _merge(plcore_cli, tmp_path, theirs, results="merged")
+    assert proc.returncode == 2 and _one_line(proc).startswith(f"error: merge {theirs}: {link} is a symbolic link "
+                                                               f"leading out of {theirs}")
+    assert not (tmp_path / "merged").exists()
+    inside = _file(results, dataset="wine")
+    inside.unlink()
+    inside.symlink_to(_file(results))  # a link inside the tree is refused too
+    proc = _merge(plcore_cli, tmp_path, COMMITTED)
+    assert proc.returncode == 2 and _one_line(proc).startswith(
+        f"error: --results res: {Path('res') / inside.relative_to(results)} is a symbolic link leading inside it")
+
+
+def test_a_run_file_is_never_written_through_a_link_out_of_the_tree(results, tmp_path):
+    from plcore.exceptions import DataValidationError
+    from plcore.leaderboard import write_run
+
+    link, outside = _link_out(results, tmp_path)
+    rec = json.loads((outside / "iris" / "fold-0.json").read_text())
+    shutil.rmtree(outside / "iris")
+    with pytest.raises(DataValidationError, match="through a symbolic link; nothing written"):
+        write_run(results, rec)
+    assert [p.name for p in outside.iterdir()] == ["wine"]

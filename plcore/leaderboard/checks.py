@@ -9,11 +9,12 @@ A file under ``<results>/<id>-<version>/`` is checked against the protocol ``<id
    a fold in range, and the data set's fingerprint, candidate sets and the fold's digest;
 3. its timings: seconds, finite and not negative, and where it ran ok not below a plausible floor
    (:data:`FLOOR`), the wall time at least the fit and predict times;
-4. its component block: where the component is installed with the same row key, its display
-   name, distribution, pipeline, section and group are the installed row's, the hyperparameters
-   it chose are parameters of the pipeline's components, and each chosen value is one of the
-   row's search space and allowed by its component's ``_parameter_constraints``; otherwise these
-   fields agree with the rest of the row's files (the most common value wins);
+4. its component block: where the component is installed with the same row key, its full spec
+   hash (the folder names only 8 hex digits of it), display name, distribution, pipeline, section
+   and group are the installed row's, the hyperparameters it chose are parameters of the
+   pipeline's components, and each chosen value is one of the row's search space and allowed by
+   its component's ``_parameter_constraints``; otherwise these fields agree with the rest of the
+   row's files (the most common value wins);
 5. its scores, recomputed from its predictions on the protocol's data.
 
 A file that fails a check is not an error of the folder: it is an :class:`Invalid` cell with its
@@ -32,13 +33,17 @@ from pathlib import Path
 
 from plcore.exceptions import ConfigError, DataValidationError, PlcoreError, one_line
 from plcore.leaderboard.protocol import Protocol, checked_data, fold_scores, load_protocol
-from plcore.leaderboard.runfile import ComponentRef, RunFile, read_run, run_path, state_of
+from plcore.leaderboard.runfile import ComponentRef, RunFile, inside_tree, read_run, run_path, state_of
 from plcore.utils.files import atomic_write
 
-__all__ = ["Invalid", "Scan", "scan", "cell_states", "MergeReport", "merge_trees", "IDENTITY"]
+__all__ = ["Invalid", "Scan", "scan", "cell_states", "MergeReport", "merge_trees", "refuse_links", "IDENTITY",
+           "MACHINE_FIELDS", "LAYOUT"]
 
-#: the fields of a run file's component block that must agree with its row
-IDENTITY = ("display_name", "distribution", "pipeline", "section", "group")
+#: the fields of a run file's component block that must agree with its row (the spec hash in full:
+#: the row's folder names only its first 8 hex digits)
+IDENTITY = ("spec_hash", "display_name", "distribution", "pipeline", "section", "group")
+#: the fields two files of one fold may differ in and still be the same run: where and when it ran
+MACHINE_FIELDS = ("timing", "started_at", "finished_at", "machine", "numerics", "software", "warnings", "error")
 #: the fewest seconds a fold that ran ok can record: an order of magnitude below the smallest in the
 #: committed results under leaderboard/ (measured on 2026-12-02 over every run file of every protocol:
 #: fit_s 0.00082 s and wall_s 0.0026 s, PERCEPTRON on wine-uniform of field/2), so that a faster
@@ -200,7 +205,8 @@ class _Installed:
 
 
 def _identity_of(entry) -> dict:
-    return {"display_name": entry.display_name, "distribution": entry.distribution, "pipeline": list(entry.pipeline),
+    return {"spec_hash": entry.spec_hash, "display_name": entry.display_name, "distribution": entry.distribution,
+            "pipeline": list(entry.pipeline),
             "section": entry.section, "group": entry.group}
 
 
@@ -397,12 +403,29 @@ class MergeReport:
 
 
 def _same_setting(a: RunFile, b: RunFile) -> str | None:
-    """What differs between two valid run files of one key, other than where they ran: the
-    status or the predictions; None when nothing does."""
+    """What differs between two valid run files of one place, other than where and when they ran
+    (:data:`MACHINE_FIELDS`, and the installed distribution's version): the first field that does
+    (the status, the predictions, the full spec hash, the scores, the chosen hyperparameters, ...);
+    None when nothing does."""
     if a.status != b.status:
         return f"status {a.status} vs {b.status}"
     if (a.predictions or {}).get("sha256") != (b.predictions or {}).get("sha256"):
         return "other predictions"
+
+    def setting(rec: RunFile) -> dict:
+        out = {k: v for k, v in rec.to_dict().items() if k not in MACHINE_FIELDS}
+        out["component"] = {k: v for k, v in out["component"].items() if k != "version"}
+        return out
+
+    left, right = setting(a), setting(b)
+    for key in sorted(set(left) | set(right)):
+        x, y = left.get(key), right.get(key)
+        if x == y:
+            continue
+        if isinstance(x, dict) and isinstance(y, dict):
+            sub = next(k for k in sorted(set(x) | set(y)) if x.get(k) != y.get(k))
+            return f"{key}.{sub} {x.get(sub)!r} vs {y.get(sub)!r}"
+        return f"{key} {x!r} vs {y!r}"
     return None
 
 
@@ -410,6 +433,51 @@ def _describe(record: RunFile) -> str:
     c = record.component
     return (f"fold {record.fold.index} of {c.kind}:{c.name}@r{c.revision} on {record.dataset.name} "
             f"({record.protocol.key})")
+
+
+#: where :func:`merge_trees` looks for run files under each SRC
+LAYOUT = "SRC/<protocol id>-<version>/<track>/<kind>/<name>@r<rev>-<hash>/<data set>/fold-<k>.json"
+_PROTOCOL_FOLDER = re.compile(r"^.+-\d+$")
+
+
+def refuse_links(root, what: str) -> None:
+    """Refuse, in one line naming it, a symbolic link (a folder's or a file's) anywhere under the
+    results tree ``root`` (``root`` itself may be one): one leading out of the tree would make a
+    command read or write outside it, one inside it would put a file in another's place, so a
+    results tree holds none. Checked before any work; ``what`` names the tree (``--results res``)."""
+    import os
+
+    root = Path(root)
+    if not root.is_dir():
+        return
+    top = root.resolve()
+    for folder, dirs, files in os.walk(root):
+        for name in sorted(dirs + files):
+            link = Path(folder, name)
+            if not link.is_symlink():
+                continue
+            target = link.resolve()
+            where = "inside it" if target == top or top in target.parents else f"out of {root}"
+            raise ConfigError(f"{what}: {link} is a symbolic link leading {where}; a results tree holds no links "
+                              "(put the folder or file itself there)")
+
+
+def _no_run_files(source: Path) -> ConfigError:
+    """The refusal of a SRC with no run file where :data:`LAYOUT` puts them, with the folder to pass
+    where run files lie deeper or shallower."""
+    import os
+
+    said = f"{source}: no run file at {LAYOUT}"
+    for path in sorted(source.rglob("fold-*.json")):
+        n = len(path.relative_to(source).parts)
+        up = path.relative_to(source).parts[:n - 6] if n >= 6 else [".."] * (6 - n)
+        root = Path(os.path.normpath(source.joinpath(*up)))
+        rel = Path(os.path.relpath(path, root)).parts
+        if root != source and len(rel) == 6 and ".." not in rel and _PROTOCOL_FOLDER.match(rel[0]):
+            where = (f"run files lie deeper, under {root / rel[0]}" if n > 6 else
+                     f"it is a folder inside the results tree {root} (of {rel[0]})")
+            return ConfigError(f"{said}; {where}: pass {root} instead")
+    return ConfigError(f"{said}; nothing merged")
 
 
 def _scan_tree(root: Path, registry, data_home) -> tuple[list, list]:
@@ -433,45 +501,81 @@ def _scan_tree(root: Path, registry, data_home) -> tuple[list, list]:
     return valid, invalid
 
 
-def merge_trees(sources, into, *, registry=None, data_home=None) -> MergeReport:
-    """Merge the run files of the trees ``sources`` into the tree ``into``. Everything is checked
-    before anything is copied: every incoming file is validated (:func:`scan`), and the merge is
-    refused naming each bad one; a valid file whose key is already in ``into`` (or in an earlier
-    source) with another status or other predictions is refused in one line naming both; one with
-    the same predictions is dropped as a duplicate."""
-    into = Path(into)
-    present, invalid_here = {}, set()
-    if into.exists():
-        valid, invalid = _scan_tree(into, registry, data_home)
-        present = {r.key: (p, r) for p, r in valid}
-        invalid_here = {bad.path for bad in invalid}
-    plan, report, bad = [], MergeReport(), []
-    for source in map(Path, sources):
+def merge_trees(sources, into, *, registry=None, data_home=None, echo=None) -> MergeReport:
+    """Merge the run files of the trees ``sources`` into the tree ``into``, which stays locked for
+    the whole merge (``<into>/.merge.lock``, the operating system's lock through :mod:`filelock`:
+    a second merge into it waits, then checks against what the first one copied).
+
+    Everything is checked before anything is copied: a tree with a symbolic link
+    (:func:`refuse_links`) and a SRC with no run file where :data:`LAYOUT` puts them are refused;
+    every incoming file is validated (:func:`scan`), and the merge is refused naming each bad one;
+    a valid file whose place (``run_path``: the row's folder names 8 hex digits of the spec hash)
+    already holds a file in ``into`` (or in an earlier source) that differs from it in anything but
+    where and when it ran (:func:`_same_setting`: another full spec hash too) is refused in one
+    line naming both; one that does not is dropped as a duplicate. Nothing is ever replaced."""
+    from filelock import FileLock, Timeout
+
+    into, sources = Path(into), [Path(s) for s in sources]
+    for source in sources:
         if not source.is_dir():
             raise DataValidationError(f"{source}: no such folder of run files")
+        refuse_links(source, f"merge {source}")
+        if not any(source.glob("*/*/*/*/*/fold-*.json")):
+            raise _no_run_files(source)
+    refuse_links(into, f"--results {into}")
+    created = not into.exists()
+    into.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(into / ".merge.lock", timeout=0)
+    try:
+        try:
+            lock.acquire()
+        except Timeout:
+            if echo is not None:
+                echo(f"{into}: another merge into it is under way; waiting for it")
+            lock.acquire(timeout=-1)
+        try:
+            return _merge(sources, into, registry, data_home)
+        finally:
+            (into / ".merge.lock").unlink(missing_ok=True)  # gone while held: a waiter re-checks it (filelock 4.2)
+            lock.release()
+    finally:
+        if created and not any(into.iterdir()):
+            into.rmdir()
+
+
+def _merge(sources, into: Path, registry, data_home) -> MergeReport:
+    """:func:`merge_trees`'s work, under its lock."""
+    valid, invalid = _scan_tree(into, registry, data_home)
+    present = {p: (p, r) for p, r in valid}
+    invalid_here = {bad.path for bad in invalid}
+    plan, report, bad = [], MergeReport(), []
+    for source in sources:
         valid, invalid = _scan_tree(source, registry, data_home)
-        bad += [b.line() for b in invalid]
+        for b in invalid:  # one in the place of a file here names it: the file it would replace
+            here = into / b.path.relative_to(source)
+            bad.append(b.line() + (f" (not merged over {here})" if b.cell is not None and here in present else ""))
         for path, record in valid:
-            key = record.key
             target = run_path(into, record)
             if target in invalid_here:
                 bad.append(f"{path}: would replace {target}, a run file that is invalid there (run `leaderboard "
                            "run` to replace it, or remove it)")
                 continue
-            if key in present:
-                other_path, other = present[key]
+            if target in present:
+                other_path, other = present[target]
                 differs = _same_setting(other, record)
                 if differs:
                     raise DataValidationError(f"{_describe(record)} differs between {other_path} and {path} "
-                                              f"({differs}): run `leaderboard verify` or bump the revision")
+                                              f"({differs}): nothing merged, nothing replaced; run `leaderboard "
+                                              "verify` or bump the revision")
                 report.duplicates.append(path)
                 continue
-            present[key] = (path, record)
+            present[target] = (path, record)
             plan.append((path, record))
     if bad:
         raise DataValidationError(f"merge refused, nothing copied: {len(bad)} bad run file(s): " + "; ".join(bad))
     for path, record in plan:
         target = run_path(into, record)
+        inside_tree(into, target)
         target.parent.mkdir(parents=True, exist_ok=True)
         with atomic_write(target) as tmp:
             shutil.copyfile(path, tmp)

@@ -39,8 +39,9 @@ def listing(protocol, rows, states) -> str:
 
 
 def _check_results(path, *, must_exist: bool) -> None:
-    """``--results`` in one line before any work (issue 63, item 4): a file is refused, and a
-    folder that does not exist too where the command reads it (``run`` and ``merge`` create it)."""
+    """``--results`` in one line before any work (issue 63, item 4): a file is refused, a
+    folder that does not exist too where the command reads it (``run`` and ``merge`` create it),
+    and a tree that holds a symbolic link (issue 71, item 4)."""
     from pathlib import Path
 
     where = Path(path)
@@ -48,6 +49,9 @@ def _check_results(path, *, must_exist: bool) -> None:
         raise ConfigError(f"--results {path}: is a file, not a folder of run files")
     if must_exist and not where.exists():
         raise ConfigError(f"--results {path}: no such folder (run files go under <results>/<id>-<version>/)")
+    from plcore.leaderboard.checks import refuse_links
+
+    refuse_links(where, f"--results {path}")  # a link out of it would be read or written through
 
 
 def _gpu_here() -> bool:
@@ -125,7 +129,8 @@ def main(argv=None) -> int:
     if args.command == "merge":
         from plcore.leaderboard.checks import merge_trees
 
-        report = merge_trees(args.sources, args.results, registry=get_registry())
+        report = merge_trees(args.sources, args.results, registry=get_registry(),
+                             echo=lambda line: print(line, flush=True))
         print(f"{len(report.copied)} run file(s) merged into {args.results}; {len(report.duplicates)} identical "
               "duplicate(s) dropped")
         return 0

@@ -228,7 +228,7 @@ def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, result
             continue
         key = rec.component.row_key
         entry = installed.get((rec.track, key))
-        if entry is None:
+        if entry is None or entry.spec_hash != rec.component.spec_hash:  # the key holds 8 hex digits of it
             continue
         rates.setdefault((entry.group, key), []).append(
             wall / (fits(other, entry) * _train_rows(other, rec.track, dataset)))

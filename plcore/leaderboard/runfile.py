@@ -39,7 +39,8 @@ from plcore.utils.files import atomic_write
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "STATUSES", "RunFile", "ProtocolRef", "ComponentRef", "DatasetRef", "FoldRef",
            "update_to", "upgrade", "fold_path", "pack_predictions", "unpack_predictions", "run_key", "row_key", "state_of",
-           "to_run", "run_path", "validate_run", "write_run", "read_run", "iter_runs", "claim_path", "claimed"]
+           "to_run", "run_path", "inside_tree", "validate_run", "write_run", "read_run", "iter_runs", "claim_path",
+           "claimed"]
 
 #: what every run file's ``schema`` starts with; the number after it is the schema's version
 SCHEMA_PREFIX = "plcore.leaderboard.run/"
@@ -507,10 +508,24 @@ def write_run(root, run) -> Path:
     run = RunFile.from_dict(run.to_dict() if isinstance(run, RunFile) else run)
     path = run_path(root, run)
     text = json.dumps(run.to_dict(), indent=1, sort_keys=True) + "\n"
+    inside_tree(root, path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(path) as tmp:
         tmp.write_text(text)
     return path
+
+
+def inside_tree(root, path) -> None:
+    """Refuse, in one line, to write ``path`` where its folder, through a symbolic link, leads out
+    of the results tree ``root`` (the nearest folder of it that exists, resolved, must be in it)."""
+    root, folder = Path(root), Path(path).parent
+    while not folder.exists() and folder != root and root in folder.parents:
+        folder = folder.parent
+    if not folder.exists():  # nothing of the tree exists yet: no link in it
+        return
+    top, real = root.resolve(), folder.resolve()
+    if real != top and top not in real.parents:
+        raise DataValidationError(f"{path}: its folder leads out of {root} through a symbolic link; nothing written")
 
 
 def read_run(path) -> RunFile:

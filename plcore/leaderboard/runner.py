@@ -236,7 +236,7 @@ def run_missing(protocol: Protocol, rows: list[Entry], results, *, registry, dat
     Each fold is claimed while it runs (:func:`~plcore.leaderboard.runfile.claimed`): a fold
     another run holds is left to it, and one it wrote meanwhile is not run again. With
     ``tracking_uri`` each cell that ran is also an MLflow run, for browsing (:func:`_browse`)."""
-    from plcore.leaderboard.checks import scan
+    from plcore.leaderboard.checks import refuse_links, scan
     from plcore.leaderboard.runfile import claimed
 
     names = list(datasets or protocol.datasets)
@@ -245,6 +245,7 @@ def run_missing(protocol: Protocol, rows: list[Entry], results, *, registry, dat
         raise ConfigError(f"protocol {protocol.key} has no data set(s) {', '.join(unknown)}; its data sets: "
                           f"{', '.join(protocol.datasets)}")
     results = Path(results)
+    refuse_links(results, f"results {results}")  # no fold written through a link out of the tree
     places = {(e.key, d, k): _fold_path(results, protocol, e, d, k) for d in names for e in rows
               if d in protocol.track_datasets(e.track) for k in range(len(protocol.datasets[d]["splits"][e.track]))}
     there = [p for p in places.values() if p.exists()]
