@@ -133,6 +133,7 @@ def test_list_and_verify_refuse_a_chosen_value_no_fit_would_take(results, plcore
 @pytest.mark.parametrize("change, reason", [
     (lambda t: t.update(fit_s=1e-9, predict_s=1e-9, wall_s=1e-9), "timing.fit_s=1e-09 is below 5e-05 s"),
     (lambda t: t.update(wall_s=t["fit_s"] / 2), "timing.wall_s="),
+    (lambda t: t.clear(), "timing.fit_s is missing from a fold that ran ok"),
 ])
 def test_implausible_timings_are_refused(results, plcore_cli, change, reason):
     path = _edit(_file(results), lambda r: change(r["timing"]))
@@ -141,6 +142,19 @@ def test_implausible_timings_are_refused(results, plcore_cli, change, reason):
     assert line.startswith(f"  {path}: {reason}")
     if "wall_s=" in reason:
         assert line.endswith("is less than fit_s + predict_s " + line.rsplit("predict_s ", 1)[1])
+
+
+def test_a_fold_forged_as_not_applicable_is_invalid(results, plcore_cli):
+    def na(rec):
+        for key in ("predictions", "scores", "selection"):
+            rec.pop(key, None)
+        rec.update(status="na", error="declared not applicable")
+    paths = [_edit(path, na) for path in sorted((results / "field-smoke-1" / BEST).glob("iris/fold-*.json"))]
+    listed = _cli(plcore_cli, results, "list")
+    assert _line(listed, f"  {paths[0]}: ").startswith(
+        f"  {paths[0]}: its status 'na' on iris: the installed row declares that data set applicable")
+    proc = _cli(plcore_cli, results, "verify", "--only", "learner:plknn_cenda")
+    assert proc.returncode == 1 and f"{len(paths)} invalid file(s)" in proc.stdout.splitlines()[-1]
 
 
 @pytest.mark.parametrize("numerics, reason", [

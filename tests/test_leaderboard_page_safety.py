@@ -113,13 +113,17 @@ def test_a_row_no_installed_component_backs_is_marked_unverified(results, plcore
     assert key.startswith("forged@r1-")
 
 
-def test_a_row_installed_at_another_revision_is_unverified(results, plcore_cli):
+def test_files_of_a_revision_nobody_installed_never_push_the_installed_row_off_the_page(results, plcore_cli):
     for path in sorted((results / LEARNERS).glob("plsvm@*/*/fold-*.json")):
         rec = json.loads(path.read_text())
         rec["component"]["revision"] = 2
         new = path.parents[1].with_name(path.parents[1].name.replace("@r1-", "@r2-")) / path.parent.name
         new.mkdir(parents=True, exist_ok=True)
         (new / path.name).write_text(json.dumps(rec))
+    rows = _classic_rows(_page(plcore_cli, results).stdout)
+    assert [line.split(" | ")[1] for line in rows if "PL-SVM" in line] == ["PL-SVM"]  # r1, installed, stays
+    for path in sorted((results / LEARNERS).glob("plsvm@r1-*/*/fold-*.json")):
+        path.unlink()  # only the r2 files are left: the row is theirs, and nothing here re-runs it
     rows = _classic_rows(_page(plcore_cli, results).stdout)
     assert [line.split(" | ")[1] for line in rows if "PL-SVM" in line] == ["PL-SVM ‡"]
 
@@ -133,6 +137,17 @@ def _refused(proc) -> str:
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(lines) == 1, proc.stderr[-2000:]
     return lines[0]
+
+
+def test_page_out_a_md_link_to_a_run_file_is_refused_before_the_work(results, plcore_cli):
+    run_file = sorted((results / LEARNERS).glob("plknn@*/iris/fold-0.json"))[0]
+    before = run_file.read_text()
+    link = results.parent / "page.md"
+    link.symlink_to(run_file)
+    proc = plcore_cli(["leaderboard", "page", "--protocol", "field-smoke/1", "--results", str(results), "--out",
+                       "page.md"], results.parent, check=False)
+    assert "whose files this command must not replace" in _refused(proc)
+    assert run_file.read_text() == before
 
 
 def test_page_out_a_run_file_inside_results_is_refused_before_the_work(results, plcore_cli):

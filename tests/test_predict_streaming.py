@@ -92,6 +92,15 @@ def test_the_default_output_name_is_checked_before_the_store_is_opened(plcore_cl
     assert kept.read_text() == "my notes\n"
 
 
+def test_out_the_tracking_database_is_refused_even_with_overwrite(plcore_cli, store):
+    cwd, ids = store
+    before = (cwd / "mlflow.db").stat()
+    proc = plcore_cli(["predict", f"run={ids['dstpll']}", "data=new.csv", "out=mlflow.db", "overwrite=true"], cwd,
+                      check=False)
+    assert _one_line(proc).startswith("error: out=mlflow.db: is the input ")
+    assert (cwd / "mlflow.db").stat().st_mtime_ns == before.st_mtime_ns
+
+
 def test_a_run_given_by_name_checks_the_default_name_before_its_model_is_loaded(plcore_cli, store):
     cwd, ids = store
     kept = cwd / f"predictions-{ids['dstpll'][:8]}-new.csv"

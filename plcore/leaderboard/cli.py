@@ -212,8 +212,10 @@ def _page(args) -> int:
     from plcore.utils.files import checked_output
 
     if args.out is not None:  # before any work: a page, never a run file, a folder or nowhere
-        md_page = Path(args.out).suffix.lower() == ".md"
-        checked_output(args.out, flag="--out", trees=() if md_page else (args.results,), overwrite=True)
+        md_page = Path(args.out).resolve().suffix.lower() == ".md"  # what a link leads to, not its name
+        trees = () if md_page else (args.results,)
+        for path in (args.out, Path(args.out).with_suffix(".tex")):  # the page and the tables beside it
+            checked_output(path, flag="--out", trees=trees, overwrite=True)
     protocol = load_protocol(args.protocol)
     registry = get_registry()
     board = collect(protocol, args.results, registry=registry)

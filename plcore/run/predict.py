@@ -191,17 +191,19 @@ def load_run_model(run, tracking_uri: str, *, trust: bool = False):
 CHUNK_CELLS: int | None = 250_000
 
 
-def _out_path(args: dict, rid: str | None, overwrite: bool):
-    """The output file checked before any work (:func:`~plcore.utils.files.checked_output`), or
-    None while the default name waits for the run id (``rid``) of a run given by name."""
+def _out_path(args: dict, rid: str | None, overwrite: bool, uri: str):
+    """The output file checked before any work (:func:`~plcore.utils.files.checked_output`: never
+    the data nor the tracking store's SQLite file), or None while the default name waits for the
+    run id (``rid``) of a run given by name."""
     from plcore.utils.files import checked_output
 
+    inputs = [args["data"], uri[len("sqlite:///"):] if uri.startswith("sqlite:///") else None]
     if args.get("out"):
-        return checked_output(args["out"], flag="out=", inputs=[args["data"]], overwrite=overwrite)
+        return checked_output(args["out"], flag="out=", inputs=inputs, overwrite=overwrite)
     if rid is None:
         return None
     default = f"predictions-{rid[:8]}-{Path(args['data']).stem}.csv"
-    return checked_output(default, flag="out=", inputs=[args["data"]], overwrite=overwrite)
+    return checked_output(default, flag="out=", inputs=inputs, overwrite=overwrite)
 
 
 def main(argv=None) -> int:
@@ -213,8 +215,8 @@ def main(argv=None) -> int:
     args = _parse(list(sys.argv[1:] if argv is None else argv))
     overwrite, latest, trust = _flag(args, "overwrite"), _flag(args, "latest"), _flag(args, "trust")
     with_sets, abstain = _flag(args, "sets"), _flag(args, "abstain")
-    out = _out_path(args, args["run"] if _RUN_ID.match(args["run"]) else None, overwrite)  # before any work
     uri = args.get("tracking_uri") or os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
+    out = _out_path(args, args["run"] if _RUN_ID.match(args["run"]) else None, overwrite, uri)  # before any work
     if uri.startswith("sqlite:///") and not Path(uri[len("sqlite:///"):]).is_file():
         raise TrackingError(f"no tracking database at {uri}; pass tracking_uri=... or set MLFLOW_TRACKING_URI")
     check_readable(uri)
@@ -222,14 +224,14 @@ def main(argv=None) -> int:
     with quiet_mlflow():
         run = find_run(client, args["run"], args.get("experiment"), latest=latest)
     rid = run.info.run_id
-    out = out or _out_path(args, rid, overwrite)  # a run given by name: checked before its model is loaded
+    out = out or _out_path(args, rid, overwrite, uri)  # a run given by name: checked before its model is loaded
     model, classes, note = load_run_model(run, uri, trust=trust)
     if note:
         print(f"warning: the model of run {rid} was {note}", file=sys.stderr)
     with_sets = with_sets and _check_sets(model, rid)
     abstain = abstain and _check_abstain(model, rid)
     chunks = _new_row_chunks(model, args["data"], args.get("data_home") or os.environ.get("PLCORE_DATA_HOME"))
-    n = 0
+    n, header = 0, False
     with atomic_write(out) as tmp, open(tmp, "w", newline="") as fh, _progress() as bar:
         writer = csv.writer(fh)  # written as the rows are predicted, then renamed: never half a file
         for rows, table, encoded in chunks:
@@ -246,8 +248,9 @@ def main(argv=None) -> int:
                     raise
                 raise ConfigError(f"the model of run {rid} failed to predict ({type(err).__name__}: {err}); it was "
                                   f"{note}: install those versions to use it") from None
-            if not n:
+            if not header:  # once, from the first piece (empty or not)
                 writer.writerow(_header(ids, scores, names, sets, reject))
+                header = True
             _write_rows(writer, n, ids, labels, scores, sets, reject)
             n += len(labels)
             bar.update(len(labels))
