@@ -24,6 +24,7 @@ it by running the fold again (``run``), or refuse it (``merge``, ``verify``).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 import shutil
@@ -540,13 +541,15 @@ def merge_trees(sources, into, *, registry=None, data_home=None, echo=None) -> M
                 echo(f"{into}: another merge into it is under way; waiting for it")
             lock.acquire(timeout=-1)
         try:
+            into.mkdir(parents=True, exist_ok=True)  # a merge that waited: the first may have removed it
             return _merge(sources, into, registry, data_home)
         finally:
             (into / ".merge.lock").unlink(missing_ok=True)  # gone while held: a waiter re-checks it (filelock 4.2)
             lock.release()
     finally:
-        if created and not any(into.iterdir()):
-            into.rmdir()
+        if created and into.is_dir() and not any(into.iterdir()):
+            with contextlib.suppress(OSError):  # another merge may have written into it meanwhile
+                into.rmdir()
 
 
 def _merge(sources, into: Path, registry, data_home) -> MergeReport:
