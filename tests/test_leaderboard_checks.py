@@ -181,16 +181,19 @@ def test_verify_all_fails_on_a_forged_fold(results, plcore_cli):
 
 
 def test_a_forged_fold_that_records_this_machines_arithmetic_fails_even_with_allow_other_cpu(results, plcore_cli):
-    from plcore.leaderboard.runner import numerics
+    import subprocess
+    import sys
 
     path = _file(results)
     rec = _forge(json.loads(path.read_text()), _truth(json.loads(path.read_text())))
-    here = numerics()
-    rec["numerics"] = {**here, "torch": None} if "torch" not in here else here
+    probe = ("import json, scipy.linalg, sklearn.neighbors; from plcore.registry import get_registry; get_registry(); "
+             "from plcore.leaderboard.runner import numerics; print(json.dumps(numerics()))")
+    rec["numerics"] = json.loads(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                                                check=True).stdout)  # what a fresh process here records
     path.write_text(json.dumps(rec))
     proc = plcore_cli(["leaderboard", "verify", "--protocol", "field-smoke/1", "--results", str(results), "--all",
                        "--only", "learner:plknn", "--allow-other-cpu"], results.parent, check=False)
-    assert proc.returncode == 1 and "learner:plknn on iris fold 0: DIFFERS, " in proc.stdout
+    assert proc.returncode == 1 and "learner:plknn on iris fold 0: DIFFERS, " in proc.stdout, proc.stdout
     assert "on this machine's arithmetic" not in proc.stdout
 
 

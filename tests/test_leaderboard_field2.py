@@ -63,7 +63,7 @@ def test_vision_runs_nothing_on_a_machine_without_a_gpu(plcore_cli, tmp_path):
 
 
 def test_a_deep_row_makes_one_fit_per_fold_at_the_stated_epochs():
-    from plcore.leaderboard.runner import _setup
+    from plcore.leaderboard.jobs import component_setup as _setup
 
     registry = get_registry()
     (proden,) = [e for e in entries(FIELD2, registry) if e.name == "proden"]

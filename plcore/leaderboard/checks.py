@@ -188,10 +188,10 @@ class _Installed:
         None where they cannot be built here: the runner's own fold then fails)."""
         key = (entry.track, entry.kind, entry.key)
         if key not in self._setups:
-            from plcore.leaderboard.runner import _setup
+            from plcore.leaderboard.jobs import component_setup
 
             try:
-                self._setups[key] = _setup(self.protocol, entry, self.registry)
+                self._setups[key] = component_setup(self.protocol, entry, self.registry)
             except Exception:  # noqa: BLE001 - nothing to check against
                 self._setups[key] = None
         return self._setups[key]

@@ -20,7 +20,7 @@ from plcore.exceptions import ConfigError
 from plcore.leaderboard.protocol import Protocol, Track
 from plcore.leaderboard.runfile import iter_runs, row_key
 
-__all__ = ["Entry", "Estimate", "spec_hash", "entries", "chosen", "create_component", "fits_per_fold",
+__all__ = ["Entry", "Estimate", "spec_hash", "entries", "chosen", "create_component", "component_setup", "fits_per_fold",
            "estimate_missing", "cost_text", "duration", "TRACK_OF_KIND"]
 
 #: the track each kind joins by default
@@ -301,3 +301,26 @@ def chosen(rows, only=None, track=None, group=None):
     if unknown:
         raise ConfigError(f"--only {', '.join(unknown)}: no such row; the rows: {', '.join(sorted(keys))}")
     return [keys[k] for k in only]
+
+
+def component_setup(protocol: Protocol, entry: Entry, registry):
+    """The run's components of a row: the entry's estimator (a reducer with the reference learner), a deep
+    learner with the protocol's epochs; and the selection settings for them."""
+    from plcore.run.protocols import Setup
+    from plcore.run.selection import check_select
+
+    spec = protocol.track(entry.track)
+    if entry.kind == "clusterer":
+        setup = Setup(clusterer=create_component(registry, "clusterer", entry.name, spec.seed))
+        return setup, check_select(spec.selection(entry.group), setup, registry)
+    if entry.kind == "reducer":
+        setup = Setup(reducer=create_component(registry, "reducer", entry.name, spec.seed),
+                      learner=create_component(registry, "learner", entry.pipeline[1], spec.seed))
+    else:
+        setup = Setup(learner=create_component(registry, entry.kind, entry.name, spec.seed))
+    select = spec.selection(entry.group)  # the deep rows' own where set (field/2: none, each method's defaults)
+    if spec.n_epochs(entry.group) is not None:  # else the learner's own
+        setup.learner.set_params(n_epochs=spec.n_epochs(entry.group))
+    if spec.space(entry.group):
+        select["space"] = {f"learner.{k}": list(v) for k, v in spec.space(entry.group).items()}
+    return setup, check_select(select, setup, registry)

@@ -143,18 +143,16 @@ class Board:
                         self.n_splits(row.track, dataset))
 
 
-def _current(rows: dict, installed=()) -> tuple[list, list]:
-    """The current row of each component and the others, superseded: the one installed here
-    (``installed``: row idents) where there is one, so that files of a revision or a timestamp
-    nobody can re-run never push it off the page; else the newest (highest revision, then the
-    latest finished fold)."""
+def _current(rows: dict) -> tuple[list, list]:
+    """The newest row of each component (highest revision, then the latest finished fold) and the
+    others, superseded."""
     by_component = defaultdict(list)
     for row in rows.values():
         by_component[(row.track, row.kind, row.name)].append(row)
     current, superseded = [], []
     for versions in by_component.values():
         def newest(r):
-            return r.ident in installed, r.revision, max((rec.finished_at or "" for f in r.folds.values() for rec in f.values()),
+            return r.revision, max((rec.finished_at or "" for f in r.folds.values() for rec in f.values()),
                                    default="")
         versions.sort(key=newest)
         current.append(versions[-1])
@@ -203,7 +201,7 @@ def collect(protocol: Protocol, results, *, data_home=None, registry=None) -> Bo
         if row is None or fold in row.folds[dataset]:
             continue  # a row no valid file and no installed component names; a fold a valid file holds
         rows.setdefault((track, kind, key), row).folds[dataset][fold] = InvalidFold(bad.reason)
-    current, superseded = _current(rows, set(found.installed) if registry is not None else ())
+    current, superseded = _current(rows)
     _disambiguate(current)
     scores: dict = defaultdict(dict)
     by_path = dict(found.valid)

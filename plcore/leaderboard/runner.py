@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from plcore.exceptions import ConfigError, one_line
-from plcore.leaderboard.jobs import Entry, create_component
+from plcore.leaderboard.jobs import Entry, component_setup
 from plcore.leaderboard.protocol import Protocol, checked_data, fold_scores
 from plcore.leaderboard.runfile import (
     SCHEMA,
@@ -52,29 +52,6 @@ def _without_paths(err: BaseException) -> str:
     """``Type: message`` on one line (:func:`~plcore.exceptions.one_line`), with directories of this
     machine left out of any path."""
     return _PATH.sub("", one_line(err))[:500]
-
-
-def _setup(protocol: Protocol, entry: Entry, registry):
-    """The run's components: the entry's estimator (a reducer with the reference learner), a deep
-    learner with the protocol's epochs; and the selection settings for them."""
-    from plcore.run.protocols import Setup
-    from plcore.run.selection import check_select
-
-    spec = protocol.track(entry.track)
-    if entry.kind == "clusterer":
-        setup = Setup(clusterer=create_component(registry, "clusterer", entry.name, spec.seed))
-        return setup, check_select(spec.selection(entry.group), setup, registry)
-    if entry.kind == "reducer":
-        setup = Setup(reducer=create_component(registry, "reducer", entry.name, spec.seed),
-                      learner=create_component(registry, "learner", entry.pipeline[1], spec.seed))
-    else:
-        setup = Setup(learner=create_component(registry, entry.kind, entry.name, spec.seed))
-    select = spec.selection(entry.group)  # the deep rows' own where set (field/2: none, each method's defaults)
-    if spec.n_epochs(entry.group) is not None:  # else the learner's own
-        setup.learner.set_params(n_epochs=spec.n_epochs(entry.group))
-    if spec.space(entry.group):
-        select["space"] = {f"learner.{k}": list(v) for k, v in spec.space(entry.group).items()}
-    return setup, check_select(select, setup, registry)
 
 
 def _versions() -> dict:
@@ -176,7 +153,7 @@ def _run_into(protocol, entry, registry, drawn, split, fold) -> dict:
     """Fit and predict one fold (:func:`fold_record`): its outcome, the run file's fields."""
     spec = protocol.track(entry.track)
     try:
-        setup, select = _setup(protocol, entry, registry)
+        setup, select = component_setup(protocol, entry, registry)
         if entry.track == "clustering":
             pred, chosen, timing = _cluster_fold(setup, select, spec, drawn, split)
         else:
