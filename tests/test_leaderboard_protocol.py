@@ -17,6 +17,8 @@ PINNED = {
     "field-quick/1": "sha256:b4ab9054636ca0c7da3fece491741b41e1e569bf6932ab946f1a2300e0596861",
     "field-smoke/1": "sha256:f1169feb74b95803040cd0c57f8622feb68063d4a77a1bed0e44ea9a657ebbfd",
     "field/2": "sha256:a779e2ce463dccb3a28e86f2f63c92d8c8f7c77bff9967c21fe4c4f0cfc63591",
+    "field-smoke/2": "sha256:d0dd1256494a89b09270eb40f3949c616a3cb9ffac8546aef8cf183b132b26dc",
+    "field/3": "sha256:078b84f2f0cb6ef4bac3b85aad3fdc119b327de5fc56015a28659c97762b856d",
     "vision/1": "sha256:1ed5e332a3e20623b9f94b4649b9e196f8f8c4f374a7a61b32c04e0ebe2493d8",
 }
 

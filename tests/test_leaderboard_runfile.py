@@ -101,17 +101,22 @@ def test_files_are_json_a_person_can_read(tmp_path):
 
 def test_every_committed_run_file_reads_as_a_run_file_and_writes_back_the_same_bytes(tmp_path):
     """``RunFile.from_dict`` then ``to_dict`` is the record it read, key for key: a committed file
-    re-written by ``write_run`` is the same bytes."""
+    re-written by ``write_run`` is the same bytes, but for the schema it was upgraded to (run/1 to
+    run/2 changes nothing else)."""
     paths = sorted(COMMITTED.glob("*/*/*/*/*/fold-*.json"))
     assert len(paths) > 5000
+
+    def upgraded(text):
+        return text.replace('"schema": "plcore.leaderboard.run/1"', f'"schema": "{SCHEMA}"')
+
     for path in paths:
         text = path.read_text()
         run = RunFile.from_dict(json.loads(text), str(path))
-        assert json.dumps(run.to_dict(), indent=1, sort_keys=True) + "\n" == text, path
+        assert json.dumps(run.to_dict(), indent=1, sort_keys=True) + "\n" == upgraded(text), path
     for path in paths[::500]:  # and through the writer, into its place
         written = write_run(tmp_path, read_run(path))
         assert written.relative_to(tmp_path) == path.relative_to(COMMITTED)
-        assert written.read_bytes() == path.read_bytes()
+        assert written.read_text() == upgraded(path.read_text())
 
 
 def test_a_run_file_built_in_code_writes_its_set_fields_and_error():
@@ -126,34 +131,38 @@ def test_a_run_file_built_in_code_writes_its_set_fields_and_error():
     assert RunFile.from_dict(record) == built
 
 
-def test_a_run_1_file_is_upgraded_through_the_update_chain(tmp_path, monkeypatch):
+def test_an_older_file_is_upgraded_through_the_update_chain(tmp_path, monkeypatch):
     """A later schema upgrades the files of an older one (asv's ``update_to_N``), never refuses
-    them: with a schema run/2 whose step renames ``timing.wall_s`` to ``timing.total_s``, a
-    committed run/1 file reads as run/2, and is written as such; a schema with no step, or newer
-    than this plcore, is one line."""
+    them: a committed run/1 file reads as the current schema (run/2 adds ``tuning``, which it has
+    not); with a next schema whose step renames ``timing.wall_s`` to ``timing.total_s``, it reads
+    as that one, and is written as such; a schema with no step, or newer than this plcore, is one
+    line."""
     one = next(iter(sorted(COMMITTED.glob("field-smoke-1/*/*/*/*/fold-0.json"))))
     stored = json.loads(one.read_text())
     assert stored["schema"] == "plcore.leaderboard.run/1"
+    current = runfile_module.SCHEMA_VERSION
+    assert current == 2 and read_run(one).schema == "plcore.leaderboard.run/2" and read_run(one).tuning is None
+    after = current + 1
 
-    def update_to_2(record):
+    def update_next(record):
         timing = record.setdefault("timing", {})
         if "wall_s" in timing:
             timing["total_s"] = timing.pop("wall_s")
         return record
 
-    monkeypatch.setattr(runfile_module, "SCHEMA_VERSION", 2)
-    with pytest.raises(DataValidationError, match="has no update_to_2 to 'plcore.leaderboard.run/2'"):
+    monkeypatch.setattr(runfile_module, "SCHEMA_VERSION", after)
+    with pytest.raises(DataValidationError, match=f"has no update_to_{after} to 'plcore.leaderboard.run/{after}'"):
         read_run(one)
-    monkeypatch.setattr(runfile_module, "UPDATES", {})
-    runfile_module.update_to(2)(update_to_2)
+    monkeypatch.setattr(runfile_module, "UPDATES", dict(runfile_module.UPDATES))
+    runfile_module.update_to(after)(update_next)
     run = read_run(one)
-    assert run.schema == "plcore.leaderboard.run/2" and run.seconds("total_s") == stored["timing"]["wall_s"]
+    assert run.schema == f"plcore.leaderboard.run/{after}" and run.seconds("total_s") == stored["timing"]["wall_s"]
     assert run.seconds("wall_s") is None and run.predictions == stored["predictions"]
     assert json.loads(one.read_text()) == stored  # reading changes no file
     written = json.loads(write_run(tmp_path, run).read_text())
-    assert written["schema"] == "plcore.leaderboard.run/2" and "wall_s" not in written["timing"]
+    assert written["schema"] == f"plcore.leaderboard.run/{after}" and "wall_s" not in written["timing"]
     assert {k: v for k, v in written.items() if k not in ("schema", "timing")} == {
         k: v for k, v in stored.items() if k not in ("schema", "timing")}
-    newer = dict(stored, schema="plcore.leaderboard.run/3")
-    with pytest.raises(DataValidationError, match="newer than 'plcore.leaderboard.run/2'"):
+    newer = dict(stored, schema=f"plcore.leaderboard.run/{after + 1}")
+    with pytest.raises(DataValidationError, match=f"newer than 'plcore.leaderboard.run/{after}'"):
         RunFile.from_dict(newer)

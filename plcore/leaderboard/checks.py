@@ -32,9 +32,11 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from plcore.exceptions import ConfigError, DataValidationError, PlcoreError, one_line
 from plcore.leaderboard.protocol import Protocol, checked_data, fold_scores, load_protocol
-from plcore.leaderboard.runfile import ComponentRef, RunFile, inside_tree, read_run, run_path, state_of
+from plcore.leaderboard.runfile import TUNING_COLUMNS, ComponentRef, RunFile, inside_tree, read_run, run_path, state_of
 from plcore.utils.files import atomic_write
 
 __all__ = ["Invalid", "Scan", "scan", "cell_states", "MergeReport", "merge_trees", "refuse_links", "IDENTITY",
@@ -138,15 +140,16 @@ def _check_place(protocol: Protocol, results: Path, path: Path, rec: RunFile) ->
 
 
 def _check_timing(rec: RunFile) -> None:
-    """Seconds, finite and not negative; where the fold ran ok, ``fit_s`` and ``wall_s`` not below
+    """Seconds (or a list of them), finite and not negative; where the fold ran ok, ``fit_s`` and ``wall_s`` not below
     their floor (:data:`FLOOR`) and ``wall_s`` (measured around the whole fold) at least
     ``fit_s + predict_s``, up to rounding."""
     timing = {} if rec.timing is None else rec.timing
     if not isinstance(timing, dict):
         raise DataValidationError("timing is not a mapping of seconds")
     for key, value in timing.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-            raise DataValidationError(f"timing.{key}={value!r} is not a number of seconds")
+        for v in value if isinstance(value, list) else [value]:  # a budget's seconds per configuration
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+                raise DataValidationError(f"timing.{key}={value!r} is not a number of seconds")
     if not rec.ok:  # a fold that failed may fail at once
         return
     for key, floor in FLOOR.items():
@@ -272,6 +275,9 @@ def _check_chosen(rec: RunFile, installed: _Installed, entry) -> None:
         return
     setup, select = built
     space = select.get("space") or {}
+    spec = installed.protocol.track(rec.track)
+    if spec.budget is not None:
+        _check_configurations(rec, spec, space)
     for key, value in rec.chosen.items():
         role, _, param = key.partition(".")
         values = space.get(key)
@@ -288,6 +294,57 @@ def _check_chosen(rec: RunFile, installed: _Installed, entry) -> None:
             shown = values if isinstance(values, dict) else ", ".join(map(repr, values))
             raise DataValidationError(f"its selection.chosen.{key}={value!r} is not in the row's search space "
                                       f"({shown})")
+
+
+def _check_configurations(rec: RunFile, spec, space: dict) -> None:
+    """A budget protocol's file: its configurations are the installed row's draws (the defaults,
+    then the points :func:`plcore.run.protocols.draw_configurations` draws from the row's space
+    with the track's seed), and its ``selection.chosen`` the chosen configuration's values."""
+    from plcore.run.protocols import draw_configurations
+
+    tuning = rec.tuning
+    if not isinstance(tuning, dict):
+        raise DataValidationError(f"it has no tuning block, which every fold of {rec.protocol.id}/"
+                                  f"{rec.protocol.version} records")
+    drawn = [{k: _stored(v.item() if hasattr(v, "item") else v) for k, v in point.items()}
+             for point in draw_configurations(space, spec.budget.configurations, spec.seed)]
+    stored = [conf["params"] for conf in tuning["configurations"]]
+    if len(stored) != len(drawn):
+        raise DataValidationError(f"its tuning has {len(stored)} configuration(s), the row's budget draws {len(drawn)}")
+    for j, (a, b) in enumerate(zip(stored, drawn)):
+        if a != b:
+            raise DataValidationError(f"its tuning.configurations[{j}].params {a!r} are not the row's draw {b!r}")
+    if rec.chosen != stored[tuning["chosen"]["configuration"]]:
+        raise DataValidationError(f"its selection.chosen {rec.chosen!r} is not its chosen configuration's params "
+                                  f"{stored[tuning['chosen']['configuration']]!r}")
+
+
+def _check_tuning_choice(rec: RunFile, spec, scores: dict) -> None:
+    """A budget protocol's file: its ``tuning.chosen`` is the checkpoint its own stored curves
+    choose (:func:`plcore.run.checkpoints.select_checkpoints` by the track's criterion), and the test
+    accuracies it stores at that checkpoint and at the default's last one are its predictions'
+    (``scores``, recomputed)."""
+    from plcore.run.checkpoints import select_checkpoints
+    from plcore.run.protocols import CRITERION_COLUMN, DIGITS
+
+    if not isinstance(rec.tuning, dict):
+        raise DataValidationError(f"it has no tuning block, which every fold of {rec.protocol.id}/"
+                                  f"{rec.protocol.version} records")
+    confs = rec.tuning["configurations"]
+    curves = [np.column_stack([conf[c] for c in TUNING_COLUMNS]) for conf in confs]
+    choice = select_checkpoints(curves)[CRITERION_COLUMN[spec.budget.criterion]]
+    chosen = rec.tuning["chosen"]
+    if (choice.draw, choice.checkpoint) != (chosen["configuration"], chosen["checkpoint"]):
+        raise DataValidationError(
+            f"its tuning.chosen (configuration {chosen['configuration']}, checkpoint {chosen['checkpoint']}) is not "
+            f"what its curves choose by {spec.budget.criterion} (configuration {choice.draw}, checkpoint "
+            f"{choice.checkpoint})")
+    metric = spec.metric
+    for what, stored, got in (("tuned", confs[choice.draw]["test_accuracy"][choice.checkpoint], scores[metric]),
+                              ("default", confs[0]["test_accuracy"][-1], scores[f"default_{metric}"])):
+        if not abs(stored - got) <= 10.0 ** -DIGITS:  # stored rounded to DIGITS decimals
+            raise DataValidationError(f"its {what} checkpoint's stored test_accuracy {stored} disagrees with its "
+                                      f"predictions ({got:.6f})")
 
 
 def _consensus(records: list) -> dict:
@@ -370,7 +427,14 @@ def _recompute(protocol: Protocol, results: Path, checked: list, out: Scan, data
             if pred.size != expected:
                 refuse(path, f"{pred.size} predictions for {expected} rows")
                 continue
-            got = fold_scores(protocol.track(track), track, drawn, split, pred)
+            spec = protocol.track(track)
+            try:
+                got = fold_scores(spec, track, drawn, split, pred, fold=fold, tuning=rec.tuning)
+                if spec.budget is not None and track == "classification":
+                    _check_tuning_choice(rec, spec, got)
+            except DataValidationError as err:
+                refuse(path, err)
+                continue
             stored = rec.scores if isinstance(rec.scores, dict) else {}
             bad = [m for m, v in got.items() if isinstance(stored.get(m), bool)
                    or not isinstance(stored.get(m), (int, float)) or not abs(float(stored[m]) - v) <= TOLERANCE]

@@ -127,6 +127,10 @@ def _grid(registry, kind: str, name: str) -> tuple[int, int]:
     return math.prod(len(v) for v in space.values()), math.prod(len(v) for k, v in space.items() if k in path)
 
 
+#: the rows of a deep learner's step by default (plcore-deep's batch), a budget's step in training rows
+_STEP_ROWS = 128
+
+
 def fits_per_fold(spec: Track, entry: Entry, registry) -> float:
     """The fits one fold of ``entry`` makes under a track's settings ``spec``: the grid's points
     (a reducer's times its learner's; a deep learner's the protocol's ``deep.space``) searched by
@@ -136,6 +140,8 @@ def fits_per_fold(spec: Track, entry: Entry, registry) -> float:
     each (an estimate on the high side)."""
     import math
 
+    if spec.budget is not None:  # every configuration fitted once
+        return float(spec.budget.configurations)
     deep = entry.group == "deep"
     space = spec.space(entry.group)
     if space:
@@ -209,6 +215,16 @@ def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, result
             fits_memo[key] = fits_per_fold(p.track(entry.track), entry, registry)
         return fits_memo[key]
 
+    def work(p: Protocol, entry: Entry, dataset: str) -> float:
+        """A fold's work: fits x training rows; a deep row's under a budget of steps: its steps
+        in training rows (a step of ``_STEP_ROWS`` rows) over its learner's default epochs, as
+        :func:`fits_per_fold` counts a deep fit's epochs."""
+        spec = p.track(entry.track)
+        if spec.budget is not None and entry.group == "deep":
+            default = create_component(registry, "learner", entry.name).get_params().get("n_epochs") or 1
+            return spec.budget.configurations * spec.budget.steps * _STEP_ROWS / default
+        return fits(p, entry) * _train_rows(p, entry.track, dataset)
+
     installed = {(e.track, e.key): e for e in entries(protocol, registry)} | {(e.track, e.key): e for e in rows}
     for _, rec in iter_runs(results, skip_unreadable=True):
         wall = rec.seconds("wall_s")
@@ -230,8 +246,7 @@ def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, result
         entry = installed.get((rec.track, key))
         if entry is None or entry.spec_hash != rec.component.spec_hash:  # the key holds 8 hex digits of it
             continue
-        rates.setdefault((entry.group, key), []).append(
-            wall / (fits(other, entry) * _train_rows(other, rec.track, dataset)))
+        rates.setdefault((entry.group, key), []).append(wall / work(other, entry, dataset))
         if other.hash != protocol.hash:
             measured.setdefault((key, dataset), {}).setdefault(other.key, (other, []))[1].append(wall)
     row_rate = {key: float(np.median(v)) for (_, key), v in rates.items()}
@@ -241,7 +256,6 @@ def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, result
     group_rate = {g: float(np.median(v)) for g, v in group_rate.items()}
     out = Estimate()
     for entry in rows:
-        spec = protocol.track(entry.track)
         for dataset in protocol.track_datasets(entry.track):
             state = "na" if dataset in entry.na else states.get((entry.key, dataset), "not run")
             n = len(protocol.datasets[dataset]["splits"][entry.track])
@@ -250,17 +264,16 @@ def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, result
             if not missing:
                 continue
             source = measured.get((entry.key, dataset))
-            here = fits(protocol, entry)
+            here = work(protocol, entry, dataset)
             if source:
                 other, times = source[sorted(source)[0]]
-                ratio = here / fits(other, entry)
-                rows_ratio = spec.train_share / other.track(entry.track).train_share
-                cost, out.same = missing * sum(times) / len(times) * ratio * rows_ratio, out.same + 1
+                cost = missing * sum(times) / len(times) * here / work(other, entry, dataset)
+                out.same += 1
             elif entry.key in row_rate:
-                cost = missing * row_rate[entry.key] * here * _train_rows(protocol, entry.track, dataset)
+                cost = missing * row_rate[entry.key] * here
                 out.row += 1
             elif entry.group in group_rate:
-                cost = missing * group_rate[entry.group] * here * _train_rows(protocol, entry.track, dataset)
+                cost = missing * group_rate[entry.group] * here
                 out.group += 1
             else:
                 out.unknown += 1
@@ -318,6 +331,10 @@ def component_setup(protocol: Protocol, entry: Entry, registry):
                       learner=create_component(registry, "learner", entry.pipeline[1], spec.seed))
     else:
         setup = Setup(learner=create_component(registry, entry.kind, entry.name, spec.seed))
+    if spec.budget is not None:  # field/3: every row's configurations drawn from its declared space
+        drawn = check_select({"method": "random", "n_iter": max(1, spec.budget.configurations - 1),
+                              "missing": "skip"}, setup, registry)
+        return setup, {**drawn, "method": "budget", "space": drawn.get("space") or {}}
     select = spec.selection(entry.group)  # the deep rows' own where set (field/2: none, each method's defaults)
     if spec.n_epochs(entry.group) is not None:  # else the learner's own
         setup.learner.set_params(n_epochs=spec.n_epochs(entry.group))

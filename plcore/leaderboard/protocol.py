@@ -94,20 +94,32 @@ class Track:
     reference_learner: str | None = None
     groups: tuple | None = None
     deep: DeepBudget = DeepBudget()
+    budget: object = None
 
     @classmethod
     def from_dict(cls, name: str, data: dict) -> Track:
         """The track ``name`` of a protocol file (its ``tracks.<name>`` mapping)."""
+        from plcore.run.protocols import Budget
+
         return cls(name, data["seed"], data.get("preprocessing", "standardize"), dict(data.get("select", {})),
                    tuple(data.get("metrics", [data.get("metric", "accuracy")])), data.get("n_splits"),
                    data.get("rho"), data.get("n_partitions"), bool(data.get("preprocessing_by_part", False)),
                    data.get("reference_learner"), tuple(data["groups"]) if "groups" in data else None,
-                   DeepBudget.from_dict(data.get("deep")))
+                   DeepBudget.from_dict(data.get("deep")),
+                   Budget.from_dict(data["budget"]) if data.get("budget") else None)
 
     @property
     def metric(self) -> str:
         """The first metric (the classification track's only one)."""
         return self.metrics[0]
+
+    def fit_rows(self, train, fold: int):
+        """Under a ``budget``: the rows of outer fold ``fold``'s training rows ``train`` that its
+        learners fit on (the rest are its validation rows: :func:`plcore.run.protocols.validation_split`)."""
+        from plcore.run.protocols import fold_seeds, validation_split
+
+        train = np.asarray(train)
+        return train[validation_split(len(train), self.budget.validation, fold_seeds(self.seed, fold)["split"])[0]]
 
     def takes(self, group: str) -> bool:
         """Whether rows of ``group`` (``classic``, ``deep``, ``clustering``) are on this track."""
@@ -129,8 +141,12 @@ class Track:
 
     @property
     def train_share(self) -> float:
-        """The share of rows a fold trains on (the clustering track clusters every row)."""
-        return 1.0 - 1.0 / self.n_splits if self.name == "classification" else 1.0
+        """The share of rows a fold's learners train on (the clustering track clusters every row;
+        under a ``budget`` the fit rows its validation split leaves)."""
+        if self.name != "classification":
+            return 1.0
+        share = 1.0 - 1.0 / self.n_splits
+        return share * (1.0 - self.budget.validation) if self.budget is not None else share
 
 
 @dataclass(frozen=True)
@@ -245,18 +261,38 @@ def split_digest(track: str, split) -> str:
     return rows_digest(split[1] if track == "classification" else np.flatnonzero(split[0]))
 
 
-def fold_scores(spec: Track, track: str, drawn, split, pred) -> dict:
+def fold_scores(spec: Track, track: str, drawn, split, pred, *, fold: int | None = None, tuning=None) -> dict:
     """The scores of one split's predictions, recomputed from them (never read from a file):
     the classification track's metric on the test rows; the clustering track's metrics (ACC by the
-    best cluster map, NMI) on the evaluated rows over the classes with a true instance."""
+    best cluster map, NMI) on the evaluated rows over the classes with a true instance. Under a
+    budget (``tuning``: a run file's, of outer fold ``fold``) also the default's metric
+    (``default_<metric>``) and the fit rows' disambiguation accuracy of the tuned choice and of the
+    default (``disambiguation``, ``default_disambiguation``); predictions of another length than
+    their rows are refused in one line."""
+    from plcore.leaderboard.runfile import unpack_predictions
     from plcore.metrics import accuracy, clustering_accuracy, nmi
 
     pred = np.asarray(pred)
     if track == "classification":
-        return {spec.metric: accuracy(drawn.y_true[split[1]], pred)}
+        out = {spec.metric: _scored(accuracy, drawn.y_true[split[1]], pred, "test rows")}
+        if spec.budget is not None and tuning is not None:
+            fit = spec.fit_rows(split[0], fold)
+            out[f"default_{spec.metric}"] = _scored(accuracy, drawn.y_true[split[1]],
+                                                    unpack_predictions(tuning["default"]["predictions"]),
+                                                    "test rows (default)")
+            for name, key in (("disambiguation", "tuned"), ("default_disambiguation", "default")):
+                out[name] = _scored(accuracy, drawn.y_true[fit], unpack_predictions(tuning["disambiguation"][key]),
+                                    f"fit rows ({key})")
+        return out
     y, evaluated = clustering_truth(drawn), split[1]
     found = {"acc": clustering_accuracy, "nmi": nmi}
     return {m: float(found[m](y[evaluated], pred[evaluated])) for m in spec.metrics}
+
+
+def _scored(metric, y, pred, what: str) -> float:
+    if len(pred) != len(y):
+        raise DataValidationError(f"{len(pred)} predictions for {len(y)} {what}")
+    return metric(y, pred)
 
 
 def clustering_truth(drawn) -> np.ndarray:
@@ -270,8 +306,13 @@ def clustering_truth(drawn) -> np.ndarray:
     return position[drawn.y_true]
 
 
+def _folds(entry: dict, track: str):
+    """How many of a track's splits a data set runs (its ``folds``, the first ones; None: all)."""
+    return entry.get("folds") if track == "classification" else None
+
+
 def describe_dataset(name: str, candidates, tracks: dict, *, load: dict | None = None, data_home=None,
-                     only: list | None = None, data: str | None = None) -> dict:
+                     only: list | None = None, data: str | None = None, folds: int | None = None) -> dict:
     """A protocol's entry for a data set: its fingerprint as loaded, the candidate sets' source
     (``"native"``, or ``{"generator": ..., <parameters>, "seed": ...}``) and digest, and per track
     the digest of each split's test rows: the classification track's shuffled k-fold outer folds
@@ -279,13 +320,14 @@ def describe_dataset(name: str, candidates, tracks: dict, *, load: dict | None =
     labelled rows (``rho``, ``n_partitions``, ``seed``) as the clustering protocol draws them;
     ``only`` names the tracks that use the data set (default: every track); ``data`` the data set
     to load where the task's ``name`` differs from it (``ecoli-instance``: ``ecoli`` with
-    instance-dependent candidate sets)."""
+    instance-dependent candidate sets); ``folds`` how many of the classification track's outer
+    folds it runs (the first ones; default all)."""
     entry = {"name": name, **({"data": data} if data else {}), "candidates": candidates,
              **({"load": load} if load else {}),
-             **({"tracks": list(only)} if only else {})}
+             **({"tracks": list(only)} if only else {}), **({"folds": int(folds)} if folds else {})}
     ds, drawn = _load(name, entry, data_home)
     splits = {track: [split_digest(track, split) for split in track_splits(Track.from_dict(track, tracks[track]),
-                                                                           track, drawn)]
+                                                                           track, drawn)][:_folds(entry, track)]
               for track in ("classification", "clustering") if track in tracks and track in (only or tracks)}
     entry.update(fingerprint=ds.fingerprint(), n_samples=int(ds.n_samples), n_classes=int(ds.n_classes),
                  candidates_digest=_candidates_digest(drawn.S), splits=splits)
@@ -301,7 +343,8 @@ def check_dataset(protocol: Protocol, name: str, data_home=None) -> dict:
         raise ConfigError(f"protocol {protocol.key} has no data set {name!r}; its data sets: "
                           f"{', '.join(protocol.datasets)}")
     here = describe_dataset(name, entry["candidates"], protocol.data["tracks"], load=entry.get("load"),
-                            data_home=data_home, only=entry.get("tracks"), data=entry.get("data"))
+                            data_home=data_home, only=entry.get("tracks"), data=entry.get("data"),
+                            folds=entry.get("folds"))
     for key, what in (("fingerprint", "its fingerprint"), ("candidates_digest", "its candidate sets"),
                       ("splits", "its folds")):
         if here[key] != entry[key]:
@@ -315,8 +358,9 @@ def check_dataset(protocol: Protocol, name: str, data_home=None) -> dict:
 def checked_data(protocol: Protocol, name: str, data_home=None):
     """The data set ``name`` checked against the protocol (:func:`check_dataset`), loaded with its
     candidate sets, and the splits of each track that uses it: ``((ds, drawn), {track: splits})``."""
-    data = _load(name, check_dataset(protocol, name, data_home=data_home), data_home)
-    return data, {t: track_splits(protocol.track(t), t, data[1]) for t in protocol.data["tracks"]
+    entry = check_dataset(protocol, name, data_home=data_home)
+    data = _load(name, entry, data_home)
+    return data, {t: track_splits(protocol.track(t), t, data[1])[:_folds(entry, t)] for t in protocol.data["tracks"]
                   if name in protocol.track_datasets(t)}
 
 
@@ -330,7 +374,8 @@ def _freeze(key: str, data_home=None) -> str:
     path = PROTOCOL_DIR / f"{pid}-{version}.yaml"
     data = yaml.safe_load(path.read_text())
     data["datasets"] = [describe_dataset(d["name"], d["candidates"], data["tracks"], load=d.get("load"),
-                                         data_home=data_home, only=d.get("tracks"), data=d.get("data"))
+                                         data_home=data_home, only=d.get("tracks"), data=d.get("data"),
+                                         folds=d.get("folds"))
                         for d in data["datasets"]]
     header = "".join(line + "\n" for line in path.read_text().splitlines() if line.startswith("#"))
     return header + yaml.safe_dump(data, sort_keys=False, width=120)

@@ -45,7 +45,7 @@ __all__ = ["SCHEMA", "SCHEMA_VERSION", "STATUSES", "RunFile", "ProtocolRef", "Co
 #: what every run file's ``schema`` starts with; the number after it is the schema's version
 SCHEMA_PREFIX = "plcore.leaderboard.run/"
 #: the schema this plcore writes; a file of an older one is upgraded on reading (:func:`upgrade`)
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SCHEMA = f"{SCHEMA_PREFIX}{SCHEMA_VERSION}"
 #: the oldest schema the chain of updates starts from
 FIRST_VERSION = 1
@@ -72,6 +72,13 @@ def update_to(version: int):
         UPDATES[int(version)] = step
         return step
     return register
+
+
+@update_to(2)
+def update_to_2(record: dict) -> dict:
+    """run/1 -> run/2: run/2 adds ``tuning`` (a budget protocol's configurations and checkpoints,
+    ``field/3``), which no run/1 file has; nothing else changes."""
+    return record
 
 
 def _schema_version(schema) -> int | None:
@@ -245,6 +252,8 @@ class RunFile:
     machine: dict | None = None
     numerics: dict | None = None
     software: dict | None = None
+    #: a budget protocol's every configuration and checkpoint (``field/3``; :func:`_check_tuning`)
+    tuning: dict | None = None
     #: top-level fields this plcore does not know (kept as they are)
     extra: dict = field(default_factory=dict, repr=False)
     present: frozenset | None = field(default=None, repr=False, compare=False)
@@ -399,6 +408,66 @@ def _check_selection(selection, what: str) -> None:
             raise DataValidationError(f"{what}: selection.chosen.{key}={value!r} is not a number or a string")
 
 
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and bool(np.isfinite(value))
+
+
+#: the checkpoint columns a configuration of ``tuning`` records, each a list as long as its ``steps``
+TUNING_COLUMNS = ("covering_rate", "approximated_accuracy", "val_accuracy", "test_accuracy")
+
+
+def _check_tuning(tuning, what: str) -> None:
+    """``tuning`` (a budget protocol's, :func:`plcore.leaderboard.runner.fold_record`): absent, or
+    a mapping of ``configurations`` (a non-empty list, each with its drawn ``params`` mapping names
+    to a number or a string, its checkpoints' ``steps``, non-negative increasing integers, and the
+    :data:`TUNING_COLUMNS`, shares between 0 and 1, one per step), the ``chosen`` ``configuration``
+    and ``checkpoint`` (indices into them), the default's packed test ``predictions`` and the packed
+    fit rows' ``disambiguation`` of the ``default`` and the ``tuned`` choice. Each fault is one line
+    naming the field."""
+    if tuning is None:
+        return
+    if not isinstance(tuning, dict):
+        raise DataValidationError(f"{what}: tuning is not a mapping")
+    configurations = tuning.get("configurations")
+    if not isinstance(configurations, list) or not configurations:
+        raise DataValidationError(f"{what}: tuning.configurations is not a non-empty list")
+    for j, conf in enumerate(configurations):
+        where = f"tuning.configurations[{j}]"
+        if not isinstance(conf, dict) or not isinstance(conf.get("params"), dict):
+            raise DataValidationError(f"{what}: {where} is not a mapping with its params")
+        for key, value in conf["params"].items():
+            if not isinstance(value, str) and not _number(value):
+                raise DataValidationError(f"{what}: {where}.params.{key}={value!r} is not a number or a string")
+        steps = conf.get("steps")
+        if (not isinstance(steps, list) or not steps or not all(isinstance(s, int) and not isinstance(s, bool)
+                                                                 and s >= 0 for s in steps)
+                or any(b <= a for a, b in zip(steps, steps[1:]))):
+            raise DataValidationError(f"{what}: {where}.steps is not a list of increasing step counts")
+        for column in TUNING_COLUMNS:
+            values = conf.get(column)
+            if (not isinstance(values, list) or len(values) != len(steps)
+                    or not all(_number(v) and 0 <= v <= 1 for v in values)):
+                raise DataValidationError(f"{what}: {where}.{column} is not one share in [0, 1] per step")
+    chosen = tuning.get("chosen")
+    if not isinstance(chosen, dict):
+        raise DataValidationError(f"{what}: tuning.chosen is not a mapping")
+    j, c = chosen.get("configuration"), chosen.get("checkpoint")
+    if not (isinstance(j, int) and not isinstance(j, bool) and 0 <= j < len(configurations)):
+        raise DataValidationError(f"{what}: tuning.chosen.configuration={j!r} is not one of its configurations")
+    if not (isinstance(c, int) and not isinstance(c, bool) and 0 <= c < len(configurations[j]["steps"])):
+        raise DataValidationError(f"{what}: tuning.chosen.checkpoint={c!r} is not one of its checkpoints")
+    for key in ("default", "disambiguation"):
+        if not isinstance(tuning.get(key), dict):
+            raise DataValidationError(f"{what}: tuning.{key} is not a mapping")
+    for where, packed in (("default.predictions", tuning["default"].get("predictions")),
+                          ("disambiguation.default", tuning["disambiguation"].get("default")),
+                          ("disambiguation.tuned", tuning["disambiguation"].get("tuned"))):
+        try:
+            unpack_predictions(packed)
+        except DataValidationError as err:
+            raise DataValidationError(f"{what}: tuning.{where}: {err}") from None
+
+
 def _positive_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
@@ -476,6 +545,7 @@ def validate_run(record: dict, what: str = "run file") -> dict:
         raise DataValidationError(f"{what}: timing is not a mapping of seconds")
     _check_selection(record.get("selection"), what)
     _check_numerics(record.get("numerics"), what)
+    _check_tuning(record.get("tuning"), what)
     names = {"protocol.id": record["protocol"]["id"], "track": record["track"],
              "component.kind": record["component"]["kind"], "component.name": record["component"]["name"],
              "dataset.name": record["dataset"]["name"]}

@@ -154,17 +154,18 @@ def _run_into(protocol, entry, registry, drawn, split, fold) -> dict:
     spec = protocol.track(entry.track)
     try:
         setup, select = component_setup(protocol, entry, registry)
+        tuning = None
         if entry.track == "clustering":
             pred, chosen, timing = _cluster_fold(setup, select, spec, drawn, split)
+        elif spec.budget is not None:
+            pred, chosen, timing, tuning = _budget_fold(setup, select, spec, drawn, split, fold)
         else:
             pred, chosen, timing = _classify_fold(setup, select, spec, drawn, split, fold)
         width = max(drawn.n_classes, int(pred.max()) + 1 if pred.size else 0)  # clusters may outnumber classes
         return dict(status="ok", error=None, predictions=pack_predictions(pred, width),
-                    scores=fold_scores(spec, entry.track, drawn, split, pred),
-                    selection={"method": select["method"],
-                               "chosen": {k: (v if isinstance(v, (int, float, str)) else repr(v))
-                                          for k, v in chosen.items()}},
-                    timing=timing)
+                    scores=fold_scores(spec, entry.track, drawn, split, pred, fold=fold, tuning=tuning),
+                    selection={"method": select["method"], "chosen": {k: _stored(v) for k, v in chosen.items()}},
+                    timing=timing, **({"tuning": tuning} if tuning is not None else {}))
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as err:  # noqa: BLE001 - a method that fails is a result of the leaderboard
@@ -185,6 +186,37 @@ def _classify_fold(setup, select, spec, drawn, split, fold):
     chosen = {k[len("selected."):]: v for k, v in step.items() if k.startswith("selected.")}
     return (np.asarray([row["y_pred"] for row in predictions], dtype=np.int64), chosen,
             {"fit_s": step["fit_time"], "predict_s": step["predict_time"]})
+
+
+def _stored(value):
+    """A chosen value as a run file stores it: a number or a string as it is, else its ``repr``."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return value if isinstance(value, (int, float, str)) else repr(value)
+
+
+def _budget_fold(setup, select, spec, drawn, split, fold):
+    """One outer fold under the track's budget (:func:`plcore.run.protocols.budget_fold`): the tuned
+    choice's test predictions, its drawn parameters, the timings and the ``tuning`` block (every
+    configuration's checkpoints, the choice, the default's predictions, both disambiguations)."""
+    from plcore.leaderboard.runfile import TUNING_COLUMNS
+    from plcore.run.protocols import budget_fold, feeds_truth, singleton_candidates
+
+    train, test = split
+    feed = feeds_truth(setup.learner, "auto", drawn)
+    res = budget_fold(setup, drawn.X, drawn.S, drawn.y_true, train, test, budget=spec.budget,
+                      space=select.get("space") or {}, preprocessing=spec.preprocessing, seed=spec.seed, fold=fold,
+                      S_learner=singleton_candidates(drawn.y_true, drawn.n_classes) if feed else None)
+    q = drawn.n_classes
+    configurations = [{"params": {k: _stored(v) for k, v in params.items()}, "steps": [int(s) for s in steps],
+                       **{col: [float(v) for v in curve[:, i]] for i, col in enumerate(TUNING_COLUMNS)}}
+                      for params, steps, curve in zip(res.params, res.steps, res.curves)]
+    j, c = res.chosen
+    tuning = {"configurations": configurations, "chosen": {"configuration": int(j), "checkpoint": int(c)},
+              "default": {"predictions": pack_predictions(res.predictions["default"], q)},
+              "disambiguation": {k: pack_predictions(res.disambiguation[k], q) for k in ("default", "tuned")}}
+    timing = {"fit_s": float(sum(res.fit_seconds)), "configurations_s": [float(t) for t in res.fit_seconds]}
+    return np.asarray(res.predictions["tuned"], dtype=np.int64), res.params[j], timing, tuning
 
 
 def _cluster_fold(setup, select, spec, drawn, split):

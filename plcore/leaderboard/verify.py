@@ -234,6 +234,42 @@ def _selection_differs(stored: RunFile, again: RunFile) -> str:
     return "; ".join(said)
 
 
+def _tuning_differs(stored: RunFile, again: RunFile) -> tuple[str, str]:
+    """A budget protocol's fold (``tuning``): the verdict on the default's test predictions
+    (:func:`verdict`) and what else differs, in a few words (the chosen configuration and
+    checkpoint, a configuration's checkpoint steps, the largest difference of a checkpoint value
+    beyond rounding); ``("same", "")`` where there is no tuning block on either side."""
+    from plcore.leaderboard.runfile import TUNING_COLUMNS, unpack_predictions
+    from plcore.run.protocols import DIGITS
+
+    a, b = stored.tuning, again.tuning
+    if a is None and b is None:
+        return "same", ""
+    if a is None or b is None:
+        return "differs", "a tuning block on one side only"
+    metric = next(iter(again.scores))
+    found = verdict(unpack_predictions(a["default"]["predictions"]), unpack_predictions(b["default"]["predictions"]),
+                    stored.scores.get(f"default_{metric}", 0.0), again.scores.get(f"default_{metric}", 0.0))
+    said = []
+    if a["chosen"] != b["chosen"]:
+        said.append(f"tuning.chosen {a['chosen']} stored, {b['chosen']} here")
+    if len(a["configurations"]) != len(b["configurations"]):
+        return "differs", "; ".join(said + [f"{len(a['configurations'])} configurations stored, "
+                                            f"{len(b['configurations'])} here"])
+    worst = (0.0, None)
+    for j, (x, y) in enumerate(zip(a["configurations"], b["configurations"])):
+        if x["steps"] != y["steps"]:
+            said.append(f"configuration {j}'s checkpoint steps differ")
+            continue
+        for col in TUNING_COLUMNS:
+            gap = float(np.max(np.abs(np.subtract(x[col], y[col])))) if x[col] else 0.0
+            if gap > worst[0]:
+                worst = (gap, f"configuration {j}'s {col}")
+    if worst[0] > 10.0 ** -DIGITS:
+        said.append(f"{worst[1]} differs by up to {worst[0]:.4f}")
+    return found, "; ".join(said)
+
+
 def _check_fold(protocol: Protocol, entry, dataset: str, fold: int, stored: RunFile, *, registry, data, splits,
                 allow_other_cpu: bool) -> tuple:
     """Re-run one fold under the thread counts its file records and compare it with the file:
@@ -253,9 +289,11 @@ def _check_fold(protocol: Protocol, entry, dataset: str, fold: int, stored: RunF
     a, b = stored.predicted(), again.predicted()
     metric = next(iter(again.scores))
     found = verdict(a, b, stored.scores[metric], again.scores[metric])
-    chose = _selection_differs(stored, again)
+    default, tuned = _tuning_differs(stored, again)
+    found = max((found, default), key=("same", "equivalent", "differs").index)
+    chose = "; ".join(x for x in (_selection_differs(stored, again), tuned) if x)
     if found == "same" and not chose:
-        return "same", "the same predictions"
+        return "same", "the same predictions" + (" (tuned and default) and checkpoints" if stored.tuning else "")
     alike = 100 * float(np.mean(a == b)) if a.shape == b.shape else 0.0
     scores = ", ".join(f"{m} {stored.scores[m]:.4f} stored, {v:.4f} here" for m, v in again.scores.items())
     here = numerics()

@@ -15,6 +15,16 @@ default, as PLENCH does (``zscore=train_rows``: on the rows the learner fits on)
 from __future__ import annotations
 
 from plcore.run.protocols import _clean, _clustering, _holdout, _kfold, _online, _plench
+from plcore.run.protocols._budget import (
+    CRITERION_COLUMN,
+    DIGITS,
+    Budget,
+    BudgetFold,
+    budget_fold,
+    draw_configurations,
+    fold_seeds,
+    validation_split,
+)
 from plcore.run.protocols._clustering import (
     cluster_partition,
     clustering,
@@ -40,7 +50,8 @@ __all__ = ["Setup", "ProtocolResult",
            "bags_apply", "apply_bags", "prequential", "kfold", "holdout", "online", "clustering", "plench",
            "plench_split", "zscored", "PROTOCOLS",
            "default_config", "clustering_partitions", "stratified_mask",
-           "evaluate_split", "cluster_partition", "feeds_truth", "singleton_candidates", "present_classes"]
+           "evaluate_split", "cluster_partition", "Budget", "BudgetFold", "budget_fold", "fold_seeds",
+           "validation_split", "draw_configurations", "CRITERION_COLUMN", "DIGITS", "feeds_truth", "singleton_candidates", "present_classes"]
 
 #: the built-in protocols by name, as the registry knows them (``protocol=<name>``)
 PROTOCOLS = {module.SPEC.name: module.SPEC for module in (_kfold, _holdout, _online, _clustering, _plench, _clean)}
