@@ -198,7 +198,10 @@ def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, result
     the measured rows of its group (how a row that has never run is estimated before it runs).
     The cost model is linear in training rows and fits (docs/leaderboard.md, "field/2: the cost
     model"); a cell with nothing to scale from is counted, not guessed. ``own=False`` leaves this
-    protocol's own files out (the estimate as it was before any of its folds ran)."""
+    protocol's own files out (the estimate as it was before any of its folds ran). A protocol
+    without a budget is priced from the files of protocols without one (a budget's fold, every
+    configuration at a fixed number of steps, scales to no epoch-counted fold); a budget protocol
+    from every protocol's files, a deep row's budget of steps scaled by its steps."""
     import numpy as np
 
     from plcore.exceptions import ConfigError
@@ -242,6 +245,9 @@ def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, result
             continue
         if not own and other.hash == protocol.hash:
             continue
+        mine, theirs = protocol.tracks.get(rec.track), other.tracks.get(rec.track)
+        if theirs is not None and theirs.budget is not None and (mine is None or mine.budget is None):
+            continue  # a budget's fold (configurations x steps) prices no fold of a protocol without one
         key = rec.component.row_key
         entry = installed.get((rec.track, key))
         if entry is None or entry.spec_hash != rec.component.spec_hash:  # the key holds 8 hex digits of it

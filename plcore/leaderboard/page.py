@@ -21,6 +21,13 @@ Ranking with holes, honestly:
   or spec: nothing here can re-run its folds) is ranked with the others and marked unverified
   (``‡`` beside its name, a note under its table; ``(unverified)`` in the LaTeX and the diagrams).
 
+Under a budget protocol (``field/3``: a track with ``budget``) every classification component is two
+rows, its ``default`` (the shipped defaults at the full budget) and its ``tuned`` choice, read from the
+same run files; a third table ranks every classification row together; each ranked row is decided
+against its table's best row and against the reference row by the Bayesian signed-rank test with a
+region of practical equivalence (:mod:`plcore.stats.bayesian`), and the rows are cut into tiers by
+those verdicts.
+
 Every text that comes from a run file (names, versions, errors, reasons) is escaped where it
 reaches the page (:mod:`plcore.stats.escape`).
 """
@@ -44,8 +51,12 @@ __all__ = ["Row", "Board", "Table", "GROUPS", "collect", "tables", "render_markd
 
 #: the groups of each track, in page order, with their titles
 GROUPS = {"classification": {"classic": "classic learners and reducers (with the reference learner)",
-                             "deep": "deep learners"},
+                             "deep": "deep learners", "all": "every row together, classic and deep"},
           "clustering": {"clustering": "clusterers"}}
+#: the groups a budget protocol's page adds (rows of every group of the track, ranked together)
+JOINT = {"all"}
+#: a budget protocol's two rows of a component: its defaults, and its tuned choice
+VARIANTS = ("tuned", "default")
 
 
 @dataclass(frozen=True)
@@ -81,18 +92,26 @@ class Row:
     folds: dict = field(default_factory=lambda: defaultdict(dict))
     #: set where another component's row has the same display name: the page adds it to the label
     alias: str = ""
+    #: under a budget protocol, which of the component's two rows (:data:`VARIANTS`); else ""
+    variant: str = ""
 
     @property
     def label(self) -> str:
-        """How the page names the row (a reducer with its learner), on one line of visible
-        characters (:func:`~plcore.stats.escape.clean`; escaped where it is written)."""
+        """How the page names the row (a reducer with its learner; a budget protocol's variant),
+        on one line of visible characters (:func:`~plcore.stats.escape.clean`; escaped where it
+        is written)."""
         text = self.display_name if self.kind != "reducer" else f"{self.display_name} + {self.pipeline[-1]}"
-        return clean(text + (f" ({self.alias})" if self.alias else ""))
+        return clean(text + (f" ({self.alias})" if self.alias else "") + (f", {self.variant}" if self.variant else ""))
+
+    @property
+    def base_key(self) -> str:
+        """The component's row key (a variant's key without its ``~default``)."""
+        return self.key.split("~")[0]
 
     @property
     def ident(self) -> tuple:
-        """``(track, kind, row key)``: the row among all tracks."""
-        return self.track, self.kind, self.key
+        """``(track, kind, row key)``: the component's row among all tracks (both variants' alike)."""
+        return self.track, self.kind, self.base_key
 
 
 @dataclass
@@ -205,13 +224,37 @@ def collect(protocol: Protocol, results, *, data_home=None, registry=None) -> Bo
     _disambiguate(current)
     scores: dict = defaultdict(dict)
     by_path = dict(found.valid)
+    budget = _budget_tracks(protocol)
     for path, got in found.scores.items():
         rec = by_path[path]
-        scores[(rec.component.row_key, rec.dataset.name)][rec.fold.index] = got
+        if rec.track in budget:  # the tuned row's scores, and the default's under its own key
+            metric = protocol.track(rec.track).metric
+            scores[(rec.component.row_key, rec.dataset.name)][rec.fold.index] = {
+                metric: got[metric], "disambiguation": got["disambiguation"]}
+            scores[(f"{rec.component.row_key}~default", rec.dataset.name)][rec.fold.index] = {
+                metric: got[f"default_{metric}"], "disambiguation": got["default_disambiguation"]}
+        else:
+            scores[(rec.component.row_key, rec.dataset.name)][rec.fold.index] = got
+    current = [v for r in current for v in _variants(r, budget)]
     snapshot = "sha256:" + hashlib.sha256(json.dumps(sorted(listing)).encode()).hexdigest()
     unverified = set() if registry is None else {r.ident for r in current if r.ident not in found.installed}
     return Board(protocol, current, superseded, dict(scores), snapshot, len(listing), dict(timings), n_bytes,
                  (min(stamps), max(stamps)) if stamps else None, invalid, unverified)
+
+
+def _budget_tracks(protocol: Protocol) -> set:
+    """The tracks of ``protocol`` that run under a budget (each component two rows)."""
+    return {name for name, t in protocol.tracks.items() if t.budget is not None}
+
+
+def _variants(row: Row, budget: set) -> list:
+    """A component's rows: itself, or under a budget its tuned row and its default's (the same
+    files; the default's scores under ``<key>~default``)."""
+    if row.track not in budget:
+        return [row]
+    from dataclasses import replace
+
+    return [replace(row, variant="tuned"), replace(row, key=f"{row.key}~default", variant="default")]
 
 
 def _row_at(track: str, kind: str, key: str, entry) -> Row | None:
@@ -254,6 +297,12 @@ class Table:
     versus_best: dict = field(default_factory=dict)
     #: each ranked row's bootstrap interval of its average rank (:func:`plcore.stats.rank_intervals`)
     intervals: dict = field(default_factory=dict)
+    #: under a budget: each ranked row against the best (``{key: Verdict}``, the row's side first),
+    #: against the reference row, and its tier (:mod:`plcore.stats.bayesian`)
+    verdicts: dict = field(default_factory=dict)
+    against_reference: dict = field(default_factory=dict)
+    tiers: dict = field(default_factory=dict)
+    reference_key: str = ""
 
     @property
     def median_row(self):
@@ -286,8 +335,12 @@ def tables(board: Board) -> list:
             continue
         datasets = board.protocol.track_datasets(track)
         reference_learner = board.protocol.track(track).reference_learner
+        budget = track in _budget_tracks(board.protocol)
         for group in groups:
-            mine = [r for r in board.rows if r.track == track and r.group == group and r.section == "ranked"]
+            if group in JOINT and not budget:
+                continue
+            mine = [r for r in board.rows if r.track == track and r.section == "ranked"
+                    and (r.group == group or group in JOINT)]
             if not mine:
                 continue
             ranked = [r for r in mine if all(not board.state(r, d).startswith(("partial", "not run"))
@@ -309,8 +362,8 @@ def tables(board: Board) -> list:
                     c.labels = {r.key: r.label + (" (unverified)" if r.ident in board.unverified else "")
                                 for r in ranked}
                 ref = next((r for r in board.rows if r.track == track and r.kind == "learner"
-                            and r.name == reference_learner and all(board.state(r, d) == "done" for d in datasets)),
-                           None)
+                            and r.name == reference_learner and r.variant in ("", "tuned")
+                            and all(board.state(r, d) == "done" for d in datasets)), None)
                 wtl = {}
                 if ref is not None:  # each row's wins, ties and losses against the reference learner
                     both = {k: v for k, v in scores.items() if k not in imputed}  # a hole wins nothing
@@ -320,9 +373,29 @@ def tables(board: Board) -> list:
                 if c is not None and c.ranks is not None and len(ranked) >= 2 and len(datasets) >= 2:
                     versus = against_best(c.mean, c.methods, datasets)
                     intervals = rank_intervals(c.mean, c.methods, datasets)
-                out.append(Table(track, group, metric, ranked, c, imputed, _tie_groups(c), wtl, unranked,
-                                 ref.label if ref is not None else "", versus, intervals))
+                table = Table(track, group, metric, ranked, c, imputed, _tie_groups(c), wtl, unranked,
+                              ref.label if ref is not None else "", versus, intervals)
+                if budget and c is not None and c.ranks is not None and len(datasets) >= 2:
+                    _decide(table, scores, datasets, board, ref, metric)
+                out.append(table)
     return out
+
+
+def _decide(t: Table, scores: dict, datasets: list, board: Board, ref, metric: str) -> None:
+    """The Bayesian verdicts of a budget protocol's table (:mod:`plcore.stats.bayesian`): every
+    ranked row against the best (by average rank) and against the reference row (its per-data-set
+    means, imputed cells as ranked), and the tiers they make."""
+    from plcore.stats import ranked_methods, signed_rank, tiers
+
+    means = {r.key: np.array([np.mean(scores[(r.key, d)]) for d in datasets]) for r in t.ranked}
+    order = ranked_methods(t.comparison)
+    best = order[0]
+    t.verdicts = {k: signed_rank(means[k], means[best]) for k in order if k != best}
+    if ref is not None:
+        t.reference_key = ref.key
+        ref_means = np.array([np.mean(_fold_values(board, ref.key, d, metric)) for d in datasets])
+        t.against_reference = {k: signed_rank(means[k], ref_means) for k in order if k != ref.key}
+    t.tiers = tiers(means, order)
 
 
 def _tie_groups(c) -> dict:
@@ -404,6 +477,133 @@ def _versus_lines(t: Table, by_key: dict) -> list:
     return lines
 
 
+def _glance(shown: list, by_key: dict) -> list:
+    """A budget protocol's summary, first on its page: the tiers of every row together, the best
+    row of each group, what tuning changes, and how much is decided."""
+    decided = [t for t in shown if t.tiers]
+    if not decided:
+        return []
+    from plcore.stats import ranked_methods
+
+    lines = ["", "## At a glance", ""]
+    for t in decided:
+        order = ranked_methods(t.comparison)
+        first = [md(by_key[k].label) for k in order if t.tiers[k] == 1]
+        median = t.median_row
+        said = (f"the median row ({md(by_key[median].label)}) is {t.verdicts[median].decided} against it"
+                if median is not None and median in t.verdicts else "")
+        n = len(t.verdicts)
+        done = sum(v.decided != "undecided" for v in t.verdicts.values())
+        lines.append(f"- **{GROUPS[t.track][t.group]}**: best {md(by_key[order[0]].label)}; tier 1 of "
+                     f"{max(t.tiers.values())}: {', '.join(first)}; {said}; {done} of {n} rows decided against the "
+                     "best.")
+    for t in decided:
+        if t.group in JOINT:
+            continue
+        pairs = [(k, f"{k}~default") for k in t.comparison.methods if not k.endswith("~default")
+                 and f"{k}~default" in t.comparison.methods]
+        if not pairs:
+            continue
+        gains = [np.mean([t.comparison.mean[(k, d)] - t.comparison.mean[(base, d)] for d in t.comparison.datasets])
+                 for k, base in pairs]
+        rank = {k: i for i, k in enumerate(ranked_methods(t.comparison))}
+        up = sum(rank[k] < rank[base] for k, base in pairs)
+        lines.append(f"- tuning, {GROUPS[t.track][t.group]}: the tuned row ranks above its default for {up} of "
+                     f"{len(pairs)} components; mean accuracy {100 * np.mean(gains):+.1f} points (from "
+                     f"{100 * min(gains):+.1f} to {100 * max(gains):+.1f} over the components).")
+    return lines
+
+
+def _short(value) -> str:
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
+
+
+def _configuration_lines(board: Board) -> list:
+    """A budget protocol's configurations: each component's drawn configurations (the same on
+    every fold and task) and how often its tuned choice took each one."""
+    rows = [r for r in board.rows if r.variant == "tuned"]
+    if not rows:
+        return []
+    lines = ["", "## Configurations and the tuned choice", "",
+             "Each component's configurations are the same on every fold and task: configuration 0 its defaults, "
+             "the others drawn from its declared space. `chosen` counts the folds whose tuned choice (the largest "
+             "validation covering rate over configurations and checkpoints) took each configuration.", "",
+             "| method | chosen (folds of configuration 0, 1, ...) | configurations 1, 2, ... |", "|---|---|---|"]
+    for r in rows:
+        recs = [rec for f in r.folds.values() for rec in f.values() if getattr(rec, "tuning", None)]
+        if not recs:
+            continue
+        confs = recs[0].tuning["configurations"]
+        counts = [0] * len(confs)
+        for rec in recs:
+            j = rec.tuning["chosen"]["configuration"]
+            counts[j] += j < len(counts)
+        params = "; ".join(
+            f"{j}: " + ", ".join(f"{k.split('.', 1)[-1]}={_short(v)}" for k, v in sorted(c["params"].items()))
+            for j, c in enumerate(confs) if j) or "none (no declared space)"
+        lines.append(f"| {md(r.label)} | {' / '.join(map(str, counts))} | {md(params)} |")
+    return lines
+
+
+def _twin_lines(board: Board) -> list:
+    """Rows that predict alike on every fold (the same predictions' digests): one note naming each
+    set of them (PiCO and Conf+PiCO train the same network)."""
+    groups = defaultdict(list)
+    for r in board.rows:
+        if r.variant != "tuned" or not r.folds:  # a budget protocol's page (the records' pages stay as rendered)
+            continue
+        digest = tuple(sorted((d, k, (rec.predictions or {}).get("sha256") if getattr(rec, "ok", False) else None)
+                              for d, f in r.folds.items() for k, rec in f.items()))
+        groups[(r.track, digest)].append(r)
+    twins = [g for g in groups.values() if len(g) > 1]
+    if not twins:
+        return []
+    return ["", "Rows that made the same predictions on every fold (they train alike): "
+            + "; ".join(", ".join(md(r.label) for r in g) for g in twins) + "."]
+
+
+def _verdict_cell(verdicts: dict, key, what: str) -> str:
+    """``0.97 / 0.03 / 0.00 better`` (the row against ``what``), ``best`` or ``reference`` for that row itself."""
+    v = verdicts.get(key)
+    if v is None:
+        return what if verdicts else "–"
+    return f"{v.text} {v.decided}"
+
+
+def _disambiguation(board: Board, row: Row, datasets: list) -> str:
+    """The row's disambiguation accuracy (its fit rows' labels recovered), its data sets' mean."""
+    values = [np.mean([f["disambiguation"] for f in board.scores.get((row.key, d), {}).values()])
+              for d in datasets if board.scores.get((row.key, d))]
+    return f"{np.mean(values):.3f}" if values else "–"
+
+
+def _verdict_lines(t: Table, by_key: dict) -> list:
+    """What the Bayesian verdicts of a table decide: the rows decided against the best, the best
+    against the median row, and the tiers."""
+    from plcore.stats import ranked_methods
+    from plcore.stats.bayesian import ROPE, THRESHOLD
+
+    order = ranked_methods(t.comparison)
+    best, median = order[0], t.median_row
+    decided = sum(v.decided != "undecided" for v in t.verdicts.values())
+    counts = {name: sum(v.decided == name for v in t.verdicts.values()) for name in ("worse", "equivalent")}
+    lines = [f"Decided: each row against the best row, {md(by_key[best].label)}, and against the reference row by "
+             f"the Bayesian signed-rank test over the {len(t.comparison.datasets)} data sets' means (Benavoli et al., "
+             f"JMLR 2017; baycomp), region of practical equivalence {100 * ROPE:g} accuracy point: the columns give "
+             "P(the row is practically better / equivalent / worse), a verdict where one reaches "
+             f"{THRESHOLD}. {decided} of the {len(t.verdicts)} other rows are decided against the best "
+             f"({counts['worse']} worse, {counts['equivalent']} practically equivalent)."]
+    if median is not None and median != best:
+        v = t.verdicts[median]
+        lines.append(f"Best against the median row ({md(by_key[median].label)}): the median row is {v.decided} "
+                     f"(P better / equivalent / worse {v.text}).")
+    n_tiers = max(t.tiers.values())
+    top = [md(by_key[k].label) for k in order if t.tiers[k] == 1]
+    lines.append(f"Tiers: {n_tiers}; a tier is the best row left and every row it is not decided better than. "
+                 f"Tier 1: {', '.join(top)}.")
+    return lines
+
+
 def _unverified_lines(board: Board, order: list) -> list:
     """The note under a table with an unverified row (``order``: its rows, best first): what the
     mark means, and whether such a row is ranked above a verified one."""
@@ -463,11 +663,17 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
         lines += ["", f"No run file of this protocol yet: `python -m plcore leaderboard list --protocol {p.key}` "
                       "lists its rows and estimates their cost."]
     by_key = {r.key: r for r in board.rows}
-    for t in tables(board):
+    shown = tables(board)
+    lines += _glance(shown, by_key)
+    for t in shown:
         k, datasets = len(t.ranked), p.track_datasets(t.track)
         lines += ["", f"## {t.track}: {GROUPS[t.track][t.group]} ({t.metric})", ""]
-        head = ["rank", "method", *datasets, "average rank", "95% interval", "Nemenyi group",
-                "vs best: Holm p", "imputed"]
+        decided = bool(t.tiers)  # a budget protocol's table: Bayesian verdicts and tiers
+        head = (["rank", "tier", "method", *datasets, "average rank", "95% interval",
+                 "vs best: P(better / equivalent / worse)", f"vs {t.reference or 'reference'}: P(...)",
+                 "disambiguation", "imputed"] if decided else
+                ["rank", "method", *datasets, "average rank", "95% interval", "Nemenyi group", "vs best: Holm p",
+                 "imputed"])
         head += [f"vs {t.reference}: win/tie/loss"] if t.wtl else []
         head += ["median fit (s)"] if timings else []
         head += ["distribution"]
@@ -477,10 +683,16 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
             row = by_key[key]
             i = t.comparison.methods.index(key) if t.comparison is not None else None
             n_imp = sum((key, d) in t.imputed for d in datasets)
-            cells = [str(pos), md(row.label) + board.mark(row), *(_cell(board, t, row, d) for d in datasets),
-                     "–" if i is None or t.comparison.ranks is None else f"{t.comparison.ranks[i]:.2f}",
-                     _interval(t, key), t.tie_groups.get(key, "–"), _versus_cell(t, key),
-                     f"{100 * n_imp / max(len(datasets), 1):.0f}%"]
+            rank = "–" if i is None or t.comparison.ranks is None else f"{t.comparison.ranks[i]:.2f}"
+            imputed = f"{100 * n_imp / max(len(datasets), 1):.0f}%"
+            if decided:
+                cells = [str(pos), str(t.tiers.get(key, "–")), md(row.label) + board.mark(row),
+                         *(_cell(board, t, row, d) for d in datasets), rank, _interval(t, key),
+                         _verdict_cell(t.verdicts, key, "best"), _verdict_cell(t.against_reference, key, "reference"),
+                         _disambiguation(board, row, datasets), imputed]
+            else:
+                cells = [str(pos), md(row.label) + board.mark(row), *(_cell(board, t, row, d) for d in datasets),
+                         rank, _interval(t, key), t.tie_groups.get(key, "–"), _versus_cell(t, key), imputed]
             if t.wtl:
                 cells.append("–" if key not in t.wtl else "/".join(map(str, t.wtl[key])))
             if timings:
@@ -497,7 +709,7 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
                          "group letter).")
         else:
             lines.append(f"{k} ranked row(s): no Friedman test (it needs 3 rows and rows that do not all tie).")
-        lines += _versus_lines(t, by_key)
+        lines += _verdict_lines(t, by_key) if decided else _versus_lines(t, by_key)
         lines += _unverified_lines(board, [by_key[key] for key in order])
         if t.imputed:
             lines.append(f"`†`: {len(t.imputed)} cell(s) failed, timed out, not applicable or invalid, imputed with "
@@ -517,6 +729,7 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
                     cells.append(shown if state == "done" else f"{shown} ({state})".strip() if values else state)
                 lines.append(f"| {md(r.label)}{board.mark(r)} ({md_code(f'{r.kind}:{r.key}')}) | " + " | ".join(cells)
                              + f" | {_missing(board, r).removeprefix('not ranked: ')} |")
+    lines += _configuration_lines(board) + _twin_lines(board)
     refs = [r for r in board.rows if r.section == "reference"]
     datasets = p.track_datasets("classification") if refs else []
     if refs:

@@ -5,6 +5,8 @@ reports (:mod:`plcore.run`) and leaderboard pages (:mod:`plcore.leaderboard`) sh
   bootstrap intervals of the average ranks;
 - :mod:`plcore.stats.pairwise`: paired t-tests (win/tie/loss), the Wilcoxon signed-rank test, the
   best row against every other with Holm's correction;
+- :mod:`plcore.stats.bayesian`: the Bayesian signed-rank test with a region of practical
+  equivalence (baycomp), its verdicts and the tiers built from them;
 - :mod:`plcore.stats.comparison`: :func:`compare` computes them once into a :class:`Comparison`;
 - the writers render a :class:`Comparison` and compute nothing: :mod:`plcore.stats.markdown`,
   :mod:`plcore.stats.latex`, :mod:`plcore.stats.figure` (the critical-difference diagram).
@@ -12,9 +14,10 @@ reports (:mod:`plcore.run`) and leaderboard pages (:mod:`plcore.leaderboard`) sh
 A new statistic is a function of the per-cell means or per-split scores in ``ranking`` or
 ``pairwise`` (or a module of its own beside them), a field of :class:`Comparison` filled by
 :func:`compare` where every report wants it, and a column or line in the writers that print it.
-The statistics are SciPy's, statsmodels' and scikit-posthocs', not written here.
+The statistics are SciPy's, statsmodels', scikit-posthocs' and baycomp's, not written here.
 """
 
+from plcore.stats.bayesian import Verdict, signed_rank, tiers
 from plcore.stats.comparison import (COLLAPSE_MARGIN, Comparison, best_ranked, check_same_splits, collapsed_splits,
                                      compare, nemenyi_pvalues, ranked_methods)
 from plcore.stats.figure import cd_diagram, cd_figure
@@ -26,4 +29,4 @@ from plcore.stats.ranking import average_ranks, friedman, nemenyi_critical_diffe
 __all__ = ["COLLAPSE_MARGIN", "Comparison", "against_best", "average_ranks", "best_ranked", "cd_diagram", "cd_figure",
            "check_same_splits", "collapsed_splits", "compare", "friedman", "latex_table", "markdown_table",
            "nemenyi_critical_difference", "nemenyi_pvalues", "paired_ttest", "rank_intervals", "ranked_methods",
-           "wilcoxon", "win_tie_loss"]
+           "signed_rank", "tiers", "Verdict", "wilcoxon", "win_tie_loss"]
