@@ -12,6 +12,7 @@ import argparse
 import sys
 
 from plcore.exceptions import ConfigError
+from plcore.leaderboard.protocol import HEADLINE
 
 __all__ = ["main", "listing"]
 
@@ -81,7 +82,7 @@ def main(argv=None) -> int:
     for command, text in (("list", "every eligible component by track and each cell's state"),
                           ("run", "run the missing folds of the chosen rows, each written as a run file")):
         p = sub.add_parser(command, help=text)
-        p.add_argument("--protocol", default="field-quick/1", help="<id>/<version> (default field-quick/1)")
+        p.add_argument("--protocol", default=HEADLINE, help=f"<id>/<version> (default {HEADLINE}, the headline)")
         p.add_argument("--results", default="leaderboard", help="the folder of run files (default ./leaderboard)")
         p.add_argument("--only", nargs="+", default=None, metavar="KIND:NAME", help="only these rows")
         p.add_argument("--track", default=None, help="only this track")
@@ -99,14 +100,14 @@ def main(argv=None) -> int:
                            help="also log each cell that ran as an MLflow run (experiment "
                                 "leaderboard-<id>-<version>), for browsing")
     pg = sub.add_parser("page", help="render the leaderboard (Markdown, LaTeX, CD diagrams) from the run files alone")
-    pg.add_argument("--protocol", default="field-quick/1", help="<id>/<version> (default field-quick/1)")
+    pg.add_argument("--protocol", default=HEADLINE, help=f"<id>/<version> (default {HEADLINE}, the headline)")
     pg.add_argument("--results", default="leaderboard", help="the folder of run files (default ./leaderboard)")
     pg.add_argument("--out", default=None, help="write the page here (with .tex and the diagrams beside it); "
                                                "default: print the Markdown")
     pg.add_argument("--no-timings", action="store_true", help="leave out fit times and compute (pages that "
                                                               "differ only where the runs did)")
     vf = sub.add_parser("verify", help="recompute every stored score; re-run one fold per data set of the rows")
-    vf.add_argument("--protocol", default="field-quick/1", help="<id>/<version> (default field-quick/1)")
+    vf.add_argument("--protocol", default=HEADLINE, help=f"<id>/<version> (default {HEADLINE}, the headline)")
     vf.add_argument("--results", default="leaderboard", help="the folder of run files (default ./leaderboard)")
     vf.add_argument("--only", nargs="+", default=None, metavar="KIND:NAME", help="re-run only these rows")
     how = vf.add_mutually_exclusive_group()
