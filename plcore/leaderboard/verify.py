@@ -333,13 +333,14 @@ def verify(protocol: Protocol, results, *, registry, only=None, data_home=None, 
     if unknown:
         raise ConfigError(f"--only {', '.join(unknown)}: no run file of {protocol.key} under {results}; its rows: "
                           f"{', '.join(sorted(have)) or 'none'}")
-    rows = [r for r in board.rows if not only or f"{r.kind}:{r.name}" in only]
+    rows = [r for r in board.rows  # a component once (a budget protocol's default row shares its files)
+            if r.variant != "default" and (not only or f"{r.kind}:{r.name}" in only)]
     data = {}
     for row in rows:
         name = f"{row.kind}:{row.name}"
         entry = installed.get(name)
-        if entry is None or entry.key != row.key:
-            why = "not installed here" if entry is None else f"installed as {entry.key}, the files are {row.key}"
+        if entry is None or entry.key != row.base_key:
+            why = "not installed here" if entry is None else f"installed as {entry.key}, the files are {row.base_key}"
             out.skipped.append((name, why))
             echo(f"{name}: not re-run ({why})" + ("" if allow_missing else ": a failure without --allow-missing"))
             continue
