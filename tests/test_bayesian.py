@@ -52,3 +52,20 @@ def test_tiers_cut_where_the_leader_is_decided_better():
              "mid": base + 0.05, "low": base}
     got = tiers(means, ["top", "twin", "mid", "low"])
     assert got == {"top": 1, "twin": 1, "mid": 2, "low": 3}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_vectorised_test_is_baycomps_on_the_same_draws(seed):
+    """plcore's product form gives baycomp's own probabilities (SignedRankTest.probs, same seed)."""
+    from baycomp import SignedRankTest
+
+    from plcore.stats.bayesian import probabilities
+
+    rng = np.random.RandomState(seed)
+    a = rng.uniform(0.5, 0.9, 15)
+    b = a + rng.normal(0.005, 0.02, 15)
+    b[3] = a[3] + 0.02          # a difference on the region's edge (2 rope = z_i + z_j for i = 0, j = 3)
+    for rope in (0.01, 0.005):
+        ours = probabilities(a, b, rope, 3000, seed)
+        theirs = SignedRankTest.probs(a, b, rope=rope, nsamples=3000, random_state=seed)
+        assert ours == pytest.approx(tuple(float(p) for p in theirs), abs=1e-12)

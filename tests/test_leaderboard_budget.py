@@ -217,3 +217,22 @@ def test_verify_names_a_configuration_whose_checkpoints_were_forged(results, cap
                         "--only", "learner:proden"])
     out = capsys.readouterr().out
     assert code == 1 and "learner:proden on wine fold 0: DIFFERS" in out and "covering_rate differs" in out, out
+
+
+def test_page_reference_decides_every_row_against_the_users_row(capsys):
+    """``page --reference KIND:NAME`` on a committed tier (field-smoke/1): each ranked row's verdict
+    against that row, beside the verdict against the best; the command on the page names it; a row
+    that is not on the board is one line."""
+    from pathlib import Path
+
+    committed = Path(__file__).resolve().parents[1] / "leaderboard"
+    assert leaderboard(["page", "--protocol", "field-smoke/1", "--results", str(committed),
+                        "--reference", "learner:cc"]) == 0
+    page = capsys.readouterr().out
+    assert "--reference learner:cc" in page and "| vs CC: P(...) |" in page
+    cc = next(line for line in page.splitlines() if line.startswith("| ") and "| CC |" in line)
+    assert "| reference |" in cc
+    assert page.count("Tiers: ") >= 2   # the classic and the deep table
+    with pytest.raises(ConfigError, match="--reference learner:nope: no such row on field-smoke/1"):
+        leaderboard(["page", "--protocol", "field-smoke/1", "--results", str(committed), "--reference",
+                     "learner:nope"])

@@ -102,6 +102,9 @@ def main(argv=None) -> int:
     pg = sub.add_parser("page", help="render the leaderboard (Markdown, LaTeX, CD diagrams) from the run files alone")
     pg.add_argument("--protocol", default=HEADLINE, help=f"<id>/<version> (default {HEADLINE}, the headline)")
     pg.add_argument("--results", default="leaderboard", help="the folder of run files (default ./leaderboard)")
+    pg.add_argument("--reference", default=None, metavar="KIND:NAME",
+                    help="decide every ranked row against this row (Bayesian signed-rank test, tiers), e.g. your "
+                         "method: the page's tables (.tex) and figures are then your paper's")
     pg.add_argument("--out", default=None, help="write the page here (with .tex and the diagrams beside it); "
                                                "default: print the Markdown")
     pg.add_argument("--no-timings", action="store_true", help="leave out fit times and compute (pages that "
@@ -220,8 +223,13 @@ def _page(args) -> int:
     protocol = load_protocol(args.protocol)
     registry = get_registry()
     board = collect(protocol, args.results, registry=registry)
+    board.reference = args.reference
+    if args.reference is not None:
+        from plcore.leaderboard.page import tables
+
+        tables(board)  # a reference that is no finished row: one line before anything is written
     not_run = not_run_lines(board, entries(protocol, registry), args.results, registry)
-    command = page_command(protocol, args.results, args.out, timings=not args.no_timings)
+    command = page_command(protocol, args.results, args.out, timings=not args.no_timings, reference=args.reference)
     if args.out is None:
         sys.stdout.write(render_markdown(board, command=command, timings=not args.no_timings, not_run=not_run))
         return 0

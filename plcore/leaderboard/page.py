@@ -136,6 +136,9 @@ class Board:
     #: the rows (:attr:`Row.ident`) that no installed component backs (not installed, or at another
     #: revision or spec); empty where :func:`collect` had no registry to check against
     unverified: set = field(default_factory=set)
+    #: ``KIND:NAME``: the row every ranked row is decided against (``page --reference``), in place of
+    #: the protocol's reference learner; with it, any protocol's page carries the Bayesian verdicts
+    reference: str | None = None
 
     def mark(self, row: Row) -> str:
         """`` ‡`` after the name of an unverified row, else nothing."""
@@ -336,6 +339,7 @@ def tables(board: Board) -> list:
         datasets = board.protocol.track_datasets(track)
         reference_learner = board.protocol.track(track).reference_learner
         budget = track in _budget_tracks(board.protocol)
+        chosen_ref = _reference_row(board, track)
         for group in groups:
             if group in JOINT and not budget:
                 continue
@@ -361,9 +365,9 @@ def tables(board: Board) -> list:
                 if c is not None:  # the LaTeX and the diagrams name an unverified row so
                     c.labels = {r.key: r.label + (" (unverified)" if r.ident in board.unverified else "")
                                 for r in ranked}
-                ref = next((r for r in board.rows if r.track == track and r.kind == "learner"
-                            and r.name == reference_learner and r.variant in ("", "tuned")
-                            and all(board.state(r, d) == "done" for d in datasets)), None)
+                ref = chosen_ref or next((r for r in board.rows if r.track == track and r.kind == "learner"
+                                          and r.name == reference_learner and r.variant in ("", "tuned")
+                                          and all(board.state(r, d) == "done" for d in datasets)), None)
                 wtl = {}
                 if ref is not None:  # each row's wins, ties and losses against the reference learner
                     both = {k: v for k, v in scores.items() if k not in imputed}  # a hole wins nothing
@@ -375,10 +379,33 @@ def tables(board: Board) -> list:
                     intervals = rank_intervals(c.mean, c.methods, datasets)
                 table = Table(track, group, metric, ranked, c, imputed, _tie_groups(c), wtl, unranked,
                               ref.label if ref is not None else "", versus, intervals)
-                if budget and c is not None and c.ranks is not None and len(datasets) >= 2:
+                if (budget or chosen_ref) and c is not None and c.ranks is not None and len(datasets) >= 2:
                     _decide(table, scores, datasets, board, ref, metric)
                 out.append(table)
     return out
+
+
+def _reference_row(board: Board, track: str):
+    """The row ``board.reference`` names in ``track`` (its tuned row under a budget), None where no
+    reference is asked for or the track has no such row; one finished on every data set."""
+    from plcore.exceptions import ConfigError
+
+    if board.reference is None:
+        return None
+    kind, _, name = board.reference.partition(":")
+    found = [r for r in board.rows if r.track == track and r.kind == kind and r.name == name
+             and r.variant in ("", "tuned")]
+    if not found:
+        if any(r.kind == kind and r.name == name for r in board.rows):
+            return None  # the row is on another track
+        raise ConfigError(f"--reference {board.reference}: no such row on {board.protocol.key}; its rows: "
+                          + ", ".join(sorted({f"{r.kind}:{r.name}" for r in board.rows})))
+    row = found[0]
+    unfinished = [d for d in board.protocol.track_datasets(track) if board.state(row, d) != "done"]
+    if unfinished:
+        raise ConfigError(f"--reference {board.reference}: not finished on {', '.join(unfinished)}: a reference "
+                          "needs a result on every data set")
+    return row
 
 
 def _decide(t: Table, scores: dict, datasets: list, board: Board, ref, metric: str) -> None:
@@ -572,8 +599,8 @@ def _verdict_cell(verdicts: dict, key, what: str) -> str:
 
 def _disambiguation(board: Board, row: Row, datasets: list) -> str:
     """The row's disambiguation accuracy (its fit rows' labels recovered), its data sets' mean."""
-    values = [np.mean([f["disambiguation"] for f in board.scores.get((row.key, d), {}).values()])
-              for d in datasets if board.scores.get((row.key, d))]
+    values = [np.mean([f["disambiguation"] for f in board.scores[(row.key, d)].values()]) for d in datasets
+              if board.scores.get((row.key, d)) and all("disambiguation" in f for f in board.scores[(row.key, d)].values())]
     return f"{np.mean(values):.3f}" if values else "–"
 
 
@@ -816,9 +843,10 @@ def not_run_lines(board: Board, installed: list, results, registry) -> list:
     return out
 
 
-def page_command(protocol: Protocol, results, out=None, *, timings: bool = True) -> str:
+def page_command(protocol: Protocol, results, out=None, *, timings: bool = True, reference: str | None = None) -> str:
     """The command that renders a page (printed on it, so that anyone can rebuild it)."""
     return (f"python -m plcore leaderboard page --protocol {protocol.key} --results {_shown(results)}"
+            + (f" --reference {reference}" if reference else "")
             + (f" --out {_shown(out)}" if out else "") + ("" if timings else " --no-timings"))
 
 
