@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -158,6 +158,7 @@ class Protocol:
 
     data: dict
     hash: str
+    _tracks: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def key(self) -> str:
@@ -176,15 +177,18 @@ class Protocol:
     @property
     def tracks(self) -> dict:
         """``{name: Track}`` in the file's order."""
-        return {name: Track.from_dict(name, data) for name, data in self.data["tracks"].items()}
+        return {name: self.track(name) for name in self.data["tracks"]}
 
     def track(self, name: str) -> Track:
-        """The track ``name`` (:class:`Track`); a track the protocol lacks is one line naming its tracks."""
-        try:
-            return Track.from_dict(name, self.data["tracks"][name])
-        except KeyError:
-            raise ConfigError(f"protocol {self.key} has no track {name!r}; its tracks: "
-                              f"{', '.join(self.data['tracks'])}") from None
+        """The track ``name`` (:class:`Track`, built once per protocol: a scan asks for it per
+        file); a track the protocol lacks is one line naming its tracks."""
+        if name not in self._tracks:
+            try:
+                self._tracks[name] = Track.from_dict(name, self.data["tracks"][name])
+            except KeyError:
+                raise ConfigError(f"protocol {self.key} has no track {name!r}; its tracks: "
+                                  f"{', '.join(self.data['tracks'])}") from None
+        return self._tracks[name]
 
 
 def available_protocols() -> list[str]:

@@ -74,11 +74,18 @@ def update_to(version: int):
     return register
 
 
+#: steps that change no part of a record (a schema that only adds a field): given a shallow copy
+_ADDS_ONLY: set = set()
+
+
 @update_to(2)
 def update_to_2(record: dict) -> dict:
     """run/1 -> run/2: run/2 adds ``tuning`` (a budget protocol's configurations and checkpoints,
     ``field/3``), which no run/1 file has; nothing else changes."""
     return record
+
+
+_ADDS_ONLY.add(update_to_2)
 
 
 def _schema_version(schema) -> int | None:
@@ -107,7 +114,7 @@ def upgrade(record: dict, what: str = "run file") -> dict:
         step = UPDATES.get(version + 1)
         if step is None:
             raise DataValidationError(f"{what}: schema {found!r} has no update_to_{version + 1} to {target!r}")
-        record = step(copy.deepcopy(record))
+        record = step(dict(record) if step in _ADDS_ONLY else copy.deepcopy(record))
         version += 1
         record["schema"] = f"{SCHEMA_PREFIX}{version}"
     return record
