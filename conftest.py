@@ -12,6 +12,10 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(_var, "1")
 
+# The leaderboard's scan cache (plcore.leaderboard.checks.ScanCache) stays off in the suite, which
+# forges and edits run files under its own checks; tests/test_leaderboard_scan_cache.py turns it on.
+os.environ.setdefault("PLCORE_SCAN_CACHE", "0")
+
 # A relative data home (the README's ``PLCORE_DATA_HOME=../shared/datasets``) means the folder
 # it names from where pytest was started; the commands the tests start run in other folders.
 if os.environ.get("PLCORE_DATA_HOME") and not Path(os.environ["PLCORE_DATA_HOME"]).expanduser().is_absolute():

@@ -17,6 +17,13 @@ A file under ``<results>/<id>-<version>/`` is checked against the protocol ``<id
    row's files (the most common value wins);
 5. its scores, recomputed from its predictions on the protocol's data.
 
+A scan keeps what it checked (:class:`ScanCache`): the sha256 of each valid file of an installed
+row and its recomputed scores, under a context (plcore's version, the checking code, the installed
+rows and the protocol's hash), in ``PLCORE_CACHE_DIR`` (default ``$XDG_CACHE_HOME/plcore``, else
+``~/.cache/plcore``). A file whose bytes are those it checked is read without its checks again and
+its scores are taken from the cache, so a page of unchanged files loads no data set; any other byte,
+another installed row or other code checks it again. ``PLCORE_SCAN_CACHE=0`` turns it off.
+
 A file that fails a check is not an error of the folder: it is an :class:`Invalid` cell with its
 reason, one line naming the file, and the callers show it as such (``page`` and ``list``), replace
 it by running the fold again (``run``), or refuse it (``merge``, ``verify``).
@@ -357,15 +364,88 @@ def _consensus(records: list) -> dict:
     return out
 
 
+class ScanCache:
+    """What a scan checked before (the module says what and where): ``{relative path: [sha256,
+    scores]}`` of the valid files of installed rows, under the scan's context; a cache of another
+    context is empty. Reading or writing it never fails a scan (an unreadable cache is empty, an
+    unwritable one is not written)."""
+
+    def __init__(self, results: Path, protocol: Protocol, installed: _Installed):
+        import hashlib
+        import json
+        import os
+
+        self.results, self.files, self.path = results, {}, None
+        if os.environ.get("PLCORE_SCAN_CACHE", "1") == "0" or installed.registry is None:
+            return
+        base = os.environ.get("PLCORE_CACHE_DIR") or os.path.join(
+            os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "plcore")
+        place = hashlib.sha256(f"{results.resolve()}|{protocol.key}".encode()).hexdigest()[:16]
+        self.path = Path(base) / "leaderboard-scan" / f"{protocol.data['id']}-{protocol.data['version']}-{place}.json"
+        self.context = _context(protocol, installed)
+        try:
+            found = json.loads(self.path.read_text())
+            if found.get("context") == self.context and isinstance(found.get("files"), dict):
+                self.files = found["files"]
+        except (OSError, ValueError, AttributeError):
+            pass
+
+    def hit(self, rel: str, digest: str):
+        """The cached scores (a mapping, or None for a fold without scores) of a file whose bytes
+        are ``digest``; ``False`` where it was not checked so."""
+        got = self.files.get(rel)
+        return got[1] if isinstance(got, list) and len(got) == 2 and got[0] == digest else False
+
+    def save(self, checked: dict) -> None:
+        """Keep ``{relative path: [sha256, scores]}``, written atomically."""
+        import json
+
+        if self.path is None:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_write(self.path) as tmp:
+                tmp.write_text(json.dumps({"context": self.context, "files": checked}, sort_keys=True))
+        except OSError:
+            pass
+
+
+def _context(protocol: Protocol, installed: _Installed) -> str:
+    """What a cached check depends on beyond the file's bytes: plcore's version, the code that
+    checks (these modules' sources), the protocol's hash and every installed row's identity."""
+    import hashlib
+    import json
+    import sys
+
+    from plcore import __version__
+
+    code = hashlib.sha256()
+    for name in ("plcore.leaderboard.checks", "plcore.leaderboard.runfile", "plcore.leaderboard.protocol",
+                 "plcore.leaderboard.jobs", "plcore.run.protocols._budget", "plcore.run.checkpoints"):
+        module = sys.modules.get(name)
+        source = getattr(module, "__file__", None)
+        code.update(Path(source).read_bytes() if source else name.encode())
+    rows = sorted([list(k), _identity_of(e), sorted(e.na)] for k, e in installed.rows.items())
+    text = json.dumps([__version__, code.hexdigest(), protocol.hash, rows], sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def scan(protocol: Protocol, results, *, registry=None, paths=None, data_home=None) -> Scan:
     """Check the run files of ``protocol`` under ``results`` (or only ``paths``, files under it)
-    as the module says; a registry adds the check against the installed rows."""
+    as the module says; a registry adds the check against the installed rows (and the cache of
+    what was checked before: :class:`ScanCache`)."""
+    import hashlib
+    import json
+
     results = Path(results)
     folder = results / f"{protocol.data['id']}-{protocol.data['version']}"
     files = sorted(folder.glob("*/*/*/*/fold-*.json")) if paths is None else sorted(Path(p) for p in paths)
     installed = _Installed(protocol, registry)
     out = Scan(installed=installed.rows)
+    cache = ScanCache(results, protocol, installed)
     read: list = []
+    digests: dict = {}
+    hits: list = []
 
     def refuse(path, err):  # one line, whatever the file held
         reason = one_line(str(err).removeprefix(f"{path}: "))[:300]
@@ -373,6 +453,15 @@ def scan(protocol: Protocol, results, *, registry=None, paths=None, data_home=No
 
     for path in files:
         try:
+            raw = path.read_bytes()
+            digests[path] = hashlib.sha256(raw).hexdigest()
+            rel = path.relative_to(results).as_posix()
+            scores = cache.hit(rel, digests[path])
+            if scores is not False:  # these bytes passed every check here before
+                rec = RunFile.from_dict(json.loads(raw), str(path), checked=True)
+                if (rec.track, rec.component.kind, rec.component.row_key) in installed.rows:
+                    hits.append((path, rec, scores))
+                    continue
             rec = read_run(path)
             _check_place(protocol, results, path, rec)
             _check_timing(rec)
@@ -398,8 +487,19 @@ def scan(protocol: Protocol, results, *, registry=None, paths=None, data_home=No
                 continue
             checked.append((path, rec))
     _recompute(protocol, results, checked, out, data_home, refuse)
+    for path, rec, scores in hits:
+        out.valid.append((path, rec))
+        if scores is not None:
+            out.scores[path] = scores
     out.valid.sort(key=lambda pr: pr[0])
     out.invalid.sort(key=lambda bad: bad.path)
+    if cache.path is not None:
+        keep = {p.relative_to(results).as_posix(): [digests[p], out.scores.get(p)] for p, rec in out.valid
+                if (rec.track, rec.component.kind, rec.component.row_key) in installed.rows}
+        if paths is not None:  # a scan of some files keeps what it knew of the others
+            keep = {**cache.files, **keep}
+        if keep != cache.files:
+            cache.save(keep)
     return out
 
 

@@ -266,10 +266,12 @@ class RunFile:
     present: frozenset | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def from_dict(cls, record, what: str = "run file") -> RunFile:
+    def from_dict(cls, record, what: str = "run file", *, checked: bool = False) -> RunFile:
         """The run file of a record (a file's JSON): upgraded to the current schema, validated
-        (:func:`validate_run`; a record that is not one is refused in one line naming ``what``)."""
-        record = validate_run(record, what)
+        (:func:`validate_run`; a record that is not one is refused in one line naming ``what``).
+        ``checked``: the record's exact bytes passed these checks before (a scan's cache,
+        :mod:`plcore.leaderboard.checks`): upgraded only."""
+        record = upgrade(record, what) if checked else validate_run(record, what)
         parts = {"protocol": ProtocolRef, "component": ComponentRef, "dataset": DatasetRef, "fold": FoldRef}
         built = {k: _from(part, record[k]) for k, part in parts.items()}
         top = {k: v for k, v in record.items() if k not in parts}
