@@ -236,3 +236,21 @@ def test_page_reference_decides_every_row_against_the_users_row(capsys):
     with pytest.raises(ConfigError, match="--reference learner:nope: no such row on field-smoke/1"):
         leaderboard(["page", "--protocol", "field-smoke/1", "--results", str(committed), "--reference",
                      "learner:nope"])
+
+
+def test_list_prices_a_row_that_never_ran_by_a_probe_fit(tmp_path, capsys):
+    """A row with no run file anywhere is probed (one fold of the smallest task; under a budget one
+    configuration for one checkpoint's steps) and priced from the probe, not its group's median;
+    ``--no-probe`` keeps the median. The probe writes no run file."""
+    res = tmp_path / "res"
+    assert leaderboard(["run", "--protocol", "field-smoke/2", "--results", str(res), "--only", "learner:plknn"]) == 0
+    capsys.readouterr()
+    before = sorted(res.rglob("fold-*.json"))
+    assert leaderboard(["list", "--protocol", "field-smoke/2", "--results", str(res), "--only", "learner:ipal"]) == 0
+    out = capsys.readouterr().out
+    assert "probing learner:ipal (it has never run" in out and "from a probe fit of each row never run" in out
+    assert sorted(res.rglob("fold-*.json")) == before
+    assert leaderboard(["list", "--protocol", "field-smoke/2", "--results", str(res), "--only", "learner:ipal",
+                        "--no-probe"]) == 0
+    out = capsys.readouterr().out
+    assert "probing" not in out and "their group's median (rows never run)" in out

@@ -88,6 +88,10 @@ def main(argv=None) -> int:
         p.add_argument("--track", default=None, help="only this track")
         p.add_argument("--group", default=None, choices=["classic", "deep", "clustering"],
                        help="only this group of rows (deep: the learners trained by epochs)")
+        if command == "list":
+            p.add_argument("--no-probe", action="store_true",
+                           help="price a row that never ran by its group's median instead of a probe fit (one "
+                                "fold of the smallest task; under a budget one configuration, one checkpoint)")
         if command == "run":
             p.add_argument("--datasets", nargs="+", default=None, help="only these data sets of the protocol")
             p.add_argument("--launcher", default=None, help="a Hydra launcher (joblib, ray, submitit_slurm): one job "
@@ -177,6 +181,17 @@ def main(argv=None) -> int:
                 print(f"  {bad.line()}")
         todo = [k for k, s in states.items() if to_run(s)]
         estimate = estimate_missing(protocol, rows, states, args.results, registry)
+        if estimate.guessed and not args.no_probe:  # a row never run anywhere: measured, not guessed
+            from plcore.leaderboard.runner import probe_rate
+
+            probed = {}
+            for e in rows:
+                if e.key in estimate.guessed:
+                    print(f"probing {e.kind}:{e.name} (it has never run: one fold of the protocol's smallest task"
+                          + (", one configuration, one checkpoint's steps" if protocol.track(e.track).budget else "")
+                          + ")...", flush=True)
+                    probed[e.key] = probe_rate(protocol, e, registry)
+            estimate = estimate_missing(protocol, rows, states, args.results, registry, probed=probed)
         print(f"\n{len(todo)} cell(s) to run: {cost_text(estimate, len(todo)) if todo else 'nothing'}")
         if todo and protocol.data.get("requires") == "gpu":
             print(f"(protocol {protocol.key} is meant for a machine with a GPU: the estimate scales CPU "

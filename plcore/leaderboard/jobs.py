@@ -20,7 +20,7 @@ from plcore.exceptions import ConfigError
 from plcore.leaderboard.protocol import Protocol, Track
 from plcore.leaderboard.runfile import iter_runs, row_key
 
-__all__ = ["Entry", "Estimate", "spec_hash", "entries", "chosen", "create_component", "component_setup", "fits_per_fold",
+__all__ = ["Entry", "Estimate", "fold_work", "spec_hash", "entries", "chosen", "create_component", "component_setup", "fits_per_fold",
            "estimate_missing", "cost_text", "duration", "TRACK_OF_KIND"]
 
 #: the track each kind joins by default
@@ -167,13 +167,28 @@ def fits_per_fold(spec: Track, entry: Entry, registry) -> float:
     return fits
 
 
+def fold_work(protocol: Protocol, entry: Entry, dataset: str, registry, fits: float | None = None) -> float:
+    """A fold's work, what the cost model scales seconds by: fits x training rows
+    (:func:`fits_per_fold`); a deep row's under a budget of steps: its steps in training rows (a
+    step of ``_STEP_ROWS`` rows) over its learner's default epochs, as :func:`fits_per_fold` counts
+    a deep fit's epochs."""
+    spec = protocol.track(entry.track)
+    if spec.budget is not None and entry.group == "deep":
+        default = create_component(registry, "learner", entry.name).get_params().get("n_epochs") or 1
+        return spec.budget.configurations * spec.budget.steps * _STEP_ROWS / default
+    fits = fits_per_fold(spec, entry, registry) if fits is None else fits
+    return fits * _train_rows(protocol, entry.track, dataset)
+
+
 @dataclass
 class Estimate:
     """What :func:`estimate_missing` found: the seconds on one core of the folds not yet run, per
     row (``by_row[key]``), and how many cells each way was scaled from: ``same`` (the row's own
     folds on the data set under another protocol), ``row`` (the row's folds on other data sets, per
     training row and fit), ``group`` (its group's median per training row and fit: a row never
-    run) and ``unknown`` (nothing measured in its group either)."""
+    run), ``probed`` (a probe fit of a row never run: :func:`plcore.leaderboard.runner.probe_rate`)
+    and ``unknown`` (nothing measured in its group either); ``guessed``: the rows priced by their
+    group's median."""
 
     seconds: float = 0.0
     by_row: dict = field(default_factory=dict)
@@ -181,6 +196,8 @@ class Estimate:
     row: int = 0
     group: int = 0
     unknown: int = 0
+    probed: int = 0
+    guessed: set = field(default_factory=set)
 
 
 def _train_rows(protocol: Protocol, track: str, dataset: str) -> float:
@@ -189,7 +206,7 @@ def _train_rows(protocol: Protocol, track: str, dataset: str) -> float:
 
 
 def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, results, registry, *,
-                     own: bool = True) -> Estimate:
+                     own: bool = True, probed: dict | None = None) -> Estimate:
     """The cost of the folds not yet run (:class:`Estimate`). A missing fold costs, in this order
     of preference: the mean wall time of the same row's folds on the same data set under another
     protocol of ``results``, times the ratio of fits per fold (:func:`fits_per_fold`) and of
@@ -219,14 +236,7 @@ def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, result
         return fits_memo[key]
 
     def work(p: Protocol, entry: Entry, dataset: str) -> float:
-        """A fold's work: fits x training rows; a deep row's under a budget of steps: its steps
-        in training rows (a step of ``_STEP_ROWS`` rows) over its learner's default epochs, as
-        :func:`fits_per_fold` counts a deep fit's epochs."""
-        spec = p.track(entry.track)
-        if spec.budget is not None and entry.group == "deep":
-            default = create_component(registry, "learner", entry.name).get_params().get("n_epochs") or 1
-            return spec.budget.configurations * spec.budget.steps * _STEP_ROWS / default
-        return fits(p, entry) * _train_rows(p, entry.track, dataset)
+        return fold_work(p, entry, dataset, registry, fits(p, entry))
 
     installed = {(e.track, e.key): e for e in entries(protocol, registry)} | {(e.track, e.key): e for e in rows}
     for _, rec in iter_runs(results, skip_unreadable=True):
@@ -278,9 +288,13 @@ def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, result
             elif entry.key in row_rate:
                 cost = missing * row_rate[entry.key] * here
                 out.row += 1
+            elif probed and probed.get(entry.key) is not None:
+                cost = missing * probed[entry.key] * here
+                out.probed += 1
             elif entry.group in group_rate:
                 cost = missing * group_rate[entry.group] * here
                 out.group += 1
+                out.guessed.add(entry.key)
             else:
                 out.unknown += 1
                 continue
@@ -296,6 +310,7 @@ def cost_text(estimate: Estimate, cells: int) -> str:
         return "no estimate (no fold of these rows, nor of any row of their group, measured in the results)"
     ways = [f"{n} from {what}" for n, what in ((estimate.same, "the same cells under another protocol"),
                                                  (estimate.row, "the same rows on other data sets"),
+                                                 (estimate.probed, "a probe fit of each row never run"),
                                                  (estimate.group, "their group's median (rows never run)")) if n]
     return (f"{duration(estimate.seconds)} on one core (cells scaled: {'; '.join(ways)})"
             + (f"; {estimate.unknown} of the {cells} cells with nothing to scale from, not counted"

@@ -43,7 +43,7 @@ from plcore.leaderboard.runfile import (
     write_run,
 )
 
-__all__ = ["run_missing", "fold_record", "numerics"]
+__all__ = ["run_missing", "fold_record", "numerics", "probe_rate"]
 
 _PATH = re.compile(r"(?:[A-Za-z]:\\|/)(?:[^\s'\"/\\:]+[/\\])+")
 
@@ -233,6 +233,34 @@ def _cluster_fold(setup, select, spec, drawn, split):
         by_part=scaler if spec.preprocessing_by_part else None)
     chosen = {k[len("selected."):] if k.startswith("selected.") else k: v for k, v in chosen.items()}
     return np.asarray(clusterer.labels_, dtype=np.int64), chosen, {"fit_s": fit_time}
+
+
+def probe_rate(protocol: Protocol, entry: Entry, registry, *, data_home=None) -> float | None:
+    """A row that has never run, priced by a probe: its first fold on the protocol's smallest task
+    it runs (under a budget, one configuration for one checkpoint's steps), timed as a fold is;
+    seconds per unit of work (:func:`plcore.leaderboard.jobs.fold_work`), or None where the probe
+    failed or the row runs no task."""
+    import copy
+    from dataclasses import replace
+
+    from plcore.leaderboard.jobs import fold_work
+
+    spec = protocol.track(entry.track)
+    tasks = [d for d in protocol.track_datasets(entry.track) if d not in entry.na]
+    if not tasks:
+        return None
+    task = min(tasks, key=lambda d: protocol.datasets[d]["n_samples"])
+    probe = protocol
+    if spec.budget is not None:  # the same protocol (data, folds, hash), a smaller budget
+        data = copy.deepcopy(protocol.data)
+        data["tracks"][entry.track]["budget"] = {**spec.budget.to_dict(), "configurations": 1,
+                                                 "steps": spec.budget.every}
+        probe = replace(protocol, data=data, _tracks={})
+    loaded, splits = checked_data(probe, task, data_home)
+    rec = fold_record(probe, entry, task, 0, registry=registry, data=loaded, splits=splits[entry.track])
+    if not rec.ok or not rec.seconds("wall_s"):
+        return None
+    return rec.seconds("wall_s") / fold_work(probe, entry, task, registry)
 
 
 def run_missing(protocol: Protocol, rows: list[Entry], results, *, registry, datasets=None, data_home=None,
