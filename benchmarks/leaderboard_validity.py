@@ -19,6 +19,9 @@ Run from the repository root::
    default and of its tuned choice.
 4. **Beside PLENCH's protocol.** Kendall's tau between the tuned deep rows' accuracy on lost and
    msrc-v2 and the CR column of ``docs/results/plench_tabular.md``.
+5. **Decided.** The page's Bayesian verdicts: each group's best row against its median row, the
+   share of rows decided against the best, and, where a goal is not met, the same over more tasks
+   drawn from the finished ones: how many tasks of this kind it would take.
 """
 
 from __future__ import annotations
@@ -121,6 +124,54 @@ def default_vs_tuned(rows: dict, tasks: list) -> list:
     return out
 
 
+def decided(rows: dict, tasks: list, sizes=(25, 50, 100, 200), draws: int = 20, seed: int = 0) -> list:
+    """How much the Bayesian signed-rank test decides (plcore.stats.bayesian, as the page): per
+    group and over every row (default and tuned rows), the best row (by average rank) against the
+    median row, and the share of rows decided against the best; then, where a goal is not met, the
+    same over ``sizes`` tasks drawn with replacement from the finished ones (``draws`` draws each):
+    how many tasks of this kind it would take."""
+    from plcore.stats import signed_rank
+
+    table = {}
+    for k, r in rows.items():
+        for variant, metric in (("default", "default_accuracy"), ("tuned", "accuracy")):
+            table[(k, variant)] = np.array([np.mean([s[metric] for s in r["scores"][d].values()]) for d in tasks])
+
+    def outcome(keys, columns):
+        M = np.array([table[k][columns] for k in keys]).T
+        ranks = stats.rankdata(-M, axis=1).mean(axis=0)
+        order = [keys[i] for i in np.argsort(ranks, kind="stable")]
+        best, median = order[0], order[len(order) // 2]
+        verdicts = [signed_rank(table[k][columns], table[best][columns], nsamples=5000).decided for k in order[1:]]
+        return (signed_rank(table[median][columns], table[best][columns], nsamples=5000).decided,
+                float(np.mean([v != "undecided" for v in verdicts])))
+
+    out = ["| rows | tasks | median against best | rows decided against the best | goal met |", "|---|---|---|---|---|"]
+    rng = np.random.RandomState(seed)
+    unmet = []
+    for group in ("classic", "deep", None):
+        keys = sorted(k for k in table if group is None or rows[k[0]]["group"] == group)
+        median, share = outcome(keys, np.arange(len(tasks)))
+        goal = median != "undecided" if group else share >= 2 / 3
+        out.append(f"| {group or 'every row'} ({len(keys)}) | {len(tasks)} | {median} | {100 * share:.0f}% | "
+                   f"{'yes' if goal else 'no'} |")
+        if not goal:
+            unmet.append((group, keys))
+    if unmet:
+        out += ["", "Where a goal is not met: the same over more tasks of this kind (tasks drawn with replacement "
+                    f"from the {len(tasks)} finished ones, {draws} draws each; the share of draws whose median row "
+                    "is decided, and the mean share of rows decided against the best):", "",
+                "| rows | " + " | ".join(f"{n} tasks" for n in sizes) + " |", "|---|" + "---|" * len(sizes)]
+        for group, keys in unmet:
+            cells = []
+            for n in sizes:
+                got = [outcome(keys, rng.randint(len(tasks), size=n)) for _ in range(draws)]
+                cells.append(f"{100 * np.mean([m != 'undecided' for m, _ in got]):.0f}% / "
+                             f"{100 * np.mean([s for _, s in got]):.0f}%")
+            out.append(f"| {group or 'every row'} | " + " | ".join(cells) + " |")
+    return out
+
+
 def plench_columns(path: Path) -> dict:
     """``{data set: {algorithm: CR accuracy}}`` from the committed PLENCH-protocol page's tables."""
     out, current = {}, None
@@ -208,7 +259,12 @@ def main(argv=None) -> int:
         lines += ["Fewer than two tasks are finished by every row: nothing to compute yet."]
     else:
         lines += ["## 1. Converged with respect to the budget (goal: tau >= 0.9)", "", *convergence(rows, tasks, protocol),
-                  "", "## 3. Default against tuned", "", *default_vs_tuned(rows, tasks)]
+                  "", "## 3. Default against tuned", "", *default_vs_tuned(rows, tasks),
+                  "", "## 5. Decided (goals: in each group the best row decided against the median row; two thirds "
+                      "of every row decided against the best)", "",
+                  "The Bayesian signed-rank test of the page (region of practical equivalence 1 point, 5,000 draws "
+                  "here) over the tasks every row has finished, default and tuned rows together.", "",
+                  *decided(rows, tasks)]
     lines += ["", "## 4. Beside PLENCH's protocol (docs/results/plench_tabular.md, CR column)", "",
               *beside_plench(rows, Path("docs/results/plench_tabular.md"))]
     if not args.skip_published:
