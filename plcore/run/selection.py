@@ -29,7 +29,8 @@ from __future__ import annotations
 from plcore.exceptions import ConfigError
 from plcore.run.defaults import SELECT_DEFAULTS
 
-__all__ = ["check_select", "make_search", "selected_values", "select_clusterer", "candidates", "oracle"]
+__all__ = ["check_select", "make_search", "selected_values", "select_clusterer", "candidates", "oracle",
+           "with_params"]
 
 _KINDS = ("learner", "reducer", "clusterer")
 
@@ -253,6 +254,15 @@ def _params(fn):
     import inspect
 
     return inspect.signature(fn).parameters
+
+
+def with_params(setup, point: dict):
+    """A copy of ``setup`` whose components have ``point``'s parameters (``{"learner.k": 5}``)."""
+    from dataclasses import replace
+
+    from sklearn.base import clone
+
+    return _with_params(setup, point, clone, replace)
 
 
 def _with_params(setup, point, clone, replace):

@@ -33,6 +33,7 @@ from plcore.metrics import approximated_accuracy, covering_rate
 from plcore.run.checkpoints import select_checkpoints
 from plcore.run.pipeline import build_pipeline, final_step, make_preprocessor
 from plcore.run.protocols._plench import _seed_hash
+from plcore.run.selection import with_params
 from plcore.tags import get_pll_tags
 
 __all__ = ["Budget", "BudgetFold", "budget_fold", "validation_split", "draw_configurations", "epochs_for",
@@ -146,19 +147,6 @@ def disambiguated(model, X_fit, S_fit) -> np.ndarray:
     return np.argmax(np.where(S, scores, -np.inf), axis=1)
 
 
-def _with_params(setup, point: dict):
-    from dataclasses import replace
-
-    from sklearn.base import clone
-
-    changes = {}
-    for key, value in point.items():
-        kind, _, param = key.partition(".")
-        est = changes.get(kind) or clone(getattr(setup, kind))
-        changes[kind] = est.set_params(**{param: value})
-    return replace(setup, **changes)
-
-
 class _Rows:
     """A fold's rows as the configurations see them: the fit rows' features and sets (the
     learner's: the truth's singletons for an exact-label baseline), the validation rows' sets and
@@ -220,7 +208,7 @@ def budget_fold(setup, X, S, y, train, test, *, budget: Budget, space: dict, pre
                      chosen=(0, 0))
     kept = []   # per configuration: (test predictions, disambiguation) at its best checkpoint, and at its last
     for j, point in enumerate(points):
-        trial = _with_params(setup, point)
+        trial = with_params(setup, point)
         t0 = time.perf_counter()
         steps, curve, best, last = (_deep_configuration if deep else _pipeline_configuration)(
             trial, rows, budget, preprocessing, n_classes, column, seeds["fit"](j))
