@@ -206,6 +206,11 @@ class _Installed:
                 self._setups[key] = None
         return self._setups[key]
 
+    def built(self, rec) -> bool:
+        """Whether the row of ``rec`` could be built here (its chosen values were checked)."""
+        entry = self.rows.get((rec.track, rec.component.kind, rec.component.row_key))
+        return entry is not None and self.setup(entry) is not None
+
     def params(self, kind: str, name: str) -> set | None:
         if (kind, name) not in self._params:
             from plcore.leaderboard.jobs import create_component
@@ -370,13 +375,13 @@ class ScanCache:
     context is empty. Reading or writing it never fails a scan (an unreadable cache is empty, an
     unwritable one is not written)."""
 
-    def __init__(self, results: Path, protocol: Protocol, installed: _Installed):
+    def __init__(self, results: Path, protocol: Protocol, installed: _Installed, *, enabled: bool = True):
         import hashlib
         import json
         import os
 
         self.results, self.files, self.path = results, {}, None
-        if os.environ.get("PLCORE_SCAN_CACHE", "1") == "0" or installed.registry is None:
+        if not enabled or os.environ.get("PLCORE_SCAN_CACHE", "1") == "0" or installed.registry is None:
             return
         base = os.environ.get("PLCORE_CACHE_DIR") or os.path.join(
             os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "plcore")
@@ -415,25 +420,26 @@ def _context(protocol: Protocol, installed: _Installed) -> str:
     checks (these modules' sources), the protocol's hash and every installed row's identity."""
     import hashlib
     import json
-    import sys
 
     from plcore import __version__
 
+    import importlib
+
     code = hashlib.sha256()
     for name in ("plcore.leaderboard.checks", "plcore.leaderboard.runfile", "plcore.leaderboard.protocol",
-                 "plcore.leaderboard.jobs", "plcore.run.protocols._budget", "plcore.run.checkpoints"):
-        module = sys.modules.get(name)
-        source = getattr(module, "__file__", None)
-        code.update(Path(source).read_bytes() if source else name.encode())
-    rows = sorted([list(k), _identity_of(e), sorted(e.na)] for k, e in installed.rows.items())
+                 "plcore.leaderboard.jobs", "plcore.run.protocols._budget", "plcore.run.checkpoints",
+                 "plcore.run.selection", "plcore.utils.distributions", "plcore.metrics", "plcore.validation"):
+        code.update(Path(importlib.import_module(name).__file__).read_bytes())
+    rows = sorted([list(k), _identity_of(e), sorted(e.na), str(e.version)] for k, e in installed.rows.items())
     text = json.dumps([__version__, code.hexdigest(), protocol.hash, rows], sort_keys=True, default=repr)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def scan(protocol: Protocol, results, *, registry=None, paths=None, data_home=None) -> Scan:
+def scan(protocol: Protocol, results, *, registry=None, paths=None, data_home=None, use_cache: bool = True) -> Scan:
     """Check the run files of ``protocol`` under ``results`` (or only ``paths``, files under it)
-    as the module says; a registry adds the check against the installed rows (and the cache of
-    what was checked before: :class:`ScanCache`)."""
+    as the module says; a registry adds the check against the installed rows (and, with
+    ``use_cache``, the cache of what was checked before: :class:`ScanCache`; ``verify`` and
+    ``merge`` check every file again)."""
     import hashlib
     import json
 
@@ -442,7 +448,7 @@ def scan(protocol: Protocol, results, *, registry=None, paths=None, data_home=No
     files = sorted(folder.glob("*/*/*/*/fold-*.json")) if paths is None else sorted(Path(p) for p in paths)
     installed = _Installed(protocol, registry)
     out = Scan(installed=installed.rows)
-    cache = ScanCache(results, protocol, installed)
+    cache = ScanCache(results, protocol, installed, enabled=use_cache)
     read: list = []
     digests: dict = {}
     hits: list = []
@@ -495,7 +501,8 @@ def scan(protocol: Protocol, results, *, registry=None, paths=None, data_home=No
     out.invalid.sort(key=lambda bad: bad.path)
     if cache.path is not None:
         keep = {p.relative_to(results).as_posix(): [digests[p], out.scores.get(p)] for p, rec in out.valid
-                if (rec.track, rec.component.kind, rec.component.row_key) in installed.rows}
+                if (rec.track, rec.component.kind, rec.component.row_key) in installed.rows
+                and (not rec.ok or installed.built(rec))}  # a file whose chosen values went unchecked: never
         if paths is not None:  # a scan of some files keeps what it knew of the others
             keep = {**cache.files, **keep}
         if keep != cache.files:
@@ -666,7 +673,7 @@ def _scan_tree(root: Path, registry, data_home) -> tuple[list, list]:
             invalid += [Invalid(p, None, f"{folder.name} is the folder of no protocol this plcore ships")
                         for p in files]
             continue
-        found = scan(protocol, root, registry=registry, data_home=data_home)
+        found = scan(protocol, root, registry=registry, data_home=data_home, use_cache=False)
         valid += found.valid
         invalid += found.invalid
     return valid, invalid

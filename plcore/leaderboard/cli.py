@@ -252,5 +252,5 @@ def _page(args) -> int:
         raise ConfigError(f"--out {args.out}: not replaced by a page of no run file (no valid file of {protocol.key} "
                           f"under {args.results}); remove it first to write an empty page")
     paths = write_page(board, args.out, command=command, timings=not args.no_timings, not_run=not_run)
-    print(f"{args.out}: {len(board.rows)} rows from {board.n_files} run files; {len(paths) - 1} more file(s) beside it")
+    print(f"{args.out}: {len({r.ident for r in board.rows})} rows from {board.n_files} run files; {len(paths) - 1} more file(s) beside it")
     return 0

@@ -188,7 +188,7 @@ class Estimate:
     training row and fit), ``group`` (its group's median per training row and fit: a row never
     run), ``probed`` (a probe fit of a row never run: :func:`plcore.leaderboard.runner.probe_rate`)
     and ``unknown`` (nothing measured in its group either); ``guessed``: the rows priced by their
-    group's median."""
+    group's median or not at all (what ``list`` probes)."""
 
     seconds: float = 0.0
     by_row: dict = field(default_factory=dict)
@@ -297,6 +297,7 @@ def estimate_missing(protocol: Protocol, rows: list[Entry], states: dict, result
                 out.guessed.add(entry.key)
             else:
                 out.unknown += 1
+                out.guessed.add(entry.key)  # nothing to scale from: a probe prices it
                 continue
             out.seconds += cost
             out.by_row[entry.key] = out.by_row.get(entry.key, 0.0) + cost

@@ -183,7 +183,7 @@ def _current(rows: dict) -> tuple[list, list]:
     return sorted(current, key=order), sorted(superseded, key=order)
 
 
-def collect(protocol: Protocol, results, *, data_home=None, registry=None) -> Board:
+def collect(protocol: Protocol, results, *, data_home=None, registry=None, use_cache: bool = True) -> Board:
     """Read every run file of ``protocol`` under ``results``, each checked and its scores
     recomputed from its predictions (:func:`plcore.leaderboard.checks.scan`; ``registry``: also
     against the installed rows). A file that fails a check is an ``invalid`` fold of its cell,
@@ -191,7 +191,7 @@ def collect(protocol: Protocol, results, *, data_home=None, registry=None) -> Bo
     from plcore.leaderboard.checks import scan
 
     results = Path(results)
-    found = scan(protocol, results, registry=registry, data_home=data_home)
+    found = scan(protocol, results, registry=registry, data_home=data_home, use_cache=use_cache)
     rows: dict = {}
     listing = []
     timings: dict = defaultdict(float)
@@ -257,7 +257,12 @@ def _variants(row: Row, budget: set) -> list:
         return [row]
     from dataclasses import replace
 
-    return [replace(row, variant="tuned"), replace(row, key=f"{row.key}~default", variant="default")]
+    tuned = replace(row, variant="tuned")
+    recs = [rec for f in row.folds.values() for rec in f.values() if getattr(rec, "tuning", None)]
+    if recs and all(len(rec.tuning["configurations"]) == 1 and len(rec.tuning["configurations"][0]["steps"]) == 1
+                    for rec in recs):
+        return [tuned]  # one configuration, one checkpoint (no declared space): its default is its tuned row
+    return [tuned, replace(row, key=f"{row.key}~default", variant="default")]
 
 
 def _row_at(track: str, kind: str, key: str, entry) -> Row | None:
@@ -564,7 +569,8 @@ def _configuration_lines(board: Board) -> list:
         counts = [0] * len(confs)
         for rec in recs:
             j = rec.tuning["chosen"]["configuration"]
-            counts[j] += j < len(counts)
+            if j < len(counts):
+                counts[j] += 1
         params = "; ".join(
             f"{j}: " + ", ".join(f"{k.split('.', 1)[-1]}={_short(v)}" for k, v in sorted(c["params"].items()))
             for j, c in enumerate(confs) if j) or "none (no declared space)"
@@ -754,7 +760,7 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
                     state = board.state(r, d)
                     shown = f"{np.mean(values):.3f} ± {np.std(values):.3f}" if values else ""
                     cells.append(shown if state == "done" else f"{shown} ({state})".strip() if values else state)
-                lines.append(f"| {md(r.label)}{board.mark(r)} ({md_code(f'{r.kind}:{r.key}')}) | " + " | ".join(cells)
+                lines.append(f"| {md(r.label)}{board.mark(r)} ({md_code(f'{r.kind}:{r.base_key}')}) | " + " | ".join(cells)
                              + f" | {_missing(board, r).removeprefix('not ranked: ')} |")
     lines += _configuration_lines(board) + _twin_lines(board)
     refs = [r for r in board.rows if r.section == "reference"]
@@ -768,7 +774,7 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
                 values = _fold_values(board, r.key, d, _metrics(p, r.track)[0])
                 cells.append(f"{np.mean(values):.3f}" if board.state(r, d) == "done" else board.state(r, d))
             lines.append(f"| {md(r.label)}{board.mark(r)} | " + " | ".join(cells) + " |")
-    failures = [(r, d, rec) for r in board.rows for d in p.track_datasets(r.track)
+    failures = [(r, d, rec) for r in board.rows if r.variant != "default" for d in p.track_datasets(r.track)
                 for _, rec in sorted(r.folds.get(d, {}).items()) if rec.status not in ("ok", "invalid")]
     if failures:
         lines += ["", "## Failures, timeouts and declared not-applicable cells", ""]
@@ -776,7 +782,7 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
         for r, d, rec in failures:
             if (r.key, d, rec.error) not in seen:
                 seen.add((r.key, d, rec.error))
-                lines.append(f"- {md_code(f'{r.kind}:{r.key}')} on {d} ({rec.status}): {md(rec.error)}")
+                lines.append(f"- {md_code(f'{r.kind}:{r.base_key}')} on {d} ({rec.status}): {md(rec.error)}")
     if board.invalid:
         lines += ["", "## Invalid run files (counted as failed cells, never as results)", "",
                   *(f"- {md_code(path)}: {md(reason)}" for path, reason in board.invalid)]

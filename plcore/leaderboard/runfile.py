@@ -445,7 +445,7 @@ def _check_tuning(tuning, what: str) -> None:
         if not isinstance(conf, dict) or not isinstance(conf.get("params"), dict):
             raise DataValidationError(f"{what}: {where} is not a mapping with its params")
         for key, value in conf["params"].items():
-            if not isinstance(value, str) and not _number(value):
+            if not isinstance(value, (str, bool)) and not _number(value):
                 raise DataValidationError(f"{what}: {where}.params.{key}={value!r} is not a number or a string")
         steps = conf.get("steps")
         if (not isinstance(steps, list) or not steps or not all(isinstance(s, int) and not isinstance(s, bool)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from plcore.exceptions import ConfigError, one_line
+from plcore.exceptions import ConfigError, PlcoreError, one_line
 from plcore.leaderboard.jobs import Entry, component_setup
 from plcore.leaderboard.protocol import Protocol, checked_data, fold_scores
 from plcore.leaderboard.runfile import (
@@ -143,10 +143,16 @@ def fold_record(protocol: Protocol, entry: Entry, dataset: str, fold: int, *, re
         outcome = _run_into(protocol, entry, registry, drawn, splits[fold], fold)
     said = sorted({_PATH.sub("", one_line(str(w.message)))[:300] for w in caught})
     timing = {**outcome.pop("timing", {}), "wall_s": time.perf_counter() - t0}
-    return RunFile(**_header(protocol, entry, dataset, fold), started_at=started, **outcome,
-                   warnings=tuple(said[:5]) if said else None, timing=timing,
-                   machine=_machine(),  # after the fold: a deep learner has loaded PyTorch by then
-                   numerics=numerics(), finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    rec = RunFile(**_header(protocol, entry, dataset, fold), started_at=started, **outcome,
+                  warnings=tuple(said[:5]) if said else None, timing=timing,
+                  machine=_machine(),  # after the fold: a deep learner has loaded PyTorch by then
+                  numerics=numerics(), finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    try:
+        RunFile.from_dict(rec.to_dict())
+    except PlcoreError as err:  # what the fold produced is no run file: a failed fold, said why
+        rec = rec.replace(status="failed", error=_without_paths(err), predictions=None, scores=None,
+                          selection=None, tuning=None)
+    return rec
 
 
 def _run_into(protocol, entry, registry, drawn, split, fold) -> dict:
@@ -256,7 +262,10 @@ def probe_rate(protocol: Protocol, entry: Entry, registry, *, data_home=None) ->
         data["tracks"][entry.track]["budget"] = {**spec.budget.to_dict(), "configurations": 1,
                                                  "steps": spec.budget.every}
         probe = replace(protocol, data=data, _tracks={})
-    loaded, splits = checked_data(probe, task, data_home)
+    try:
+        loaded, splits = checked_data(probe, task, data_home)
+    except PlcoreError:  # its data are not here: no probe
+        return None
     rec = fold_record(probe, entry, task, 0, registry=registry, data=loaded, splits=splits[entry.track])
     if not rec.ok or not rec.seconds("wall_s"):
         return None

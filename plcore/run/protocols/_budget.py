@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
+
+from sklearn.base import clone
 
 from plcore.exceptions import ConfigError
 from plcore.metrics import approximated_accuracy, covering_rate
@@ -177,7 +179,8 @@ def _checkpoint(model, rows: _Rows, Xv, Xt, n_classes: int) -> tuple[tuple, np.n
     pt, _ = _scores(model, Xt, n_classes) if len(Xt) else (np.empty(0, dtype=int), None)
     values = (covering_rate(rows.S_val, pv), approximated_accuracy(rows.S_val, probav),
               float(np.mean(pv == rows.y_val)), float(np.mean(pt == rows.y_test)) if len(pt) else float("nan"))
-    return tuple(round(float(v), DIGITS) for v in values), pt
+    # a diverged network (NaN outputs) scores 0, the worst: never chosen, never a file that cannot be written
+    return tuple(round(float(v), DIGITS) if np.isfinite(v) else 0.0 for v in values), pt
 
 
 def fold_seeds(seed: int, fold: int) -> dict:
@@ -203,12 +206,15 @@ def budget_fold(setup, X, S, y, train, test, *, budget: Budget, space: dict, pre
                  S_learner)
     points = draw_configurations(space or {}, budget.configurations, seed)
     deep = setup.learner is not None and get_pll_tags(setup.learner).epoch_checkpoints
+    if deep and setup.reducer is not None:
+        raise ConfigError("a budget of steps fits a deep learner on the scaled features: it takes no reducer")
     column = 0 if budget.criterion == "covering_rate" else 1
     out = BudgetFold(params=[], steps=[], curves=[], fit_seconds=[], fit_rows=rows.fit, validation_rows=rows.val,
                      chosen=(0, 0))
     kept = []   # per configuration: (test predictions, disambiguation) at its best checkpoint, and at its last
     for j, point in enumerate(points):
-        trial = with_params(setup, point)
+        trial = with_params(setup, point) if point else replace(  # configuration 0: copies, the caller's untouched
+            setup, **{k: clone(getattr(setup, k)) for k in ("learner", "reducer") if getattr(setup, k) is not None})
         t0 = time.perf_counter()
         steps, curve, best, last = (_deep_configuration if deep else _pipeline_configuration)(
             trial, rows, budget, preprocessing, n_classes, column, seeds["fit"](j))
