@@ -454,3 +454,20 @@ def test_a_run_file_is_never_written_through_a_link_out_of_the_tree(results, tmp
     with pytest.raises(DataValidationError, match="through a symbolic link; nothing written"):
         write_run(results, rec)
     assert [p.name for p in outside.iterdir()] == ["wine"]
+
+
+def test_a_fold_a_run_holds_is_left_out_of_a_merge_and_merged_the_next_time(results, tmp_path):
+    from plcore.leaderboard import merge_trees
+    from plcore.leaderboard.runfile import claimed
+
+    committed = _file(results)
+    rec = json.loads(committed.read_text())
+    committed.unlink()  # a fold a `leaderboard run` into res computes while a merge brings it too
+    source, incoming = _one_file_tree(tmp_path, "a", results, rec)
+    with claimed(committed) as mine:
+        assert mine
+        report = merge_trees([source], results)
+        assert report.left == [incoming] and not report.copied and not committed.exists()
+    report = merge_trees([source], results)  # merged again once the run is gone
+    assert report.copied == [committed] and not report.left
+    assert committed.read_text() == incoming.read_text()

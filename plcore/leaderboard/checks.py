@@ -573,11 +573,14 @@ def cell_states(protocol: Protocol, rows: list[Entry], results, *, found=None, r
 
 @dataclass
 class MergeReport:
-    """What :func:`merge_trees` did: the files copied, and the duplicates dropped (identical
-    predictions to a file already present)."""
+    """What :func:`merge_trees` did: the files copied, the duplicates dropped (identical
+    predictions to a file already present), and the files left out because a ``leaderboard run``
+    into the same tree held their fold or wrote it during the merge (merging again checks them
+    against what it wrote)."""
 
     copied: list = field(default_factory=list)
     duplicates: list = field(default_factory=list)
+    left: list = field(default_factory=list)
 
 
 def _same_setting(a: RunFile, b: RunFile) -> str | None:
@@ -690,7 +693,10 @@ def merge_trees(sources, into, *, registry=None, data_home=None, echo=None) -> M
     a valid file whose place (``run_path``: the row's folder names 8 hex digits of the spec hash)
     already holds a file in ``into`` (or in an earlier source) that differs from it in anything but
     where and when it ran (:func:`_same_setting`: another full spec hash too) is refused in one
-    line naming both; one that does not is dropped as a duplicate. Nothing is ever replaced."""
+    line naming both; one that does not is dropped as a duplicate. Each file is copied under its
+    fold's claim (:func:`~plcore.leaderboard.runfile.claimed`, the lock ``leaderboard run`` holds
+    while it computes a fold): a fold a run holds, or wrote since the check, is left to it and
+    reported (:attr:`MergeReport.left`). Nothing is ever replaced."""
     from filelock import FileLock, Timeout
 
     into, sources = Path(into), [Path(s) for s in sources]
@@ -753,11 +759,16 @@ def _merge(sources, into: Path, registry, data_home) -> MergeReport:
             plan.append((path, record))
     if bad:
         raise DataValidationError(f"merge refused, nothing copied: {len(bad)} bad run file(s): " + "; ".join(bad))
+    from plcore.leaderboard.runfile import claimed
+
     for path, record in plan:
         target = run_path(into, record)
         inside_tree(into, target)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_write(target) as tmp:
-            shutil.copyfile(path, tmp)
+        with claimed(target) as mine:  # a run into this tree computes the fold, or has just written it
+            if not mine or target.exists():
+                report.left.append(path)
+                continue
+            with atomic_write(target) as tmp:
+                shutil.copyfile(path, tmp)
         report.copied.append(target)
     return report

@@ -141,6 +141,10 @@ def main(argv=None) -> int:
                              echo=lambda line: print(line, flush=True))
         print(f"{len(report.copied)} run file(s) merged into {args.results}; {len(report.duplicates)} identical "
               "duplicate(s) dropped")
+        if report.left:
+            print(f"{len(report.left)} run file(s) left out: a `leaderboard run` into {args.results} holds or has "
+                  f"just written their folds; merge again once it is done to check them: "
+                  + ", ".join(map(str, report.left)), flush=True)
         return 0
     if args.command == "page":
         return _page(args)
