@@ -136,6 +136,9 @@ def test_each_committed_page_is_a_fresh_render_of_the_committed_files(tier, requ
     out = ROOT / "docs" / "results" / PAGES[tier]
     data_home = None if tier in ("field-smoke/1", "vision/1") else request.getfixturevalue("data_home")
     board = collect(protocol, COMMITTED, data_home=data_home)
+    unloadable = sorted({why for _, why in board.invalid if "could not be loaded here" in why})
+    if unloadable:  # field/1's fashion-mnist comes from Debian's package, which .ci/run installs
+        pytest.skip(f"{tier}'s page is rendered where all its data sets load; here: {unloadable[0]}")
     command = page_command(protocol, "leaderboard", out.relative_to(ROOT))
     diagrams = {k: v + ".svg" for k, v in diagram_files(board, out).items()}
     not_run = not_run_lines(board, entries(protocol, get_registry()), COMMITTED, get_registry())
