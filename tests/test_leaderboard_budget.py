@@ -254,3 +254,23 @@ def test_list_prices_a_row_that_never_ran_by_a_probe_fit(tmp_path, capsys):
                         "--no-probe"]) == 0
     out = capsys.readouterr().out
     assert "probing" not in out and "their group's median (rows never run)" in out
+
+
+def test_verify_names_a_forged_disambiguation(results, capsys):
+    """The two rows' disambiguations swapped, with their scores (so that the file passes its
+    checks, which recompute the scores from the stored arrays): only a re-run can tell, and verify
+    names the arrays."""
+    def swapped(rec):
+        d, s = rec["tuning"]["disambiguation"], rec["scores"]
+        d["default"], d["tuned"] = d["tuned"], d["default"]
+        s["default_disambiguation"], s["disambiguation"] = s["disambiguation"], s["default_disambiguation"]
+
+    path = next(p for p in sorted(results.rglob("learner/proden@*/*/fold-*.json"))
+                if len(set(json.dumps(v) for v in json.loads(p.read_text())["tuning"]["disambiguation"].values())) == 2)
+    _edit(path, swapped)
+    code, out = _listed(results, capsys)
+    assert "invalid" not in out
+    code = leaderboard(["verify", "--protocol", "field-smoke/2", "--results", str(results), "--all",
+                        "--only", "learner:proden"])
+    out = capsys.readouterr().out
+    assert code == 1 and "tuning.disambiguation.default differs" in out, out

@@ -428,8 +428,12 @@ def _context(protocol: Protocol, installed: _Installed) -> str:
     code = hashlib.sha256()
     for name in ("plcore.leaderboard.checks", "plcore.leaderboard.runfile", "plcore.leaderboard.protocol",
                  "plcore.leaderboard.jobs", "plcore.run.protocols._budget", "plcore.run.checkpoints",
-                 "plcore.run.selection", "plcore.utils.distributions", "plcore.metrics", "plcore.validation"):
+                 "plcore.run.selection", "plcore.utils.distributions", "plcore.metrics", "plcore.validation",
+                 "plcore.run.protocols._plench", "plcore.run.protocols._clustering"):  # fit rows, partitions
         code.update(Path(importlib.import_module(name).__file__).read_bytes())
+    from importlib.metadata import version  # the draws (ParameterSampler) and the splits follow these
+
+    code.update(" ".join(version(lib) for lib in ("numpy", "scipy", "scikit-learn")).encode())
     rows = sorted([list(k), _identity_of(e), sorted(e.na), str(e.version)] for k, e in installed.rows.items())
     text = json.dumps([__version__, code.hexdigest(), protocol.hash, rows], sort_keys=True, default=repr)
     return hashlib.sha256(text.encode()).hexdigest()

@@ -238,7 +238,7 @@ def _tuning_differs(stored: RunFile, again: RunFile) -> tuple[str, str]:
     """A budget protocol's fold (``tuning``): the verdict on the default's test predictions
     (:func:`verdict`) and what else differs, in a few words (the chosen configuration and
     checkpoint, a configuration's checkpoint steps, the largest difference of a checkpoint value
-    beyond rounding); ``("same", "")`` where there is no tuning block on either side."""
+    beyond rounding, the fit rows' disambiguation by either row); ``("same", "")`` where there is no tuning block on either side."""
     from plcore.leaderboard.runfile import TUNING_COLUMNS, unpack_predictions
     from plcore.run.protocols import DIGITS
 
@@ -267,6 +267,11 @@ def _tuning_differs(stored: RunFile, again: RunFile) -> tuple[str, str]:
                 worst = (gap, f"configuration {j}'s {col}")
     if worst[0] > 10.0 ** -DIGITS:
         said.append(f"{worst[1]} differs by up to {worst[0]:.4f}")
+    for row in ("default", "tuned"):  # the page's disambiguation column is recomputed from these arrays
+        x, y = (unpack_predictions(t["disambiguation"][row]) for t in (a, b))
+        if x.shape != y.shape or not np.array_equal(x, y):
+            said.append(f"tuning.disambiguation.{row} differs on {int(np.sum(x != y)) if x.shape == y.shape else 'all'}"
+                        " fit row(s)")
     return found, "; ".join(said)
 
 
@@ -292,7 +297,8 @@ def _check_fold(protocol: Protocol, entry, dataset: str, fold: int, stored: RunF
     default, tuned = _tuning_differs(stored, again)
     found = max((found, default), key=("same", "equivalent", "differs").index)
     if found == "equivalent":  # other arithmetic moves every checkpoint a little: the choice still counts
-        tuned = "; ".join(x for x in tuned.split("; ") if x.startswith("tuning.chosen") or "configurations" in x)
+        tuned = "; ".join(x for x in tuned.split("; ") if x.startswith("tuning.chosen") or "configurations" in x
+                          or "checkpoint steps" in x)  # steps follow the fit rows and the batch, on any machine
     chose = "; ".join(x for x in (_selection_differs(stored, again), tuned) if x)
     if found == "same" and not chose:
         return "same", "the same predictions" + (" (tuned and default) and checkpoints" if stored.tuning else "")
