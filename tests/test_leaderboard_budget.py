@@ -201,6 +201,15 @@ def test_a_forged_tuning_claim_makes_its_file_invalid(results, capsys, forge, re
     assert "invalid" in out and reason in out, out
 
 
+def _passes_its_checks_then_verified(results, capsys):
+    """``list`` shows no invalid file; then ``verify --all`` of proden's files: its code and output."""
+    code, out = _listed(results, capsys)
+    assert "invalid" not in out
+    code = leaderboard(["verify", "--protocol", "field-smoke/2", "--results", str(results), "--all",
+                        "--only", "learner:proden"])
+    return code, capsys.readouterr().out
+
+
 def test_verify_names_a_configuration_whose_checkpoints_were_forged(results, capsys):
     """A configuration that was not chosen, its covering rate lowered (so that the choice still
     stands and the file passes its checks): only a re-run can tell, and verify names it."""
@@ -211,11 +220,7 @@ def test_verify_names_a_configuration_whose_checkpoints_were_forged(results, cap
         rec["tuning"]["configurations"][other]["covering_rate"] = [
             0.0 for _ in rec["tuning"]["configurations"][other]["steps"]]
     _edit(path, lowered)
-    code, out = _listed(results, capsys)
-    assert "invalid" not in out
-    code = leaderboard(["verify", "--protocol", "field-smoke/2", "--results", str(results), "--all",
-                        "--only", "learner:proden"])
-    out = capsys.readouterr().out
+    code, out = _passes_its_checks_then_verified(results, capsys)
     assert code == 1 and "learner:proden on wine fold 0: DIFFERS" in out and "covering_rate differs" in out, out
 
 
@@ -268,9 +273,5 @@ def test_verify_names_a_forged_disambiguation(results, capsys):
     path = next(p for p in sorted(results.rglob("learner/proden@*/*/fold-*.json"))
                 if len(set(json.dumps(v) for v in json.loads(p.read_text())["tuning"]["disambiguation"].values())) == 2)
     _edit(path, swapped)
-    code, out = _listed(results, capsys)
-    assert "invalid" not in out
-    code = leaderboard(["verify", "--protocol", "field-smoke/2", "--results", str(results), "--all",
-                        "--only", "learner:proden"])
-    out = capsys.readouterr().out
+    code, out = _passes_its_checks_then_verified(results, capsys)
     assert code == 1 and "tuning.disambiguation.default differs" in out, out
