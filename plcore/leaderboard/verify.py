@@ -238,7 +238,8 @@ def _tuning_differs(stored: RunFile, again: RunFile) -> tuple[str, str]:
     """A budget protocol's fold (``tuning``): the verdict on the default's test predictions
     (:func:`verdict`) and what else differs, in a few words (the chosen configuration and
     checkpoint, a configuration's checkpoint steps, the largest difference of a checkpoint value
-    beyond rounding, the fit rows' disambiguation by either row); ``("same", "")`` where there is no tuning block on either side."""
+    beyond rounding, the fit rows' disambiguation by either row); ``("same", "")`` where there is
+    no tuning block on either side."""
     from plcore.leaderboard.runfile import TUNING_COLUMNS, unpack_predictions
     from plcore.run.protocols import DIGITS
 
