@@ -18,7 +18,7 @@ run: $(STAMP)
 	$(PY) -m plcore
 
 test: $(STAMP)
-	$(PY) -m pytest -n 2 -q --durations=40
+	$(PY) -m pytest -n 2 --dist loadgroup -q --durations=40
 
 install: $(STAMP)
 

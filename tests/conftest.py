@@ -32,6 +32,22 @@ def run_plcore(args, cwd, env_extra=None, check=True, timeout=TIMEOUT):
     return proc
 
 
+def run_plcore_batch(cases, tmp, timeout=TIMEOUT):
+    """``python -m plcore`` for each ``(args, cwd, env_extra)`` of ``cases``, all in one process
+    (``tests/cli_batch.py``); returns one :class:`subprocess.CompletedProcess` per case."""
+    env = dict(os.environ)
+    env.pop("MLFLOW_TRACKING_URI", None)
+    spec = [{"args": [str(a) for a in args], "cwd": str(cwd), "env": env_extra or {}} for args, cwd, env_extra in cases]
+    cases_path, results_path = Path(tmp) / "cli-cases.json", Path(tmp) / "cli-results.json"
+    cases_path.write_text(json.dumps(spec))
+    proc = subprocess.run([sys.executable, str(Path(__file__).with_name("cli_batch.py")), str(cases_path),
+                           str(results_path)], env=env, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise AssertionError(f"tests/cli_batch.py failed: exit {proc.returncode}\n{proc.stderr}")
+    return [subprocess.CompletedProcess([sys.executable, "-m", "plcore", *c["args"]], r["returncode"], r["stdout"],
+                                        r["stderr"]) for c, r in zip(spec, json.loads(results_path.read_text()))]
+
+
 def browser_unavailable(reason: str):
     """Skip a browser test where the browser is missing; fail it under ``PLCORE_REQUIRE_BROWSER=1`` (CI)."""
     if os.environ.get("PLCORE_REQUIRE_BROWSER") == "1":
@@ -209,6 +225,12 @@ def chromium_browser():
 def plcore_cli():
     """``plcore_cli(args, cwd, env_extra=None, check=True)``: :func:`run_plcore`."""
     return run_plcore
+
+
+@pytest.fixture(scope="session")
+def plcore_cli_batch():
+    """``plcore_cli_batch(cases, tmp, timeout)``: :func:`run_plcore_batch`."""
+    return run_plcore_batch
 
 
 _PROBE = '''

@@ -14,6 +14,7 @@ import scipy.io
 import scipy.sparse as sp
 
 from plcore.learners import PlKnnLearner
+from plcore.registry import get_registry
 
 N, Q, D = 12, 3, 2
 CLI = ["protocol.n_splits=2", "tracking=mlflow"]
@@ -308,14 +309,49 @@ LATE_CASES = [default_bags_give_every_label, flip_probability_one, noisy_q_zero_
               protocol_parameter_of_another_protocol]
 
 
-@pytest.mark.parametrize("case", CASES + LATE_CASES, ids=lambda c: c.__name__)
-def test_bad_input_is_one_line_exit_2_and_no_run(case, tmp_path, plcore_cli):
-    cwd = tmp_path / "cwd"
+def _bad_input_case(case, tmp):
+    cwd = tmp / "cwd"
     cwd.mkdir()
-    args, env, needles = case(tmp_path)
+    args, env, needles = case(tmp)
     base = CLI if "protocol=clustering" not in args else ["tracking=mlflow", "protocol.n_partitions=2"]
-    proc = plcore_cli([*base, *args], cwd, env_extra=env, check=False, timeout=120)
-    assert_one_line_error(proc, cwd, needles)
+    return [*base, *args], cwd, env, needles
+
+
+def test_bad_input_from_a_real_process_is_one_line_exit_2_and_no_run(tmp_path, plcore_cli):
+    """The batch below runs ``plcore.run.app.main`` in one process; this case runs the interpreter."""
+    args, cwd, env, needles = _bad_input_case(csv_nan, tmp_path)
+    assert_one_line_error(plcore_cli(args, cwd, env_extra=env, check=False, timeout=120), cwd, needles)
+
+
+@pytest.fixture(scope="module")
+def bad_command_lines(tmp_path_factory, plcore_cli_batch):
+    """Every case of this module, run in one process (``run_plcore_batch``): ``id -> (proc, cwd, needles)``;
+    a component with no bounded parameter maps to None."""
+    root = tmp_path_factory.mktemp("bad-command-lines")
+    built = {}
+    for case in CASES + LATE_CASES:
+        (root / case.__name__).mkdir()
+        built[case.__name__] = _bad_input_case(case, root / case.__name__)
+    for kind, name in _component_cases():
+        bad = _out_of_range(get_registry().get(kind, name))
+        if bad is None:
+            built[f"{kind}:{name}"] = None
+            continue
+        cwd = root / f"{kind}-{name}"
+        cwd.mkdir()
+        built[f"{kind}:{name}"] = (_out_of_range_args(kind, name, *bad), cwd, {}, [bad[0]])
+    runnable = {key: value for key, value in built.items() if value is not None}
+    procs = plcore_cli_batch([(args, cwd, env) for args, cwd, env, _ in runnable.values()], root, timeout=1800)
+    results = dict.fromkeys(built)
+    for (key, (_, cwd, _, needles)), proc in zip(runnable.items(), procs):
+        results[key] = (proc, cwd, needles)
+    return results
+
+
+@pytest.mark.xdist_group("bad-command-lines")
+@pytest.mark.parametrize("case", CASES + LATE_CASES, ids=lambda c: c.__name__)
+def test_bad_input_is_one_line_exit_2_and_no_run(case, bad_command_lines):
+    assert_one_line_error(*bad_command_lines[case.__name__])
 
 
 # --- PL-KNN: k above the training-set size is capped (scikit-learn's checks fit tiny data) with a warning
@@ -365,24 +401,23 @@ def _out_of_range(comp):
 
 
 def _component_cases():
-    from plcore.registry import ESTIMATOR_KINDS, get_registry
+    from plcore.registry import ESTIMATOR_KINDS
 
     reg = get_registry()
     return [(kind, name) for (kind, name) in sorted(reg.components) if kind in ESTIMATOR_KINDS]
 
 
-@pytest.mark.parametrize("kind, name", _component_cases(), ids=lambda v: str(v))
-def test_every_component_out_of_range_is_one_line_exit_2_and_no_run(kind, name, tmp_path, plcore_cli):
-    from plcore.registry import get_registry
-
-    comp = get_registry().get(kind, name)
-    bad = _out_of_range(comp)
-    assert bad is not None, f"{kind} {name} declares no bounded parameter to test"
-    key, value = bad
+def _out_of_range_args(kind, name, key, value):
     kfold = ["protocol.n_splits=2"]
     select = {"learner": [f"+learner={name}", *kfold], "reducer": [f"+reducer={name}", *kfold],
               "bags": [f"bags={name}", *kfold],
               "clusterer": [f"+clusterer={name}", "protocol=clustering", "protocol.n_partitions=2"]}[kind]
-    proc = plcore_cli(["tracking=mlflow", "dataset=iris", *select, f"{kind}.{key}={value}"], tmp_path, check=False,
-                      timeout=120)
-    assert_one_line_error(proc, tmp_path, [key])
+    return ["tracking=mlflow", "dataset=iris", *select, f"{kind}.{key}={value}"]
+
+
+@pytest.mark.xdist_group("bad-command-lines")
+@pytest.mark.parametrize("kind, name", _component_cases(), ids=lambda v: str(v))
+def test_every_component_out_of_range_is_one_line_exit_2_and_no_run(kind, name, bad_command_lines):
+    result = bad_command_lines[f"{kind}:{name}"]
+    assert result is not None, f"{kind} {name} declares no bounded parameter to test"
+    assert_one_line_error(*result)
