@@ -55,7 +55,7 @@ def _runs(db: Path):
 
 # ----------------------------------------------------------------------------- concurrency
 @pytest.mark.slow
-@pytest.mark.parametrize("trial", range(5))
+@pytest.mark.parametrize("trial", range(3))
 def test_independent_processes_on_a_fresh_sqlite_store(tmp_path, trial):
     """4 separate ``python -m plcore`` started at once on a fresh SQLite file: the store is
     created and migrated once (lock + atomic rename), every run FINISHED, database sound."""
