@@ -275,3 +275,23 @@ def test_verify_names_a_forged_disambiguation(results, capsys):
     _edit(path, swapped)
     code, out = _passes_its_checks_then_verified(results, capsys)
     assert code == 1 and "tuning.disambiguation.default differs" in out, out
+
+
+def test_the_twin_note_pairs_rows_by_their_predictions_never_by_their_failures():
+    """Rows whose every fold made the same predictions share a note; two rows that failed alike
+    predicted nothing and are not twins."""
+    from types import SimpleNamespace
+
+    from plcore.leaderboard.page import _twin_lines
+
+    def row(label, *digests):
+        folds = {"iris": {k: SimpleNamespace(ok=d is not None, predictions={"sha256": d} if d else None)
+                          for k, d in enumerate(digests)}}
+        return SimpleNamespace(variant="tuned", folds=folds, track="classification", label=label)
+
+    board = SimpleNamespace(rows=[row("PiCO", "a", "b"), row("Conf+PiCO", "a", "b"), row("CC", "a", "c"),
+                                  row("X", None, None), row("Y", None, None)])
+    assert _twin_lines(board) == ["", "Rows that made the same predictions on every fold (they train alike): "
+                                      "PiCO, Conf+PiCO."]
+    board.rows[1] = row("Conf+PiCO", "a", None)
+    assert _twin_lines(board) == []

@@ -43,7 +43,8 @@ import numpy as np
 
 from plcore.exceptions import ConfigError, DataValidationError, PlcoreError, one_line
 from plcore.leaderboard.protocol import Protocol, checked_data, fold_scores, load_protocol
-from plcore.leaderboard.runfile import TUNING_COLUMNS, ComponentRef, RunFile, inside_tree, read_run, run_path, state_of
+from plcore.leaderboard.runfile import (TUNING_COLUMNS, ComponentRef, RunFile, inside_tree, read_run, run_path,
+                                        state_of, stored_value)
 from plcore.utils.files import atomic_write
 
 __all__ = ["Invalid", "Scan", "scan", "cell_states", "MergeReport", "merge_trees", "refuse_links", "IDENTITY",
@@ -254,19 +255,13 @@ def _check_component(rec: RunFile, expected: dict, source: str, installed: _Inst
             raise DataValidationError(f"its chosen hyperparameter {key!r} is not a parameter of {owner}")
 
 
-def _stored(value):
-    """A value as a run file stores a chosen hyperparameter (the runner's: a number or a string as
-    it is, anything else as its ``repr``)."""
-    return value if isinstance(value, (int, float, str)) else repr(value)
-
-
 def _in_space(value, values) -> bool:
     """Whether a stored chosen ``value`` is one of a search space's ``values`` (a list, or a
     distribution's ``{name: [low, high]}`` spec; its bounds up to rounding)."""
     from plcore.utils.distributions import check_distribution, is_distribution
 
     if not is_distribution(values):
-        return any(value == _stored(v) for v in values)
+        return any(value == stored_value(v) for v in values)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
     dist = check_distribution(values)
@@ -294,7 +289,7 @@ def _check_chosen(rec: RunFile, installed: _Installed, entry) -> None:
         role, _, param = key.partition(".")
         values = space.get(key)
         if isinstance(values, list):  # the value as the grid has it (a stored repr is not the value)
-            value = next((v for v in values if _stored(v) == value), value)
+            value = next((v for v in values if stored_value(v) == value), value)
         try:
             validate_params(clone(getattr(setup, role)).set_params(**{param: value}))
         except Exception as err:  # noqa: BLE001 - a plugin's own validation may raise anything: this file's line
@@ -302,7 +297,7 @@ def _check_chosen(rec: RunFile, installed: _Installed, entry) -> None:
         if values is None:
             raise DataValidationError(f"its selection.chosen.{key}={value!r}: the row searches "
                                       + (f"only {', '.join(space)}" if space else "no hyperparameter"))
-        if not _in_space(_stored(value), values):
+        if not _in_space(stored_value(value), values):
             shown = values if isinstance(values, dict) else ", ".join(map(repr, values))
             raise DataValidationError(f"its selection.chosen.{key}={value!r} is not in the row's search space "
                                       f"({shown})")
@@ -318,7 +313,7 @@ def _check_configurations(rec: RunFile, spec, space: dict) -> None:
     if not isinstance(tuning, dict):
         raise DataValidationError(f"it has no tuning block, which every fold of {rec.protocol.id}/"
                                   f"{rec.protocol.version} records")
-    drawn = [{k: _stored(v.item() if hasattr(v, "item") else v) for k, v in point.items()}
+    drawn = [{k: stored_value(v) for k, v in point.items()}
              for point in draw_configurations(space, spec.budget.configurations, spec.seed)]
     stored = [conf["params"] for conf in tuning["configurations"]]
     if len(stored) != len(drawn):

@@ -526,9 +526,9 @@ def _glance(shown: list, by_key: dict) -> list:
                 if median is not None and median in t.verdicts else "")
         n = len(t.verdicts)
         done = sum(v.decided != "undecided" for v in t.verdicts.values())
-        lines.append(f"- **{GROUPS[t.track][t.group]}**: best {md(by_key[order[0]].label)}; tier 1 of "
-                     f"{max(t.tiers.values())}: {', '.join(first)}; {said}; {done} of {n} rows decided against the "
-                     "best.")
+        parts = [f"best {md(by_key[order[0]].label)}", f"tier 1 of {max(t.tiers.values())}: {', '.join(first)}", said,
+                 f"{done} of {n} rows decided against the best"]
+        lines.append(f"- **{GROUPS[t.track][t.group]}**: " + "; ".join(p for p in parts if p) + ".")
     for t in decided:
         if t.group in JOINT:
             continue
@@ -587,6 +587,8 @@ def _twin_lines(board: Board) -> list:
             continue
         digest = tuple(sorted((d, k, (rec.predictions or {}).get("sha256") if getattr(rec, "ok", False) else None)
                               for d, f in r.folds.items() for k, rec in f.items()))
+        if any(value is None for *_, value in digest):  # a failed fold predicts nothing: nothing to match
+            continue
         groups[(r.track, digest)].append(r)
     twins = [g for g in groups.values() if len(g) > 1]
     if not twins:

@@ -340,6 +340,14 @@ def unpack_predictions(packed: dict) -> np.ndarray:
     return np.frombuffer(data, dtype=dtype).astype(np.int64)
 
 
+def stored_value(value):
+    """A chosen hyperparameter as a run file stores it: a number or a string as it is (a numpy
+    scalar as its Python value), anything else as its ``repr``."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return value if isinstance(value, (int, float, str)) else repr(value)
+
+
 def run_key(run: RunFile) -> tuple:
     """What identifies a run file (the machine is not part of it): protocol id and version, track,
     component kind, name, revision and spec hash, data set, fold."""

@@ -40,6 +40,7 @@ from plcore.leaderboard.runfile import (
     RunFile,
     fold_path,
     pack_predictions,
+    stored_value,
     write_run,
 )
 
@@ -170,7 +171,7 @@ def _run_into(protocol, entry, registry, drawn, split, fold) -> dict:
         width = max(drawn.n_classes, int(pred.max()) + 1 if pred.size else 0)  # clusters may outnumber classes
         return dict(status="ok", error=None, predictions=pack_predictions(pred, width),
                     scores=fold_scores(spec, entry.track, drawn, split, pred, fold=fold, tuning=tuning),
-                    selection={"method": select["method"], "chosen": {k: _stored(v) for k, v in chosen.items()}},
+                    selection={"method": select["method"], "chosen": {k: stored_value(v) for k, v in chosen.items()}},
                     timing=timing, **({"tuning": tuning} if tuning is not None else {}))
     except (KeyboardInterrupt, SystemExit):
         raise
@@ -194,13 +195,6 @@ def _classify_fold(setup, select, spec, drawn, split, fold):
             {"fit_s": step["fit_time"], "predict_s": step["predict_time"]})
 
 
-def _stored(value):
-    """A chosen value as a run file stores it: a number or a string as it is, else its ``repr``."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    return value if isinstance(value, (int, float, str)) else repr(value)
-
-
 def _budget_fold(setup, select, spec, drawn, split, fold):
     """One outer fold under the track's budget (:func:`plcore.run.protocols.budget_fold`): the tuned
     choice's test predictions, its drawn parameters, the timings and the ``tuning`` block (every
@@ -214,7 +208,7 @@ def _budget_fold(setup, select, spec, drawn, split, fold):
                       space=select.get("space") or {}, preprocessing=spec.preprocessing, seed=spec.seed, fold=fold,
                       S_learner=singleton_candidates(drawn.y_true, drawn.n_classes) if feed else None)
     q = drawn.n_classes
-    configurations = [{"params": {k: _stored(v) for k, v in params.items()}, "steps": [int(s) for s in steps],
+    configurations = [{"params": {k: stored_value(v) for k, v in params.items()}, "steps": [int(s) for s in steps],
                        **{col: [float(v) for v in curve[:, i]] for i, col in enumerate(TUNING_COLUMNS)}}
                       for params, steps, curve in zip(res.params, res.steps, res.curves)]
     j, c = res.chosen

@@ -97,7 +97,6 @@ class BudgetFold:
     chosen: tuple
     predictions: dict = field(default_factory=dict)
     disambiguation: dict = field(default_factory=dict)
-    predict_s: float = 0.0
 
 
 def validation_split(n: int, share: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
