@@ -325,3 +325,32 @@ def test_a_clean_file_warns_nothing_even_when_strict(tmp_path, plcore_cli):
     proc = plcore_cli(["clean", "dataset=file", "dataset.name_or_path=crowd.csv", "dataset.candidate_column=cands",
                        "id_column=rid", "out=clean.csv", "tracking=none", "dataset.strict=true"], tmp_path)
     assert proc.returncode == 0 and "warning" not in proc.stderr.lower(), proc.stderr
+
+
+def test_clean_invents_nothing(tmp_path, plcore_cli_batch):
+    """Issue 73 item 3: ``clean`` draws no candidate sets unless ``bags=`` is on its command line; a
+    label column that holds sets, read without ``candidate_column``, is refused naming the option;
+    without ``out=`` the labels go to a file the message names (never silently nowhere), and an
+    existing one is not replaced. Each refusal is one line, exit 2, and leaves no run."""
+    _crowd(tmp_path, n=40)
+    (tmp_path / "iris").mkdir()
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "cleaned.csv").write_text("keep me\n")
+    none = ["tracking=none"]
+    cases = [(["clean", "dataset=file", "dataset.name_or_path=crowd.csv", "id_column=rid", "tracking=mlflow"],
+              tmp_path, None),  # the sets' column is the last: read as the label column
+             (["clean", "dataset=iris", "tracking=mlflow"], tmp_path / "iris", None),
+             (["clean", "dataset=iris", "bags=uniform", "bags.r=1", *none], tmp_path / "iris", None),
+             (["clean", "dataset=file", f"dataset.name_or_path={tmp_path / 'crowd.csv'}",
+               "dataset.candidate_column=cands", "id_column=rid", *none], tmp_path / "taken", None)]
+    sets_as_labels, exact, drawn, taken = plcore_cli_batch(cases, tmp_path)
+    for proc, needle in ((sets_as_labels, "they look like candidate sets; name that column with "
+                                          "dataset.candidate_column=NAME"),
+                         (exact, "data set 'iris' has exact labels only: name its candidate sets"),
+                         (taken, "out=cleaned.csv: exists: not overwritten")):
+        err = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and len(err) == 1 and needle in err[0], proc.stderr
+    assert not (tmp_path / "mlflow.db").exists() and not (tmp_path / "iris" / "mlflow.db").exists()
+    assert (tmp_path / "taken" / "cleaned.csv").read_text() == "keep me\n"
+    assert drawn.returncode == 0, drawn.stderr
+    assert "cleaned.csv: 150 rows" in drawn.stdout and (tmp_path / "iris" / "cleaned.csv").is_file()

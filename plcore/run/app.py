@@ -245,15 +245,26 @@ _CLEAN_KEYS = {"out": "protocol.out", "overwrite": "protocol.overwrite", "id_col
                "n_splits": "protocol.n_splits"}
 
 
+#: where ``python -m plcore clean`` writes without ``out=`` (an existing file is refused, not replaced)
+CLEAN_DEFAULT_OUT = "cleaned.csv"
+
+
 def clean_arguments(argv: list) -> list:
     """``python -m plcore clean ARGS`` as the run's overrides: ``protocol=clean`` and the
-    shorthands of :data:`_CLEAN_KEYS`; any other override passes as it is."""
+    shorthands of :data:`_CLEAN_KEYS`; any other override passes as it is. Without ``bags=`` no
+    candidate sets are drawn (``~bags``: exact-label data are refused), and without ``out=`` the
+    labels go to :data:`CLEAN_DEFAULT_OUT`."""
     out = ["protocol=clean"]
     for arg in argv:
         key, sep, value = arg.partition("=")
         if arg.startswith("protocol="):
             raise ConfigError(f"{arg}: python -m plcore clean runs protocol=clean (its options: protocol.<key>=...)")
         out.append(f"{_CLEAN_KEYS[key]}={value}" if sep and key in _CLEAN_KEYS else arg)
+    given = {arg.partition("=")[0].lstrip("+~") for arg in out}
+    if "bags" not in given:  # clean reads the data's own sets: it draws sets only where bags= says so
+        out.append("~bags")
+    if "protocol.out" not in given:
+        out.append(f"protocol.out={CLEAN_DEFAULT_OUT}")
     return out
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,6 +144,18 @@ class ResolvedRun:
         return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
+def _refuse_sets_read_as_labels(dataset, separator) -> None:
+    """``clean`` on a label column whose values hold the set separator (``a;b``): those are
+    candidate sets read as classes of their own, so the command is refused, naming the option."""
+    if not isinstance(separator, str) or not separator:
+        return
+    joined = [str(c) for c in dataset.classes if separator in str(c)]
+    if joined:
+        raise ConfigError(f"data set {dataset.name!r}: {len(joined)} of the {dataset.n_classes} labels of its label "
+                          f"column hold {separator!r} (e.g. {joined[0]!r}): they look like candidate sets; name that "
+                          "column with dataset.candidate_column=NAME")
+
+
 def resolve_run(cfg, registry: Registry | None = None) -> ResolvedRun:
     """The effective run, decided once (:class:`ResolvedRun`).
 
@@ -183,13 +196,20 @@ def resolve_run(cfg, registry: Registry | None = None) -> ResolvedRun:
                           f"{'plc' if spec.needs == 'clusterer' else 'plknn'})")
     if spec.check_setup is not None:
         spec.check_setup(params, setup)
-    dataset = _instantiate_plain(cfg.dataset, what="data set")
+    with warnings.catch_warnings(record=True) as said:  # replayed below, unless a refusal says it better
+        warnings.simplefilter("always")
+        dataset = _instantiate_plain(cfg.dataset, what="data set")
+    if pname == "clean" and not dataset.is_partial:
+        _refuse_sets_read_as_labels(dataset, cfg.dataset.get("separator", ";"))
+    for w in said:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if dataset.meta.get("classes_left_out"):
         print(f"note: dataset.class_coverage={cfg.dataset.class_coverage} keeps {dataset.n_classes} classes "
               f"and {dataset.n_samples} rows; label columns left out: {', '.join(dataset.meta['classes_left_out'])}")
     if not dataset.is_partial and setup.bags is None:
-        raise ConfigError(f"data set {dataset.name!r} has exact labels only: choose a bag generator "
-                          "(e.g. bags=uniform) to create candidate sets")
+        raise ConfigError(f"data set {dataset.name!r} has exact labels only: name its candidate sets "
+                          "(dataset.candidate_column=NAME for a table) or choose a bag generator (e.g. bags=uniform) "
+                          "to draw them")
     if dataset.y_true is None and not spec.label_free_keys:
         raise ConfigError(f"data set {dataset.name!r} has no true labels, and protocol {pname!r} evaluates against "
                           "them (protocol=kfold or holdout estimate a model label-free; a CSV or Parquet file names "
