@@ -37,6 +37,70 @@ def test_the_noise_model_recovers_its_generator_from_candidate_sets_alone():
     assert noise["temperature"] == pytest.approx(0.5, rel=0.1)  # undoes the softening
 
 
+def _textbook_noise_fit(P, S):
+    """eq. 1 maximised by Nelder-Mead over (log T, logit q, logit eta) jointly, from 9 starts."""
+    from scipy.optimize import minimize
+    from scipy.special import expit
+
+    size, Q = S.sum(axis=1), S.shape[1]
+
+    def nll(theta):
+        T, q, eta = np.exp(theta[0]), expit(theta[1]), expit(theta[2])
+        pt = softmax(np.log(np.clip(P, 1e-12, None)) / T, axis=1)
+        m_in = (pt * S).sum(axis=1)
+        like = ((1 - eta) * q ** (size - 1) * (1 - q) ** (Q - size) * m_in
+                + eta * q ** size * (1 - q) ** (Q - size - 1) * (1 - m_in))
+        return -np.sum(np.log(like))
+
+    fits = [minimize(nll, [np.log(t), 0.0, np.log(e / (1 - e))], method="Nelder-Mead",
+                     options={"maxiter": 8000, "xatol": 1e-8, "fatol": 1e-10})
+            for t in (0.3, 1.0, 3.0) for e in (0.02, 0.1, 0.3)]
+    return -min(f.fun for f in fits)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_profiled_noise_fit_reaches_the_textbook_optimum(seed):
+    """The fast fit (temperature profiled, q and eta by their analytic gradient) finds the same
+    likelihood as a joint Nelder-Mead from many starts, on small cases of the generator."""
+    rng = np.random.default_rng(seed)
+    n, Q = 400, 5
+    logits = rng.normal(0, 1.5, (n, Q))
+    y = np.array([rng.choice(Q, p=p) for p in softmax(logits, axis=1)])
+    S = rng.random((n, Q)) < 0.3
+    S[np.arange(n), y] = rng.random(n) >= 0.15
+    keep = S.any(axis=1)
+    P = softmax(logits * rng.uniform(0.5, 2.0), axis=1)[keep]
+    noise = fit_noise_model(P, S[keep])
+    assert noise["log_likelihood"] == pytest.approx(_textbook_noise_fit(P, S[keep]), abs=1e-4)
+
+
+def test_the_q_eta_gradient_is_the_likelihoods():
+    """The objective the fit descends is eq. 1 written out, and its gradient is its derivative."""
+    from scipy.optimize import check_grad
+    from scipy.special import expit
+
+    from plcore.run.label_cleaning import _parts, _q_eta_objective
+
+    rng = np.random.default_rng(0)
+    S = rng.random((50, 4)) < 0.4
+    S[np.arange(50), rng.integers(0, 4, 50)] = True
+    P = softmax(rng.normal(size=(50, 4)), axis=1)
+    _, log_in, log_out = _parts(P, S, 0.7)
+    size = S.sum(axis=1).astype(float)
+    m_in = (softmax(np.log(P) / 0.7, axis=1) * S).sum(axis=1)
+
+    def textbook(theta):
+        q, eta = expit(theta[0]), expit(theta[1])
+        return -np.sum(np.log((1 - eta) * q ** (size - 1) * (1 - q) ** (4 - size) * m_in
+                              + eta * q ** size * (1 - q) ** (3 - size) * (1 - m_in)))
+
+    for theta in ([0.3, -1.2], [-1.0, -3.0], [1.5, 0.5]):
+        theta = np.array(theta)
+        value, _ = _q_eta_objective(theta, log_in, log_out, size, 4)
+        assert value == pytest.approx(textbook(theta), rel=1e-10)
+        assert check_grad(textbook, lambda t: _q_eta_objective(t, log_in, log_out, size, 4)[1], theta) < 1e-5
+
+
 def test_the_posterior_is_bayes_rule_under_the_generator():
     """Eq. 2 against the posterior computed by enumerating P(y) P(S | y) for every class."""
     rng = np.random.default_rng(1)

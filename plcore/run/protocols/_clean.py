@@ -64,7 +64,8 @@ def clean(setup: Setup, dataset: PLDataset, *, n_splits: int = 5, preprocessing:
         if callback is not None:
             callback(step)
 
-    found = clean_labels(pipe, ds.X, S, n_splits=n_splits, random_state=random_state, on_fold=on_fold)
+    found = clean_labels(pipe, ds.X, S, n_splits=n_splits, random_state=random_state, on_fold=on_fold,
+                         echo=(lambda line: print(f"[clean {ds.name}] {line}", flush=True)) if progress else None)
     table = _table(ds, S, found)
     summary = _summary(ds, S, found)
     if target is not None:
