@@ -152,6 +152,28 @@ def test_every_rows_probabilities_are_out_of_fold():
     assert P.shape == (40, 3) and np.allclose(P, 1 / 3)
 
 
+class _Transductive:
+    """A transductive learner whose confidences are its training sets, normalised: a row whose own
+    set reached the fit would show it."""
+
+    def fit(self, X, S):
+        S = np.asarray(S, dtype=float)
+        self.confidences_ = S / S.sum(axis=1, keepdims=True)
+        return self
+
+    def get_params(self, deep=True):
+        return {}
+
+
+def test_a_transductive_learners_rows_are_scored_with_their_sets_hidden():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(40, 3))
+    S = rng.random((40, 3)) < 0.5
+    S[:, 0] = True
+    P = out_of_fold_proba(_Transductive(), X, S, n_splits=4)
+    assert P.shape == (40, 3) and np.allclose(P, 1 / 3)  # every class: the fold's own sets were hidden
+
+
 def test_expected_calibration_error_is_the_textbook_sum():
     rng = np.random.default_rng(3)
     conf = rng.random(500)
@@ -418,3 +440,49 @@ def test_clean_invents_nothing(tmp_path, plcore_cli_batch):
     assert (tmp_path / "taken" / "cleaned.csv").read_text() == "keep me\n"
     assert drawn.returncode == 0, drawn.stderr
     assert "cleaned.csv: 150 rows" in drawn.stdout and (tmp_path / "iris" / "cleaned.csv").is_file()
+
+
+def test_the_docs_list_which_learners_clean_takes():
+    """docs/own_data.md lists, for every installed learner, how ``clean`` reads its per-row class
+    probabilities (``predict_proba``, transductive ``confidences_``) or that it is refused."""
+    import re
+    import warnings
+    from pathlib import Path
+
+    from plcore.registry import get_registry
+    from plcore.testing import make_pl_data
+
+    X, S, _ = make_pl_data(n_samples=60, n_classes=3, r=1)
+    routes = {"predict_proba": [], "confidences_": [], "refused": []}
+    for (kind, name), comp in sorted(get_registry().components.items()):
+        if kind != "learner":
+            continue
+        est = comp.spec.cls(**(comp.spec.test_params or {}))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            route = ("predict_proba" if hasattr(est, "predict_proba")
+                     else "confidences_" if hasattr(est.fit(X, S), "confidences_") else "refused")
+        routes[route].append(name)
+    page = (Path(__file__).resolve().parents[1] / "docs" / "own_data.md").read_text()
+    block = page.split("<!-- clean-learners -->")[1].split("<!-- /clean-learners -->")[0]
+    listed = [line.split("): ", 1)[1].split(", ") for line in block.strip().splitlines()]
+    assert listed == [routes["predict_proba"], routes["confidences_"], routes["refused"]]
+
+
+def test_clean_reads_a_transductive_learners_confidences_and_refuses_one_without_scores(tmp_path, plcore_cli_batch):
+    """Issue 73: ``clean +learner=ipal`` was refused as "Pipeline has no predict_proba"; it now
+    cleans through IPAL's per-row confidences (each fold's sets hidden), and a learner with no
+    probabilities at all is refused in one line naming it."""
+    _crowd(tmp_path, n=80)
+    base = ["clean", "dataset=file", "dataset.name_or_path=crowd.csv", "dataset.candidate_column=cands",
+            "id_column=rid", "tracking=none", "progress=false"]
+    ipal, plecoc = plcore_cli_batch([([*base, "+learner=ipal", "out=ipal.csv"], tmp_path, None),
+                                     ([*base, "+learner=plecoc", "out=plecoc.csv"], tmp_path, None)], tmp_path)
+    assert ipal.returncode == 0, ipal.stderr
+    out = pd.read_csv(tmp_path / "ipal.csv", keep_default_na=False)
+    assert all(label in cands.split(";") for label, cands in zip(out["label"], out["candidates"]))
+    err = plecoc.stderr.strip().splitlines()
+    assert plecoc.returncode != 0 and err[-1] == (
+        "error: clean needs per-row class probabilities: learner 'plecoc' (PlEcocLearner) has neither predict_proba "
+        "nor per-row confidences_ (the learners that qualify: docs/own_data.md, 'Clean your labels')")
+    assert not (tmp_path / "plecoc.csv").exists()

@@ -69,20 +69,47 @@ class Cleaned:
     threshold: float = FLAG_AT
 
 
+def _learner_name(pipeline) -> str:
+    """The pipeline's learner as a user names it: ``learner 'ipal' (IpalLearner)``."""
+    from plcore.registry import get_registry
+    from plcore.run.pipeline import final_step
+
+    final = final_step(pipeline)
+    comp = get_registry().component_of(final)
+    return f"learner {comp.name!r} ({type(final).__name__})" if comp else type(final).__name__
+
+
 def out_of_fold_proba(pipeline, X, S, *, n_splits: int = 5, random_state=0, on_fold=None) -> np.ndarray:
-    """``(n, q)`` class probabilities of every row from a clone of ``pipeline`` fitted on the
-    other folds (shuffled ``KFold``); ``on_fold(k, test_rows, proba)`` after each fold. A
-    pipeline without ``predict_proba`` is one line."""
+    """``(n, q)`` class probabilities of every row, its own candidate set hidden from the model
+    (shuffled ``KFold``); ``on_fold(k, test_rows, proba)`` after each fold.
+
+    A pipeline with ``predict_proba`` is fitted on the other folds' rows and predicts the fold's.
+    One without (a transductive learner: IPAL, PL-SVM, the A-kNN rules) is fitted on every row with
+    the fold's sets replaced by every class, and gives the fold's rows its per-row ``confidences_``
+    (the same rule as its disambiguation, the sets hidden). A learner with neither is one line naming it."""
+    from plcore.run.pipeline import final_step
+
     S = dense_candidates(S)
     n, q = S.shape
-    if not hasattr(pipeline, "predict_proba"):
-        raise ConfigError(f"clean needs class probabilities: {type(pipeline).__name__} has no predict_proba")
     if not 2 <= n_splits <= n:
         raise ConfigError(f"n_splits must be between 2 and the {n} rows, got {n_splits}")
+    inductive = hasattr(pipeline, "predict_proba")
     P = np.zeros((n, q))
     for k, (train, test) in enumerate(KFold(n_splits, shuffle=True, random_state=random_state).split(X)):
-        fitted = clone(pipeline).fit(X[train], S[train])
-        proba = np.asarray(fitted.predict_proba(X[test]), dtype=float)
+        if inductive:
+            fitted = clone(pipeline).fit(X[train], S[train])
+            proba = np.asarray(fitted.predict_proba(X[test]), dtype=float)
+        else:
+            hidden = S.copy()
+            hidden[test] = True
+            fitted = clone(pipeline).fit(X, hidden)
+            confidences = getattr(final_step(fitted), "confidences_", None)
+            if confidences is None:
+                raise ConfigError(f"clean needs per-row class probabilities: {_learner_name(pipeline)} has neither "
+                                  "predict_proba nor per-row confidences_ (the learners that qualify: "
+                                  "docs/own_data.md, 'Clean your labels')")
+            proba = np.asarray(confidences.toarray() if hasattr(confidences, "toarray") else confidences,
+                               dtype=float)[test]
         if proba.shape != (test.size, q):  # a class no training row of this fold had as a candidate
             raise DataValidationError(f"fold {k}: the learner gave {proba.shape[1]} class probabilities for {q} "
                                       "classes; every class must be a candidate of some training row")
