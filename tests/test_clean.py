@@ -486,3 +486,45 @@ def test_clean_reads_a_transductive_learners_confidences_and_refuses_one_without
         "error: clean needs per-row class probabilities: learner 'plecoc' (PlEcocLearner) has neither predict_proba "
         "nor per-row confidences_ (the learners that qualify: docs/own_data.md, 'Clean your labels')")
     assert not (tmp_path / "plecoc.csv").exists()
+
+
+class _Uniform(_Spy):
+    """An engine that knows nothing: the same probability for every class."""
+
+    def predict_proba(self, X):
+        return np.full((X.shape[0], self.q_), 1.0 / self.q_)
+
+
+def test_the_engine_is_the_one_whose_probabilities_explain_the_sets_best():
+    """``choose_engine``: each engine's fit is :func:`clean_labels`'s, the choice the largest
+    log-likelihood of the candidate sets; an engine that knows nothing (uniform probabilities) loses
+    to one that learns, on data where the features tell the classes apart."""
+    from sklearn.datasets import load_iris
+
+    from plcore.learners import PlKnnLearner
+    from plcore.run.label_cleaning import choose_engine
+
+    X, y = load_iris(return_X_y=True)
+    S = _noisy_sets(y, 3, q=0.3, eta=0.1, rng=np.random.default_rng(0))
+    keep = S.any(axis=1)
+    X, S, y = X[keep], S[keep], y[keep]
+    lines = []
+    name, found, scores = choose_engine({"uniform": _Uniform(), "plknn": PlKnnLearner(k=5)}, X, S, echo=lines.append)
+    alone = clean_labels(PlKnnLearner(k=5), X, S)
+    assert name == "plknn" and scores["plknn"] > scores["uniform"]
+    assert scores == {"uniform": pytest.approx(clean_labels(_Uniform(), X, S).noise["log_likelihood"]),
+                      "plknn": pytest.approx(alone.noise["log_likelihood"])}
+    assert np.array_equal(found.label, alone.label) and np.mean(found.label == y) > 0.85
+    assert any(line.startswith("engine plknn: log-likelihood") for line in lines)
+
+
+def test_clean_without_a_learner_chooses_its_engine_and_says_so(tmp_path, plcore_cli_batch):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    common = ["clean", "dataset=iris", "bags=noisy", "bags.q=0.3", "bags.eta=0.1", "tracking=none"]
+    auto, fixed = plcore_cli_batch([(common, tmp_path / "a", None), ([*common, "+learner=plknn"], tmp_path / "b", None)],
+                                   tmp_path)
+    assert auto.returncode == 0 and fixed.returncode == 0, auto.stderr + fixed.stderr
+    chosen = [line for line in auto.stdout.splitlines() if " chosen (largest log-likelihood of the candidate sets" in line]
+    assert len(chosen) == 1 and "plknn " in chosen[0] and "ipal " in chosen[0]
+    assert "chosen" not in fixed.stdout and (tmp_path / "b" / "cleaned.csv").is_file()

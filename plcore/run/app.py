@@ -265,6 +265,8 @@ def clean_arguments(argv: list) -> list:
         out.append("~bags")
     if "protocol.out" not in given:
         out.append(f"protocol.out={CLEAN_DEFAULT_OUT}")
+    if "protocol.engine" not in given and not any(key == "learner" or key.startswith("learner.") for key in given):
+        out.append("protocol.engine=auto")  # no learner named: the engine is chosen from the candidate sets
     return out
 
 

@@ -44,7 +44,7 @@ from sklearn.model_selection import KFold
 from plcore.exceptions import ConfigError, DataValidationError
 from plcore.utils import dense_candidates
 
-__all__ = ["Cleaned", "out_of_fold_proba", "fit_noise_model", "posterior", "clean_labels", "FLAG_AT"]
+__all__ = ["Cleaned", "out_of_fold_proba", "fit_noise_model", "posterior", "clean_labels", "choose_engine", "FLAG_AT"]
 
 #: a row is flagged where the posterior probability that its truth is outside its set is at least this
 FLAG_AT = 0.5
@@ -223,3 +223,27 @@ def clean_labels(pipeline, X, S, *, n_splits: int = 5, random_state=0, on_fold=N
     model_label = P.argmax(axis=1)  # the temperature keeps the order
     return Cleaned(label=label, confidence=B[rows, label], model_label=model_label, suspect=suspect,
                    flag=suspect >= FLAG_AT, noise=noise, oof=P, posterior=B)
+
+
+def choose_engine(engines: dict, X, S, *, n_splits: int = 5, random_state=0, on_fold=None, echo=None):
+    """``(name, Cleaned, {name: log-likelihood})``: :func:`clean_labels` with each of ``engines``
+    (``{name: pipeline}``), the one whose out-of-fold probabilities explain the candidate sets best
+    under its fitted noise model (the largest eq. 1 log-likelihood: the sets are all it reads, no
+    true label). An engine that fails is left out with a line; ``on_fold(name, k, rows, proba)``."""
+    found, scores = {}, {}
+    for name, pipe in engines.items():
+        fold = None if on_fold is None else (lambda k, test, proba, name=name: on_fold(name, k, test, proba))
+        try:
+            found[name] = clean_labels(pipe, X, S, n_splits=n_splits, random_state=random_state, on_fold=fold,
+                                       echo=echo)
+        except (ConfigError, DataValidationError, ValueError, RuntimeError) as err:
+            if echo is not None:
+                echo(f"engine {name} left out: {err}")
+            continue
+        scores[name] = found[name].noise["log_likelihood"]
+        if echo is not None:
+            echo(f"engine {name}: log-likelihood of the candidate sets {scores[name]:.1f}")
+    if not scores:
+        raise ConfigError(f"clean: none of the engines {', '.join(engines)} could score the rows")
+    best = max(scores, key=scores.get)
+    return best, found[best], scores

@@ -25,23 +25,50 @@ from plcore.run.protocols._shared import (
 )
 from plcore.utils import dense_candidates
 from plcore.utils.files import atomic_write, checked_output
-from plcore.validation import Integral, Interval
+from plcore.validation import Integral, Interval, StrOptions
 
 #: the columns of the file, in order (``id`` is the data set's id column where it has one)
 COLUMNS = ("candidates", "label", "confidence", "model_label", "suspect", "flag")
 _SUFFIXES = (".csv", ".parquet")
 
 
+#: the engines of ``engine=auto``, those installed: (name, registered learner, its parameters)
+POOL = (("plknn", "plknn", {}), ("plknn_cenda", "plknn_cenda", {}), ("ipal", "ipal", {}),
+        ("linear", "proden", {"hidden_layer_sizes": []}))
+
+
+def engine_pool(random_state=0) -> dict:
+    """``{name: learner}`` of :data:`POOL` whose component is installed (the linear model, PRODEN's
+    loss on no hidden layer, where PyTorch is)."""
+    from plcore.registry import get_registry
+
+    registry, out = get_registry(), {}
+    for name, component, params in POOL:
+        try:
+            cls = registry.get("learner", component).spec.cls
+        except Exception:  # noqa: BLE001 - a plugin not installed: the pool is what is
+            continue
+        learner = cls(**params)
+        if "random_state" in learner.get_params(deep=False):
+            learner.set_params(random_state=random_state)
+        out[name] = learner
+    return out
+
+
 def clean(setup: Setup, dataset: PLDataset, *, n_splits: int = 5, preprocessing: str = "standardize",
-          out: str | None = None, overwrite: bool = False, random_state=0, progress: bool = True,
-          callback: Callable | None = None) -> ProtocolResult:
+          out: str | None = None, overwrite: bool = False, engine: str = "learner", random_state=0,
+          progress: bool = True, callback: Callable | None = None) -> ProtocolResult:
     """Clean labels out: each row's ``label``, ``confidence``, ``model_label`` (its set hidden:
     out of fold, ``n_splits`` folds), ``suspect`` and ``flag`` (:func:`plcore.run.label_cleaning.clean_labels`),
     from the pipeline ``preprocessing -> [reducer ->] learner``. ``out`` (``.csv`` or
     ``.parquet``) receives one row per data row; an existing file only with ``overwrite``, never
     the data file (checked before the data are loaded: :func:`_check_outputs`). Where
     the data have true labels the summary scores the output: disambiguation accuracy, the
-    flags' precision and recall, the suspect score's AUROC and the confidence's ECE."""
+    flags' precision and recall, the suspect score's AUROC and the confidence's ECE.
+
+    ``engine="auto"`` (``python -m plcore clean`` without ``+learner=``): each installed engine of
+    :data:`POOL` in the learner's place, the one chosen whose out-of-fold probabilities explain
+    the candidate sets best under its fitted noise model (:func:`plcore.run.label_cleaning.choose_engine`)."""
     from plcore.run.label_cleaning import clean_labels
     from plcore.run.pipeline import build_pipeline
 
@@ -64,8 +91,21 @@ def clean(setup: Setup, dataset: PLDataset, *, n_splits: int = 5, preprocessing:
         if callback is not None:
             callback(step)
 
-    found = clean_labels(pipe, ds.X, S, n_splits=n_splits, random_state=random_state, on_fold=on_fold,
-                         echo=(lambda line: print(f"[clean {ds.name}] {line}", flush=True)) if progress else None)
+    echo = (lambda line: print(f"[clean {ds.name}] {line}", flush=True)) if progress else None
+    scores = {}
+    if engine == "auto":
+        from plcore.run.label_cleaning import choose_engine
+
+        pool = {name: build_pipeline([setup.reducer, learner], preprocessing)
+                for name, learner in engine_pool(random_state).items()}
+        order = {name: i for i, name in enumerate(pool)}  # engine i's folds are steps i * n_splits + k
+        chosen, found, scores = choose_engine(
+            pool, ds.X, S, n_splits=n_splits, random_state=random_state, echo=echo,
+            on_fold=lambda name, k, test, proba: on_fold(order[name] * n_splits + k, test, proba))
+        print(f"[clean {ds.name}] engine {chosen} chosen (largest log-likelihood of the candidate sets of "
+              f"{', '.join(f'{n} {v:.1f}' for n, v in scores.items())})", flush=True)
+    else:
+        found = clean_labels(pipe, ds.X, S, n_splits=n_splits, random_state=random_state, on_fold=on_fold, echo=echo)
     table = _table(ds, S, found)
     summary = _summary(ds, S, found)
     if target is not None:
@@ -78,7 +118,9 @@ def clean(setup: Setup, dataset: PLDataset, *, n_splits: int = 5, preprocessing:
         "clean", steps=steps, summary=summary, predictions=table,
         params={"flag_threshold": found.threshold, "noise.temperature": round(noise["temperature"], 6),
                 "noise.q": round(noise["q"], 6), "noise.eta": round(noise["eta"], 6),
-                "rows": ds.n_samples, **({"out": str(target)} if target is not None else {})},
+                "rows": ds.n_samples, **({"out": str(target)} if target is not None else {}),
+                **({"engine": chosen, **{f"engine.{n}.log_likelihood": round(v, 3) for n, v in scores.items()}}
+                   if scores else {})},
         tags={"training_labels": "candidate sets (out of fold)"})
 
 
@@ -170,5 +212,5 @@ SPEC = ProtocolSpec(
     label_free_keys=("mean_confidence", "flagged_fraction", "noise_rate"), step_name="fold",
     count_param="n_splits",
     constraints={"n_splits": [Interval(Integral, 2, None, closed="left")], "preprocessing": _PREPROCESSING,
-                 "out": [str, None], "overwrite": ["boolean"]},
+                 "out": [str, None], "overwrite": ["boolean"], "engine": [StrOptions({"learner", "auto"})]},
     check_data=_checks(_check_clean_data, _check_preprocessing), check_outputs=_check_outputs)
