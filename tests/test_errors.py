@@ -323,10 +323,11 @@ def test_bad_input_from_a_real_process_is_one_line_exit_2_and_no_run(tmp_path, p
     assert_one_line_error(plcore_cli(args, cwd, env_extra=env, check=False, timeout=120), cwd, needles)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def bad_command_lines(tmp_path_factory, plcore_cli_batch):
     """Every case of this module, run in one process (``run_plcore_batch``): ``id -> (proc, cwd, needles)``;
-    a component with no bounded parameter maps to None."""
+    a component with no bounded parameter maps to None. Session-scoped: pytest-xdist may run other
+    modules' tests between this module's, which would tear a module fixture down and run it again."""
     root = tmp_path_factory.mktemp("bad-command-lines")
     built = {}
     for case in CASES + LATE_CASES:
