@@ -146,7 +146,7 @@ def test_predict_reads_new_rows_by_column_name_in_any_order(trained, refit_label
     assert np.mean([r["label"] == t for r, t in zip(same, table["truth"])]) > 0.8  # it learned
 
 
-def test_bad_new_rows_are_one_line_naming_column_and_file_line(trained, plcore_cli):
+def test_bad_new_rows_are_one_line_naming_column_and_file_line(trained, plcore_cli_batch):
     cwd, table, _ = trained
     table[["f1", "f3", "f4"]].head(3).to_csv(cwd / "lacks.csv", index=False)
     text = table[["f1", "f2", "f3", "f4"]].head(3).to_csv(index=False).splitlines()
@@ -156,14 +156,16 @@ def test_bad_new_rows_are_one_line_naming_column_and_file_line(trained, plcore_c
     table[["f1", "f2", "f3", "f4"]].head(3).to_csv(cwd / "semicolons.csv", sep=";", index=False)
     text[3] = "0.5,1e300,0.5,0.5"  # issue 63, item 6: named as the file has it, not as scaled by the model
     (cwd / "huge.csv").write_text("\n".join(text[:1] + text[3:]) + "\n")
-    for data, needle in (("lacks.csv", "lacks.csv: the data lack the feature column(s) 'f2'"),
-                         ("text.csv", "text.csv: non-numeric value 'oops' in feature column 'f2' at line 3"),
-                         ("huge.csv", "huge.csv: value '1e300' in feature column 'f2' at line 2 is too large"),
-                         ("semicolons.csv", "the header (line 1) reads as the column 'f1;f2;f3;f4', its names "
-                                            "separated by ';'"),
-                         ("text.csv id_column=nope", "id_column='nope': no such column"),
-                         ("twice.csv id_column=id", "id_column='id': the file names that column more than once")):
-        proc = _predict(plcore_cli, cwd, *f"data={data}".split(), check=False)
+    cases = (("lacks.csv", "lacks.csv: the data lack the feature column(s) 'f2'"),
+             ("text.csv", "text.csv: non-numeric value 'oops' in feature column 'f2' at line 3"),
+             ("huge.csv", "huge.csv: value '1e300' in feature column 'f2' at line 2 is too large"),
+             ("semicolons.csv", "the header (line 1) reads as the column 'f1;f2;f3;f4', its names separated by ';'"),
+             ("text.csv id_column=nope", "id_column='nope': no such column"),
+             ("twice.csv id_column=id", "id_column='id': the file names that column more than once"))
+    run = f"run={_runs(cwd)[1][0].info.run_id}"
+    procs = plcore_cli_batch([(["predict", run, *f"data={data}".split()], cwd, None) for data, _ in cases],
+                             cwd.parent)
+    for (_, needle), proc in zip(cases, procs):  # one process for the six (tests/cli_batch.py)
         err = proc.stderr.splitlines()
         assert proc.returncode == 2 and len(err) == 1 and needle in err[0], proc.stderr
         assert proc.stderr.endswith("\n")
