@@ -85,3 +85,25 @@ def test_verify_fails_when_it_checks_nothing_or_cannot_rerun_a_row(plcore_cli, t
     allowed = _verify(plcore_cli, tmp_path, "--only", "learner:plknn", "learner:plsvm", "--allow-missing",
                       results=tmp_path / "copy")
     assert allowed.returncode == 0 and "1 row(s) not re-run" in allowed.stdout
+
+
+def test_verify_rows_reruns_a_seeded_subset_of_the_rows(capsys):
+    """``--rows N``: every file is still checked; only N of the rows (after ``--only``) are re-run,
+    the same N for the same seed, named on a line of their own."""
+    from pathlib import Path
+
+    from plcore.exceptions import ConfigError
+    from plcore.leaderboard.cli import main as leaderboard
+
+    committed = Path(__file__).resolve().parents[1] / "leaderboard"
+    args = ["verify", "--protocol", "field-smoke/1", "--results", str(committed), "--only", "learner:plknn",
+            "learner:perceptron", "learner:ipal", "--sample", "1", "--rows", "2", "--seed", "5"]
+    assert leaderboard(args) == 0
+    out = capsys.readouterr().out
+    assert leaderboard(args) == 0 and capsys.readouterr().out == out
+    named = next(line for line in out.splitlines() if line.startswith("re-running 2 of the rows, drawn with seed 5: "))
+    chosen = named.split(": ", 1)[1].split(", ")
+    rerun = [line for line in out.splitlines() if " fold " in line]
+    assert len(chosen) == 2 and {line.split(" on ")[0] for line in rerun} == set(chosen) and len(rerun) == 2
+    with pytest.raises(ConfigError, match="--rows must be a positive number of rows, got 0"):
+        leaderboard([*args[:-4], "--rows", "0"])

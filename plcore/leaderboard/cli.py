@@ -122,7 +122,10 @@ def main(argv=None) -> int:
                      help="re-run every fold of the rows that claims ok, failed or timeout")
     how.add_argument("--sample", type=int, default=None, metavar="N",
                      help="re-run N folds a row, drawn at random (--seed) from its ok, failed and timed-out folds")
-    vf.add_argument("--seed", type=int, default=0, help="the seed of --sample, 0 or more (default 0)")
+    vf.add_argument("--rows", type=int, default=None, metavar="N",
+                    help="re-run only N of the rows (after --only), drawn at random (--seed): a spot check whose "
+                         "cost does not grow with the board; every file is still checked")
+    vf.add_argument("--seed", type=int, default=0, help="the seed of --sample and --rows, 0 or more (default 0)")
     vf.add_argument("--allow-missing", action="store_true",
                     help="a row that cannot be re-run here (not installed, another revision) is not a failure")
     vf.add_argument("--allow-other-cpu", action="store_true",
@@ -154,9 +157,12 @@ def main(argv=None) -> int:
 
         if args.sample is not None and args.sample < 1:
             raise ConfigError(f"--sample must be a positive number of folds, got {args.sample}")
+        if args.rows is not None and args.rows < 1:
+            raise ConfigError(f"--rows must be a positive number of rows, got {args.rows}")
         found = verify(load_protocol(args.protocol), args.results, registry=get_registry(), only=args.only,
                        echo=lambda line: print(line, flush=True), all_folds=args.all_folds, sample=args.sample,
-                       seed=args.seed, allow_missing=args.allow_missing, allow_other_cpu=args.allow_other_cpu)
+                       seed=args.seed, allow_missing=args.allow_missing, allow_other_cpu=args.allow_other_cpu,
+                       n_rows=args.rows)
         return 0 if found.ok else 1
     if args.command not in ("list", "run"):
         raise ConfigError("usage: python -m plcore leaderboard list|run|merge|page|verify ...; "

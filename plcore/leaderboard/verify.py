@@ -319,10 +319,10 @@ def _check_fold(protocol: Protocol, entry, dataset: str, fold: int, stored: RunF
 
 def verify(protocol: Protocol, results, *, registry, only=None, data_home=None, echo=print, all_folds: bool = False,
            sample: int | None = None, seed: int = 0, allow_missing: bool = False,
-           allow_other_cpu: bool = False) -> Verification:
+           allow_other_cpu: bool = False, n_rows: int | None = None) -> Verification:
     """Recompute every stored score of ``protocol`` under ``results``; re-run folds of the rows
-    named by ``only`` (``KIND:NAME``; default every row; a name with no file is one line) and
-    compare predictions (which folds: :func:`_chosen_folds`)."""
+    named by ``only`` (``KIND:NAME``; default every row; a name with no file is one line), or of
+    ``n_rows`` of them drawn with ``seed``, and compare predictions (which folds: :func:`_chosen_folds`)."""
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:  # before the scan (numpy says so late)
         raise ConfigError(f"--seed must be a number of 0 or more, got {seed!r}")
     results = Path(results)
@@ -344,6 +344,12 @@ def verify(protocol: Protocol, results, *, registry, only=None, data_home=None, 
                           f"{', '.join(sorted(have)) or 'none'}")
     rows = [r for r in board.rows  # a component once (a budget protocol's default row shares its files)
             if r.variant != "default" and (not only or f"{r.kind}:{r.name}" in only)]
+    if n_rows is not None and n_rows < len(rows):
+        rows = sorted(rows, key=lambda r: (r.track, r.kind, r.name))
+        keep = set(np.random.default_rng([seed, 1]).choice(len(rows), size=n_rows, replace=False).tolist())
+        rows = [r for i, r in enumerate(rows) if i in keep]
+        echo(f"re-running {n_rows} of the rows, drawn with seed {seed}: "
+             + ", ".join(f"{r.kind}:{r.name}" for r in rows))
     data = {}
     for row in rows:
         name = f"{row.kind}:{row.name}"
