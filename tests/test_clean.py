@@ -428,11 +428,14 @@ def test_clean_invents_nothing(tmp_path, plcore_cli_batch):
              (["clean", "dataset=iris", "tracking=mlflow"], tmp_path / "iris", None),
              (["clean", "dataset=iris", "bags=uniform", "bags.r=1", *none], tmp_path / "iris", None),
              (["clean", "dataset=file", f"dataset.name_or_path={tmp_path / 'crowd.csv'}",
-               "dataset.candidate_column=cands", "id_column=rid", *none], tmp_path / "taken", None)]
-    sets_as_labels, exact, drawn, taken = plcore_cli_batch(cases, tmp_path)
+               "dataset.candidate_column=cands", "id_column=rid", *none], tmp_path / "taken", None),
+             (["clean", "dataset=iris", "bags.r=1", "tracking=mlflow"], tmp_path / "iris", None)]
+    sets_as_labels, exact, drawn, taken, setting = plcore_cli_batch(cases, tmp_path)
     for proc, needle in ((sets_as_labels, "they look like candidate sets; name that column with "
                                           "dataset.candidate_column=NAME"),
                          (exact, "data set 'iris' has exact labels only: name its candidate sets"),
+                         (setting, "bags.r=... sets a bag generator's parameter, but clean draws no candidate sets "
+                                   "unless bags=NAME names the generator"),
                          (taken, "out=cleaned.csv: exists: not overwritten")):
         err = proc.stderr.strip().splitlines()
         assert proc.returncode == 2 and len(err) == 1 and needle in err[0], proc.stderr
@@ -509,13 +512,16 @@ def test_the_engine_is_the_one_whose_probabilities_explain_the_sets_best():
     keep = S.any(axis=1)
     X, S, y = X[keep], S[keep], y[keep]
     lines = []
-    name, found, scores = choose_engine({"uniform": _Uniform(), "plknn": PlKnnLearner(k=5)}, X, S, echo=lines.append)
+    folds = []
+    name, found, scores = choose_engine({"uniform": _Uniform(), "plknn": PlKnnLearner(k=5)}, X, S, echo=lines.append,
+                                        on_fold=lambda k, test, proba: folds.append(k))
     alone = clean_labels(PlKnnLearner(k=5), X, S)
     assert name == "plknn" and scores["plknn"] > scores["uniform"]
     assert scores == {"uniform": pytest.approx(clean_labels(_Uniform(), X, S).noise["log_likelihood"]),
                       "plknn": pytest.approx(alone.noise["log_likelihood"])}
     assert np.array_equal(found.label, alone.label) and np.mean(found.label == y) > 0.85
     assert any(line.startswith("engine plknn: log-likelihood") for line in lines)
+    assert folds == [0, 1, 2, 3, 4]  # the chosen engine's folds, once
 
 
 def test_clean_without_a_learner_chooses_its_engine_and_says_so(tmp_path, plcore_cli_batch):

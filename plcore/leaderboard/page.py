@@ -587,7 +587,7 @@ def _twin_lines(board: Board) -> list:
             continue
         digest = tuple(sorted((d, k, (rec.predictions or {}).get("sha256") if getattr(rec, "ok", False) else None)
                               for d, f in r.folds.items() for k, rec in f.items()))
-        if any(value is None for *_, value in digest):  # a failed fold predicts nothing: nothing to match
+        if all(value is None for *_, value in digest):  # rows that only failed predict nothing: nothing to match
             continue
         groups[(r.track, digest)].append(r)
     twins = [g for g in groups.values() if len(g) > 1]

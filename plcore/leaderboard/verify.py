@@ -344,6 +344,10 @@ def verify(protocol: Protocol, results, *, registry, only=None, data_home=None, 
                           f"{', '.join(sorted(have)) or 'none'}")
     rows = [r for r in board.rows  # a component once (a budget protocol's default row shares its files)
             if r.variant != "default" and (not only or f"{r.kind}:{r.name}" in only)]
+    if n_rows is not None and (isinstance(n_rows, bool) or not isinstance(n_rows, int) or n_rows < 1):
+        raise ConfigError(f"--rows must be a positive number of rows, got {n_rows!r}")
+    if n_rows is not None:  # drawn among the rows this checkout can re-run: a spot check never spent on others
+        rows = [r for r in rows if getattr(installed.get(f"{r.kind}:{r.name}"), "key", None) == r.base_key]
     if n_rows is not None and n_rows < len(rows):
         rows = sorted(rows, key=lambda r: (r.track, r.kind, r.name))
         keep = set(np.random.default_rng([seed, 1]).choice(len(rows), size=n_rows, replace=False).tolist())

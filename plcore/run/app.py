@@ -177,7 +177,8 @@ def _run_job(cfg, job: JobState) -> float | None:
     source = ("its own candidate sets" if dataset.is_partial and setup.bags is None
               else f"candidate sets from {setup.bags!r}")
     print(f"{dataset.name}: n={dataset.n_samples} d={dataset.n_features} q={dataset.n_classes}, {source}; "
-          f"protocol={pname}; {describe_setup(setup)}", flush=True)
+          f"protocol={pname}; " + ("engine chosen from the candidate sets (engine=auto)" if params.get("engine") == "auto"
+                                   else describe_setup(setup)), flush=True)
     print(resolved_run.audit, flush=True)
     with tracking.start_run(tcfg, params=tracking.flatten(resolved), tags=tags,
                             config_yaml=OmegaConf.to_yaml(cfg, resolve=True), run_name=name,
@@ -262,10 +263,15 @@ def clean_arguments(argv: list) -> list:
         out.append(f"{_CLEAN_KEYS[key]}={value}" if sep and key in _CLEAN_KEYS else arg)
     given = {arg.partition("=")[0].lstrip("+~") for arg in out}
     if "bags" not in given:  # clean reads the data's own sets: it draws sets only where bags= says so
+        settings = sorted(key for key in given if key.startswith("bags."))
+        if settings:
+            raise ConfigError(f"{settings[0]}=... sets a bag generator's parameter, but clean draws no candidate "
+                              "sets unless bags=NAME names the generator (e.g. bags=uniform)")
         out.append("~bags")
     if "protocol.out" not in given:
         out.append(f"protocol.out={CLEAN_DEFAULT_OUT}")
-    if "protocol.engine" not in given and not any(key == "learner" or key.startswith("learner.") for key in given):
+    if "protocol.engine" not in given and not any(key in ("learner", "experiment") or key.startswith("learner.")
+                                                  for key in given):
         out.append("protocol.engine=auto")  # no learner named: the engine is chosen from the candidate sets
     return out
 

@@ -162,9 +162,9 @@ def _fit_q_eta(log_in, log_out, size, n_classes, start) -> tuple[float, np.ndarr
 def fit_noise_model(P, S) -> dict:
     """``{"temperature", "q", "eta", "rho", "log_likelihood"}`` maximising eq. 1 of the module
     over the rows: the likelihood profiled over the temperature (at each ``T``, ``q`` and ``eta`` by
-    :func:`_fit_q_eta`, O(n)), ``log T`` searched on a grid of 25 points over [0.05, 20] and refined
+    :func:`_fit_q_eta`, O(n)), ``log T`` searched on a grid of 31 points over [0.01, 100] and refined
     by a bounded Brent search around the grid's best (the profile need not be unimodal). Each ``T``
-    costs one pass over the ``(n, q)`` probabilities, about 40 passes in all."""
+    costs one pass over the ``(n, q)`` probabilities, about 45 passes in all."""
     from scipy.optimize import minimize_scalar
 
     S = np.asarray(S, dtype=bool)
@@ -181,7 +181,7 @@ def fit_noise_model(P, S) -> dict:
             best.update(value=found[0], log_t=float(log_t), theta=found[1])
         return found[0]
 
-    grid = np.linspace(np.log(0.05), np.log(20.0), 25)
+    grid = np.linspace(np.log(0.01), np.log(100.0), 31)
     values = [profile(t) for t in grid]
     i = int(np.argmin(values))
     low, high = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
@@ -229,21 +229,32 @@ def choose_engine(engines: dict, X, S, *, n_splits: int = 5, random_state=0, on_
     """``(name, Cleaned, {name: log-likelihood})``: :func:`clean_labels` with each of ``engines``
     (``{name: pipeline}``), the one whose out-of-fold probabilities explain the candidate sets best
     under its fitted noise model (the largest eq. 1 log-likelihood: the sets are all it reads, no
-    true label). An engine that fails is left out with a line; ``on_fold(name, k, rows, proba)``."""
-    found, scores = {}, {}
+    true label). An engine that fails is left out with a line naming the error. Each engine's
+    warnings are held back and only the chosen one's are given once the choice is made;
+    ``on_fold(k, rows, proba)`` then replays the chosen engine's folds."""
+    import warnings
+
+    found, scores, said, folds = {}, {}, {}, {}
     for name, pipe in engines.items():
-        fold = None if on_fold is None else (lambda k, test, proba, name=name: on_fold(name, k, test, proba))
-        try:
-            found[name] = clean_labels(pipe, X, S, n_splits=n_splits, random_state=random_state, on_fold=fold,
-                                       echo=echo)
-        except (ConfigError, DataValidationError, ValueError, RuntimeError) as err:
-            if echo is not None:
-                echo(f"engine {name} left out: {err}")
-            continue
+        folds[name] = []
+        with warnings.catch_warnings(record=True) as said[name]:
+            warnings.simplefilter("always")
+            try:
+                found[name] = clean_labels(
+                    pipe, X, S, n_splits=n_splits, random_state=random_state, echo=echo,
+                    on_fold=lambda k, test, proba, name=name: folds[name].append((k, test, proba)))
+            except (ConfigError, DataValidationError, ValueError, RuntimeError) as err:
+                if echo is not None:
+                    echo(f"engine {name} left out: {type(err).__name__}: {err}")
+                continue
         scores[name] = found[name].noise["log_likelihood"]
         if echo is not None:
             echo(f"engine {name}: log-likelihood of the candidate sets {scores[name]:.1f}")
     if not scores:
         raise ConfigError(f"clean: none of the engines {', '.join(engines)} could score the rows")
     best = max(scores, key=scores.get)
+    for w in said[best]:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    for k, test, proba in folds[best] if on_fold is not None else ():
+        on_fold(k, test, proba)
     return best, found[best], scores

@@ -198,11 +198,16 @@ def resolve_run(cfg, registry: Registry | None = None) -> ResolvedRun:
         spec.check_setup(params, setup)
     with warnings.catch_warnings(record=True) as said:  # replayed below, unless a refusal says it better
         warnings.simplefilter("always")
-        dataset = _instantiate_plain(cfg.dataset, what="data set")
-    if pname == "clean" and not dataset.is_partial:
+        try:
+            dataset, failure = _instantiate_plain(cfg.dataset, what="data set"), None
+        except Exception as err:  # noqa: BLE001 - raised again below, after the warnings that led to it
+            dataset, failure = None, err
+    if failure is None and pname == "clean" and not dataset.is_partial:
         _refuse_sets_read_as_labels(dataset, cfg.dataset.get("separator", ";"))
     for w in said:
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if failure is not None:
+        raise failure
     if dataset.meta.get("classes_left_out"):
         print(f"note: dataset.class_coverage={cfg.dataset.class_coverage} keeps {dataset.n_classes} classes "
               f"and {dataset.n_samples} rows; label columns left out: {', '.join(dataset.meta['classes_left_out'])}")

@@ -98,10 +98,8 @@ def clean(setup: Setup, dataset: PLDataset, *, n_splits: int = 5, preprocessing:
 
         pool = {name: build_pipeline([setup.reducer, learner], preprocessing)
                 for name, learner in engine_pool(random_state).items()}
-        order = {name: i for i, name in enumerate(pool)}  # engine i's folds are steps i * n_splits + k
-        chosen, found, scores = choose_engine(
-            pool, ds.X, S, n_splits=n_splits, random_state=random_state, echo=echo,
-            on_fold=lambda name, k, test, proba: on_fold(order[name] * n_splits + k, test, proba))
+        chosen, found, scores = choose_engine(pool, ds.X, S, n_splits=n_splits, random_state=random_state,
+                                              echo=echo, on_fold=on_fold)  # the chosen engine's folds are the steps
         print(f"[clean {ds.name}] engine {chosen} chosen (largest log-likelihood of the candidate sets of "
               f"{', '.join(f'{n} {v:.1f}' for n, v in scores.items())})", flush=True)
     else:
