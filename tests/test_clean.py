@@ -143,15 +143,6 @@ class _Spy:
         return self
 
 
-def test_every_rows_probabilities_are_out_of_fold():
-    rng = np.random.default_rng(2)
-    X = rng.normal(size=(40, 3))
-    S = rng.random((40, 3)) < 0.6
-    S[:, 0] = True
-    P = out_of_fold_proba(_Spy(), X, S, n_splits=4)
-    assert P.shape == (40, 3) and np.allclose(P, 1 / 3)
-
-
 class _Transductive:
     """A transductive learner whose confidences are its training sets, normalised: a row whose own
     set reached the fit would show it."""
@@ -165,13 +156,16 @@ class _Transductive:
         return {}
 
 
-def test_a_transductive_learners_rows_are_scored_with_their_sets_hidden():
+@pytest.mark.parametrize("learner", [_Spy, _Transductive], ids=["inductive", "transductive"])
+def test_every_rows_probabilities_are_out_of_fold(learner):
+    """An inductive learner never scores a row it was fitted on; a transductive one sees each
+    fold's rows with every class as their set (uniform confidences here), never their own sets."""
     rng = np.random.default_rng(2)
     X = rng.normal(size=(40, 3))
     S = rng.random((40, 3)) < 0.5
     S[:, 0] = True
-    P = out_of_fold_proba(_Transductive(), X, S, n_splits=4)
-    assert P.shape == (40, 3) and np.allclose(P, 1 / 3)  # every class: the fold's own sets were hidden
+    P = out_of_fold_proba(learner(), X, S, n_splits=4)
+    assert P.shape == (40, 3) and np.allclose(P, 1 / 3)
 
 
 def test_expected_calibration_error_is_the_textbook_sum():
