@@ -147,9 +147,9 @@ class ResolvedRun:
 def _refuse_sets_read_as_labels(dataset, separator) -> None:
     """``clean`` on a label column whose values hold the set separator (``a;b``): those are
     candidate sets read as classes of their own, so the command is refused, naming the option."""
-    if not isinstance(separator, str) or not separator:
-        return
-    joined = [str(c) for c in dataset.classes if separator in str(c)]
+    from plcore.datasets.loaders.table import sets_read_as_labels
+
+    joined = sets_read_as_labels(dataset, separator)
     if joined:
         raise ConfigError(f"data set {dataset.name!r}: {len(joined)} of the {dataset.n_classes} labels of its label "
                           f"column hold {separator!r} (e.g. {joined[0]!r}): they look like candidate sets; name that "

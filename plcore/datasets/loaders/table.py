@@ -203,12 +203,18 @@ def _warn_of_faults(ds: PLDataset, path, strict: bool, lines=None) -> None:
         warnings.warn(f"{path}: {fault}", stacklevel=2)
 
 
-def _warn_sets_read_as_labels(ds: PLDataset, path, separator) -> None:
-    """Exact labels that hold the separator look like candidate sets read as classes of their
-    own (``a;b`` one class): say once how to read them as sets (nothing is guessed)."""
+def sets_read_as_labels(ds: PLDataset, separator) -> list:
+    """The classes of an exact-label data set that hold the set separator (``a;b``): candidate
+    sets read as classes of their own, most likely (empty where none, or where it has sets)."""
     if ds.S is not None or not isinstance(separator, str) or not separator or ds.classes.dtype.kind != "U":
-        return
-    joined = [c for c in ds.classes.tolist() if separator in c]
+        return []
+    return [c for c in ds.classes.tolist() if separator in c]
+
+
+def _warn_sets_read_as_labels(ds: PLDataset, path, separator) -> None:
+    """Exact labels that hold the separator (:func:`sets_read_as_labels`): say once how to read
+    them as sets (nothing is guessed)."""
+    joined = sets_read_as_labels(ds, separator)
     if joined:
         warnings.warn(f"{path}: {len(joined)} of the {ds.n_classes} classes read from the label column hold "
                       f"{separator!r} (e.g. {joined[0]!r}), each read as an exact label; if the column holds "
