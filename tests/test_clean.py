@@ -2,6 +2,7 @@
 out-of-fold throughout, the acceptance figures on digits, and ``python -m plcore clean`` as a user
 types it (the file, its columns, bad input in one line with nothing written)."""
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -528,3 +529,65 @@ def test_clean_without_a_learner_chooses_its_engine_and_says_so(tmp_path, plcore
     chosen = [line for line in auto.stdout.splitlines() if " chosen (largest log-likelihood of the candidate sets" in line]
     assert len(chosen) == 1 and "plknn " in chosen[0] and "ipal " in chosen[0]
     assert "chosen" not in fixed.stdout and (tmp_path / "b" / "cleaned.csv").is_file()
+
+
+class _Recorder:
+    """PL-KNN that records every row it is fitted on (across clones), so its fits can be inspected."""
+
+    fitted_on: list = []
+
+    def fit(self, X, S):
+        from plcore.learners import PlKnnLearner
+
+        _Recorder.fitted_on.append({tuple(r) for r in X})
+        self.model_ = PlKnnLearner(k=5).fit(X, S)
+        return self
+
+    def predict_proba(self, X):
+        return self.model_.predict_proba(X)
+
+    def get_params(self, deep=True):
+        return {}
+
+
+def test_the_second_round_leaves_the_flagged_rows_out_and_is_kept_only_where_the_sets_are_better_explained():
+    """``second_round``: every fit sees no flagged row; the round is :func:`clean_labels` with them
+    left out, kept exactly when its log-likelihood of the sets is larger; nothing flagged, no round."""
+    from plcore.run.label_cleaning import second_round
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 150)
+    X = rng.normal(size=(150, 2)) + 3.0 * y[:, None]
+    S = _noisy_sets(y, 3, q=0.3, eta=0.3, rng=rng)
+    S[~S.any(axis=1), 0] = True
+    first = clean_labels(_Recorder(), X, S)
+    assert 0 < first.flag.sum() < 150
+    _Recorder.fitted_on = []
+    found, kept = second_round(_Recorder(), X, S, first, echo=(lines := []).append)
+    flagged = {tuple(r) for r in X[first.flag]}
+    assert len(_Recorder.fitted_on) == 5 and not any(seen & flagged for seen in _Recorder.fitted_on)
+    again = clean_labels(_Recorder(), X, S, leave_out=first.flag)
+    assert kept == (again.noise["log_likelihood"] > first.noise["log_likelihood"])
+    assert np.array_equal(found.suspect, (again if kept else first).suspect)
+    assert len(lines) == 1 and f"{int(first.flag.sum())} flagged row(s) left out" in lines[0]
+    assert lines[0].endswith("kept" if kept else "not kept")
+    calm = dataclasses.replace(first, flag=np.zeros(150, dtype=bool))
+    same, kept = second_round(_Recorder(), X, S, calm)
+    assert same is calm and not kept
+
+
+def test_clean_writes_each_classs_probability_where_asked(tmp_path, plcore_cli):
+    """``protocol.probabilities=true``: one ``p:<class>`` column per class, the row's posterior (sums
+    to 1, zero outside the set only where the noise model says the truth is surely inside), and its
+    largest entry is ``label``'s ``confidence``."""
+    _crowd(tmp_path)
+    proc = plcore_cli(["clean", "dataset=file", "dataset.name_or_path=crowd.csv", "dataset.candidate_column=cands",
+                       "id_column=rid", "+learner=plknn", "protocol.probabilities=true", "out=p.csv", "tracking=none"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = pd.read_csv(tmp_path / "p.csv", keep_default_na=False)
+    names = ["p:cat", "p:dog", "p:fox", "p:owl"]
+    assert list(out.columns)[-4:] == names and "one probability per class" in proc.stdout
+    P = out[names].to_numpy()
+    np.testing.assert_allclose(P.sum(axis=1), 1, atol=1e-5)
+    chosen = P[np.arange(len(out)), [names.index(f"p:{label}") for label in out["label"]]]
+    np.testing.assert_allclose(chosen, out["confidence"], atol=1e-5)

@@ -25,7 +25,8 @@ PROTOCOL_DEFAULTS = {
                    "preprocessing": "standardize",
                    "preprocessing_by_part": False, "select": dict(SELECT_DEFAULTS)},
     "plench": {"n_trials": 3, "n_draws": 20, "test_size": 0.1, "validation_size": 0.1, "zscore": "all_rows"},
-    "clean": {"n_splits": 5, "preprocessing": "standardize", "out": None, "overwrite": False, "engine": "learner"},
+    "clean": {"n_splits": 5, "preprocessing": "standardize", "out": None, "overwrite": False, "engine": "learner",
+              "probabilities": False},
 }
 
 #: one line per protocol for listings (the first line of the protocol function's docstring)

@@ -44,7 +44,8 @@ from sklearn.model_selection import KFold
 from plcore.exceptions import ConfigError, DataValidationError
 from plcore.utils import dense_candidates
 
-__all__ = ["Cleaned", "out_of_fold_proba", "fit_noise_model", "posterior", "clean_labels", "choose_engine", "FLAG_AT"]
+__all__ = ["Cleaned", "out_of_fold_proba", "fit_noise_model", "posterior", "clean_labels", "choose_engine",
+           "second_round", "FLAG_AT"]
 
 #: a row is flagged where the posterior probability that its truth is outside its set is at least this
 FLAG_AT = 0.5
@@ -79,9 +80,11 @@ def _learner_name(pipeline) -> str:
     return f"learner {comp.name!r} ({type(final).__name__})" if comp else type(final).__name__
 
 
-def out_of_fold_proba(pipeline, X, S, *, n_splits: int = 5, random_state=0, on_fold=None) -> np.ndarray:
+def out_of_fold_proba(pipeline, X, S, *, n_splits: int = 5, random_state=0, on_fold=None,
+                      leave_out=None) -> np.ndarray:
     """``(n, q)`` class probabilities of every row, its own candidate set hidden from the model
-    (shuffled ``KFold``); ``on_fold(k, test_rows, proba)`` after each fold.
+    (shuffled ``KFold``); ``on_fold(k, test_rows, proba)`` after each fold. ``leave_out`` (a
+    boolean mask): rows whose sets no model learns from (still scored in their own fold).
 
     A pipeline with ``predict_proba`` is fitted on the other folds' rows and predicts the fold's.
     One without (a transductive learner: IPAL, PL-SVM, the A-kNN rules) is fitted on every row with
@@ -94,14 +97,17 @@ def out_of_fold_proba(pipeline, X, S, *, n_splits: int = 5, random_state=0, on_f
     if not 2 <= n_splits <= n:
         raise ConfigError(f"n_splits must be between 2 and the {n} rows, got {n_splits}")
     inductive = hasattr(pipeline, "predict_proba")
+    leave_out = np.zeros(n, dtype=bool) if leave_out is None else np.asarray(leave_out, dtype=bool)
     P = np.zeros((n, q))
     for k, (train, test) in enumerate(KFold(n_splits, shuffle=True, random_state=random_state).split(X)):
         if inductive:
+            train = train[~leave_out[train]]
             fitted = clone(pipeline).fit(X[train], S[train])
             proba = np.asarray(fitted.predict_proba(X[test]), dtype=float)
         else:
             hidden = S.copy()
             hidden[test] = True
+            hidden[leave_out] = True
             fitted = clone(pipeline).fit(X, hidden)
             confidences = getattr(final_step(fitted), "confidences_", None)
             if confidences is None:
@@ -201,14 +207,17 @@ def posterior(P, S, noise: dict) -> np.ndarray:
     return np.exp(log_softmax(logp + logw, axis=1))
 
 
-def clean_labels(pipeline, X, S, *, n_splits: int = 5, random_state=0, on_fold=None, echo=None) -> Cleaned:
+def clean_labels(pipeline, X, S, *, n_splits: int = 5, random_state=0, on_fold=None, echo=None,
+                 leave_out=None) -> Cleaned:
     """Every row's label, confidence, out-of-fold model label, suspect score and flag (the
     module's steps 1-3) from ``pipeline`` (any estimator with ``predict_proba``, fitted on
-    candidate sets); ``echo``: a line when the noise model is fitted."""
+    candidate sets); ``echo``: a line when the noise model is fitted; ``leave_out``: rows whose
+    sets no model learns from (:func:`out_of_fold_proba`)."""
     S = dense_candidates(S)
     if not S.any(axis=1).all():
         raise DataValidationError(f"{int((~S.any(axis=1)).sum())} row(s) have an empty candidate set")
-    P = out_of_fold_proba(pipeline, X, S, n_splits=n_splits, random_state=random_state, on_fold=on_fold)
+    P = out_of_fold_proba(pipeline, X, S, n_splits=n_splits, random_state=random_state, on_fold=on_fold,
+                          leave_out=leave_out)
     import time
 
     t0 = time.perf_counter()
@@ -225,13 +234,38 @@ def clean_labels(pipeline, X, S, *, n_splits: int = 5, random_state=0, on_fold=N
                    flag=suspect >= FLAG_AT, noise=noise, oof=P, posterior=B)
 
 
-def choose_engine(engines: dict, X, S, *, n_splits: int = 5, random_state=0, on_fold=None, echo=None):
+def second_round(pipeline, X, S, first: Cleaned, *, n_splits: int = 5, random_state=0, on_fold=None,
+                 echo=None) -> tuple[Cleaned, bool]:
+    """``(Cleaned, kept)``: :func:`clean_labels` again with the first round's flagged rows left out of
+    every fit (their sets are the likeliest to mislead the model; they are still scored), kept only
+    where its out-of-fold probabilities explain the candidate sets better (a larger eq. 1
+    log-likelihood: no true label is read). Nothing flagged, or a fold left without some class: the
+    first round, not kept."""
+    if not first.flag.any():
+        return first, False
+    try:
+        again = clean_labels(pipeline, X, S, n_splits=n_splits, random_state=random_state, leave_out=first.flag,
+                             on_fold=on_fold)
+    except DataValidationError as err:
+        if echo is not None:
+            echo(f"second round not run: {err}")
+        return first, False
+    kept = again.noise["log_likelihood"] > first.noise["log_likelihood"]
+    if echo is not None:
+        echo(f"second round ({int(first.flag.sum())} flagged row(s) left out of the fits): log-likelihood "
+             f"{again.noise['log_likelihood']:.1f} against {first.noise['log_likelihood']:.1f}, "
+             f"{'kept' if kept else 'not kept'}")
+    return (again, True) if kept else (first, False)
+
+
+def choose_engine(engines: dict, X, S, *, n_splits: int = 5, random_state=0, on_fold=None, echo=None, tick=None):
     """``(name, Cleaned, {name: log-likelihood})``: :func:`clean_labels` with each of ``engines``
     (``{name: pipeline}``), the one whose out-of-fold probabilities explain the candidate sets best
     under its fitted noise model (the largest eq. 1 log-likelihood: the sets are all it reads, no
     true label). An engine that fails is left out with a line naming the error. Each engine's
     warnings are held back and only the chosen one's are given once the choice is made;
-    ``on_fold(k, rows, proba)`` then replays the chosen engine's folds."""
+    ``on_fold(k, rows, proba)`` then replays the chosen engine's folds; ``tick(name)`` after every
+    engine's every fold (a progress bar)."""
     import warnings
 
     found, scores, said, folds = {}, {}, {}, {}
@@ -242,7 +276,8 @@ def choose_engine(engines: dict, X, S, *, n_splits: int = 5, random_state=0, on_
             try:
                 found[name] = clean_labels(
                     pipe, X, S, n_splits=n_splits, random_state=random_state, echo=echo,
-                    on_fold=lambda k, test, proba, name=name: folds[name].append((k, test, proba)))
+                    on_fold=lambda k, test, proba, name=name: (folds[name].append((k, test, proba)),
+                                                               tick is not None and tick(name)))
             except (ConfigError, DataValidationError, ValueError, RuntimeError) as err:
                 if echo is not None:
                     echo(f"engine {name} left out: {type(err).__name__}: {err}")

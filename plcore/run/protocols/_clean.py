@@ -34,12 +34,12 @@ _SUFFIXES = (".csv", ".parquet")
 
 #: the engines of ``engine=auto``, those installed: (name, registered learner, its parameters)
 POOL = (("plknn", "plknn", {}), ("plknn_cenda", "plknn_cenda", {}), ("ipal", "ipal", {}),
-        ("linear", "proden", {"hidden_layer_sizes": []}))
+        ("linear", "proden", {"hidden_layer_sizes": []}), ("mlp", "proden", {}))
 
 
 def engine_pool(random_state=0) -> dict:
     """``{name: learner}`` of :data:`POOL` whose component is installed (the linear model, PRODEN's
-    loss on no hidden layer, where PyTorch is)."""
+    loss on no hidden layer, and the network, PRODEN on its default MLP, where PyTorch is)."""
     from plcore.registry import get_registry
 
     registry, out = get_registry(), {}
@@ -56,8 +56,8 @@ def engine_pool(random_state=0) -> dict:
 
 
 def clean(setup: Setup, dataset: PLDataset, *, n_splits: int = 5, preprocessing: str = "standardize",
-          out: str | None = None, overwrite: bool = False, engine: str = "learner", random_state=0,
-          progress: bool = True, callback: Callable | None = None) -> ProtocolResult:
+          out: str | None = None, overwrite: bool = False, engine: str = "learner", probabilities: bool = False,
+          random_state=0, progress: bool = True, callback: Callable | None = None) -> ProtocolResult:
     """Clean labels out: each row's ``label``, ``confidence``, ``model_label`` (its set hidden:
     out of fold, ``n_splits`` folds), ``suspect`` and ``flag`` (:func:`plcore.run.label_cleaning.clean_labels`),
     from the pipeline ``preprocessing -> [reducer ->] learner``. ``out`` (``.csv`` or
@@ -68,8 +68,13 @@ def clean(setup: Setup, dataset: PLDataset, *, n_splits: int = 5, preprocessing:
 
     ``engine="auto"`` (``python -m plcore clean`` without ``+learner=``): each installed engine of
     :data:`POOL` in the learner's place, the one chosen whose out-of-fold probabilities explain
-    the candidate sets best under its fitted noise model (:func:`plcore.run.label_cleaning.choose_engine`)."""
-    from plcore.run.label_cleaning import clean_labels
+    the candidate sets best under its fitted noise model (:func:`plcore.run.label_cleaning.choose_engine`).
+    Then a second round with the flagged rows left out of the fits, kept where it explains the sets
+    better (:func:`plcore.run.label_cleaning.second_round`). ``probabilities``: one column per
+    class, each row's posterior ``p:<class>``. A bar on a terminal counts the folds."""
+    from tqdm.auto import tqdm
+
+    from plcore.run.label_cleaning import choose_engine, clean_labels, second_round
     from plcore.run.pipeline import build_pipeline
 
     if not isinstance(setup, Setup):
@@ -81,41 +86,57 @@ def clean(setup: Setup, dataset: PLDataset, *, n_splits: int = 5, preprocessing:
         raise ConfigError(f"id_column={id_name}: the file has a column {id_name!r} of its own; rename the id column")
     ds = apply_bags(dataset, setup.bags, random_state)
     S = dense_candidates(ds.S)
-    pipe = build_pipeline([setup.reducer, setup.learner], preprocessing)
-    steps = []
-
-    def on_fold(k, test, proba):  # the fold's covering rate: its rows' model labels inside their sets
-        step = {"step": k, "rows": int(test.size),
-                "covering_rate": float(np.mean(S[test, proba.argmax(axis=1)]))}
-        steps.append(step)
-        if callback is not None:
-            callback(step)
-
-    echo = (lambda line: print(f"[clean {ds.name}] {line}", flush=True)) if progress else None
-    scores = {}
+    echo = (lambda line: tqdm.write(f"[clean {ds.name}] {line}")) if progress else None
     if engine == "auto":
-        from plcore.run.label_cleaning import choose_engine
-
-        pool = {name: build_pipeline([setup.reducer, learner], preprocessing)
-                for name, learner in engine_pool(random_state).items()}
-        chosen, found, scores = choose_engine(pool, ds.X, S, n_splits=n_splits, random_state=random_state,
-                                              echo=echo, on_fold=on_fold)  # the chosen engine's folds are the steps
-        print(f"[clean {ds.name}] engine {chosen} chosen (largest log-likelihood of the candidate sets of "
-              f"{', '.join(f'{n} {v:.1f}' for n, v in scores.items())})", flush=True)
+        engines = {name: build_pipeline([setup.reducer, learner], preprocessing)
+                   for name, learner in engine_pool(random_state).items()}
     else:
-        found = clean_labels(pipe, ds.X, S, n_splits=n_splits, random_state=random_state, on_fold=on_fold, echo=echo)
-    table = _table(ds, S, found)
+        engines = {None: build_pipeline([setup.reducer, setup.learner], preprocessing)}
+    bar = tqdm(total=(len(engines) + 1) * n_splits, desc=f"clean {ds.name}", unit="fold", leave=False,
+               disable=None if progress else True)  # every engine's folds, then the second round's
+    rounds = {1: [], 2: []}
+
+    def fold_of(round_):
+        def on_fold(k, test, proba):
+            rounds[round_].append((k, test, proba))
+            bar.update()
+        return on_fold
+
+    scores = {}
+    with bar:
+        if engine == "auto":
+            chosen, found, scores = choose_engine(
+                engines, ds.X, S, n_splits=n_splits, random_state=random_state, echo=echo,
+                on_fold=lambda k, test, proba: rounds[1].append((k, test, proba)),
+                tick=lambda name: (bar.set_postfix_str(name), bar.update()))
+            tqdm.write(f"[clean {ds.name}] engine {chosen} chosen (largest log-likelihood of the candidate sets of "
+                       f"{', '.join(f'{n} {v:.1f}' for n, v in scores.items())})")
+        else:
+            chosen = None
+            found = clean_labels(engines[None], ds.X, S, n_splits=n_splits, random_state=random_state,
+                                 on_fold=fold_of(1), echo=echo)
+        bar.set_postfix_str("second round")
+        found, kept = second_round(engines[chosen], ds.X, S, found, n_splits=n_splits, random_state=random_state,
+                                   on_fold=fold_of(2), echo=echo)
+    steps = []
+    for k, test, proba in rounds[2 if kept else 1]:  # the fold's covering rate: its rows' model labels in their sets
+        steps.append({"step": k, "rows": int(test.size),
+                      "covering_rate": float(np.mean(S[test, proba.argmax(axis=1)]))})
+        if callback is not None:
+            callback(steps[-1])
+    table = _table(ds, S, found, probabilities=probabilities)
     summary = _summary(ds, S, found)
     if target is not None:
         _write(table, target)
-        print(f"{target}: {ds.n_samples} rows (label, confidence, model_label, suspect, flag); flagged where suspect "
-              f">= {found.threshold}: {int(found.flag.sum())} row(s); fitted noise rate eta = {found.noise['eta']:.3f}",
-              flush=True)
+        print(f"{target}: {ds.n_samples} rows (label, confidence, model_label, suspect, flag"
+              f"{', one probability per class' if probabilities else ''}); flagged where suspect >= {found.threshold}: "
+              f"{int(found.flag.sum())} row(s); fitted noise rate eta = {found.noise['eta']:.3f}", flush=True)
     noise = found.noise
     return ProtocolResult(
         "clean", steps=steps, summary=summary, predictions=table,
         params={"flag_threshold": found.threshold, "noise.temperature": round(noise["temperature"], 6),
                 "noise.q": round(noise["q"], 6), "noise.eta": round(noise["eta"], 6),
+                "noise.log_likelihood": round(noise["log_likelihood"], 3), "second_round": kept,
                 "rows": ds.n_samples, **({"out": str(target)} if target is not None else {}),
                 **({"engine": chosen, **{f"engine.{n}.log_likelihood": round(v, 3) for n, v in scores.items()}}
                    if scores else {})},
@@ -139,8 +160,9 @@ def _names(classes, index) -> list:
     return [str(classes[j]) for j in index]
 
 
-def _table(ds: PLDataset, S, found) -> list:
-    """One dict per data row, in the data's order (the id column first where the data have one)."""
+def _table(ds: PLDataset, S, found, probabilities: bool = False) -> list:
+    """One dict per data row, in the data's order (the id column first where the data have one);
+    with ``probabilities``, the posterior of every class after the columns (``p:<class>``)."""
     ids = None if ds.ids is None else ds.ids.values
     id_name = ds.ids.column if ds.ids is not None else "index"
     sep = ";"
@@ -152,6 +174,10 @@ def _table(ds: PLDataset, S, found) -> list:
                      "label": label[i], "confidence": round(float(found.confidence[i]), 6),
                      "model_label": model_label[i], "suspect": round(float(found.suspect[i]), 6),
                      "flag": bool(found.flag[i])})
+    if probabilities:
+        names = [f"p:{c}" for c in ds.classes]
+        for row, p in zip(rows, np.round(found.posterior, 6).tolist()):
+            row.update(zip(names, p))
     return rows
 
 
@@ -210,5 +236,6 @@ SPEC = ProtocolSpec(
     label_free_keys=("mean_confidence", "flagged_fraction", "noise_rate"), step_name="fold",
     count_param="n_splits",
     constraints={"n_splits": [Interval(Integral, 2, None, closed="left")], "preprocessing": _PREPROCESSING,
-                 "out": [str, None], "overwrite": ["boolean"], "engine": [StrOptions({"learner", "auto"})]},
+                 "out": [str, None], "overwrite": ["boolean"], "engine": [StrOptions({"learner", "auto"})],
+                 "probabilities": ["boolean"]},
     check_data=_checks(_check_clean_data, _check_preprocessing), check_outputs=_check_outputs)
