@@ -224,6 +224,27 @@ def test_verify_names_a_configuration_whose_checkpoints_were_forged(results, cap
     assert code == 1 and "learner:proden on wine fold 0: DIFFERS" in out and "covering_rate differs" in out, out
 
 
+def test_a_moved_curve_that_was_not_chosen_is_put_down_to_other_arithmetic_where_the_file_records_it(results, capsys):
+    """The same forgery in a file that records another CPU: the choice and both rows' predictions
+    stand, so another machine's arithmetic explains it (a chaotic curve that was not chosen): named
+    apart, a failure unless ``--allow-other-cpu``. A moved choice is never put down to it."""
+    path = _path(results, "learner/proden@r1-fcfe7c21", "wine", 0)
+
+    def lowered_elsewhere(rec):
+        other = 1 - rec["tuning"]["chosen"]["configuration"]
+        rec["tuning"]["configurations"][other]["covering_rate"] = [
+            0.0 for _ in rec["tuning"]["configurations"][other]["steps"]]
+        rec["numerics"] = {**rec["numerics"], "cpu": "Another CPU"}
+    _edit(path, lowered_elsewhere)
+    code, out = _passes_its_checks_then_verified(results, capsys)
+    line = next(line for line in out.splitlines() if line.startswith("learner:proden on wine fold 0:"))
+    assert code == 1 and "DIFFERS on this machine's arithmetic" in line and "covering_rate differs" in line, out
+    assert "Another CPU stored" in line
+    code = leaderboard(["verify", "--protocol", "field-smoke/2", "--results", str(results), "--all",
+                        "--only", "learner:proden", "--allow-other-cpu"])
+    assert code == 0, capsys.readouterr().out
+
+
 def test_page_reference_decides_every_row_against_the_users_row(capsys):
     """``page --reference KIND:NAME`` on a committed tier (field-smoke/1): each ranked row's verdict
     against that row, beside the verdict against the best; the command on the page names it; a row

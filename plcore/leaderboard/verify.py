@@ -300,7 +300,9 @@ def _check_fold(protocol: Protocol, entry, dataset: str, fold: int, stored: RunF
     if found == "equivalent":  # other arithmetic moves every checkpoint a little: the choice still counts
         tuned = "; ".join(x for x in tuned.split("; ") if x.startswith("tuning.chosen") or "configurations" in x
                           or "checkpoint steps" in x)  # steps follow the fit rows and the batch, on any machine
-    chose = "; ".join(x for x in (_selection_differs(stored, again), tuned) if x)
+    selection = _selection_differs(stored, again)
+    chose = "; ".join(x for x in (selection, tuned) if x)
+    choice_moved = bool(selection) or "tuning.chosen" in tuned
     if found == "same" and not chose:
         return "same", "the same predictions" + (" (tuned and default) and checkpoints" if stored.tuning else "")
     alike = 100 * float(np.mean(a == b)) if a.shape == b.shape else 0.0
@@ -311,7 +313,9 @@ def _check_fold(protocol: Protocol, entry, dataset: str, fold: int, stored: RunF
     what = f"{alike:.1f}% of the rows alike ({scores}{changed}" + (f"; {chose}" if chose else "")
     if found == "equivalent" and not chose:
         return "equivalent", f"numerically equivalent, {what})"
-    if arithmetic and found != "same":  # the same predictions from another choice: no CPU explains it
+    # the same predictions from another choice: no CPU explains it; from the same choice with a checkpoint
+    # of another configuration moved (a chaotic curve that was not chosen), other arithmetic may
+    if arithmetic and (found != "same" or not choice_moved):
         return "elsewhere", (f"DIFFERS on this machine's arithmetic, {what}; {arithmetic})"
                              + ("" if allow_other_cpu else ": a failure without --allow-other-cpu"))
     return "differs", f"DIFFERS, {what})"
