@@ -125,7 +125,8 @@ def test_the_smoke_tier_holds_every_installed_component_and_ranks_each():
 
 @pytest.mark.parametrize("tier", ["field-smoke/1", pytest.param("field-quick/1", marks=pytest.mark.data),
                                   pytest.param("field/1", marks=pytest.mark.data),
-                                  pytest.param("field/2", marks=pytest.mark.data), "vision/1"])
+                                  pytest.param("field/2", marks=pytest.mark.data),
+                                  pytest.param("field/3", marks=pytest.mark.data), "vision/1"])
 def test_each_committed_page_is_a_fresh_render_of_the_committed_files(tier, request):
     """docs/results/leaderboard*.md and .tex are what ``leaderboard page`` makes of the committed
     run files (the command printed on each page); the quick and full tiers recompute their scores
@@ -153,5 +154,5 @@ def test_each_committed_page_is_a_fresh_render_of_the_committed_files(tier, requ
 
 
 #: each tier's committed page
-PAGES = {"field/2": "leaderboard.md", "field/1": "leaderboard_field1.md", "field-quick/1": "leaderboard_quick.md",
+PAGES = {"field/3": "leaderboard.md", "field/2": "leaderboard_field2.md", "field/1": "leaderboard_field1.md", "field-quick/1": "leaderboard_quick.md",
          "field-smoke/1": "leaderboard_smoke.md", "vision/1": "leaderboard_vision.md"}

@@ -509,9 +509,9 @@ def _versus_lines(t: Table, by_key: dict) -> list:
     return lines
 
 
-def _glance(shown: list, by_key: dict) -> list:
+def _glance(shown: list, by_key: dict, protocol) -> list:
     """A budget protocol's summary, first on its page: the tiers of every row together, the best
-    row of each group, what tuning changes, and how much is decided."""
+    row of each group, what tuning changes, how much is decided, and the budget every row had."""
     decided = [t for t in shown if t.tiers]
     if not decided:
         return []
@@ -543,6 +543,15 @@ def _glance(shown: list, by_key: dict) -> list:
         lines.append(f"- tuning, {GROUPS[t.track][t.group]}: the tuned row ranks above its default for {up} of "
                      f"{len(pairs)} components; mean accuracy {100 * np.mean(gains):+.1f} points (from "
                      f"{100 * min(gains):+.1f} to {100 * max(gains):+.1f} over the components).")
+    for track in dict.fromkeys(t.track for t in decided):
+        budget = protocol.track(track).budget
+        if budget is not None:
+            lines.append(f"- the budget, {track}: {budget.configurations} configurations a row, a deep configuration "
+                         f"trained {budget.steps:,} optimizer steps (a checkpoint every {budget.every}). The papers "
+                         "train their deep learners many times longer, so a deep row's figures can sit well below "
+                         "theirs; for the headline, [is its ranking valid?](leaderboard_validity.md) measures by how "
+                         "much, beside the field's published recipe, and whether the ranking holds at a smaller "
+                         "budget.")
     return lines
 
 
@@ -699,7 +708,7 @@ def render_markdown(board: Board, *, command: str, timings: bool = True, diagram
                       "lists its rows and estimates their cost."]
     by_key = {r.key: r for r in board.rows}
     shown = tables(board)
-    lines += _glance(shown, by_key)
+    lines += _glance(shown, by_key, p)
     for t in shown:
         k, datasets = len(t.ranked), p.track_datasets(t.track)
         lines += ["", f"## {t.track}: {GROUPS[t.track][t.group]} ({t.metric})", ""]

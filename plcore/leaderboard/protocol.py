@@ -34,8 +34,8 @@ __all__ = ["HEADLINE", "PROTOCOL_DIR", "Protocol", "Track", "DeepBudget", "avail
            "split_digest", "fold_scores", "clustering_truth"]
 
 #: the headline protocol (docs/results/leaderboard.md): what the leaderboard commands take without
-#: ``--protocol``; field/3 takes its place when its run is complete
-HEADLINE = "field/2"
+#: ``--protocol`` (field/2 before it, its page docs/results/leaderboard_field2.md)
+HEADLINE = "field/3"
 #: the protocols shipped with plcore, frozen YAML data (their code: :mod:`plcore.run.protocols`)
 PROTOCOL_DIR = Path(__file__).resolve().parent / "frozen"
 
