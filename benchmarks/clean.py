@@ -1,22 +1,27 @@
-"""``python -m plcore clean`` beside the single learners and beside cleanlab, on data with known
-truth (issue 64, item 3).
+"""``python -m plcore clean`` on data with known truth: each engine of its pool, the engine it
+chooses from the candidate sets alone, a cleanlab user's own pipeline, and what the cleaned labels
+buy a plain classifier (issue 73).
 
-Tasks: lost and msrc-v2 with their own candidate sets; digits, ecoli and satimage with PiCO+'s noisy
-candidate sets (``bags=noisy``: each false label a candidate with probability ``q = 0.25``, the
-true label left out with probability ``eta`` = 0.1 and 0.3). Per task and engine (the learner
-behind ``clean``, default PL-KNN), on every row:
+Tasks: lost and msrc-v2 with their own candidate sets (every truth inside); digits, ecoli and
+satimage with PiCO+'s noisy candidate sets (``bags=noisy``: each false label a candidate with
+probability ``q``, the true label left out with probability ``eta``) at four settings
+(:data:`SETTINGS`). Per task:
 
-- **plcore**: the accuracy of ``label`` on the rows whose truth is in their set (disambiguation);
-  the AUROC of ``suspect`` and the precision / recall of ``flag`` for the rows whose truth was
-  removed; the ECE of ``confidence`` against "label is right" (every row);
-- **best learner**: the best transductive accuracy (``confidences_``, fitted on every row's set) of
-  the classic learners that disambiguate, on the same rows;
-- **cleanlab**: ``cleanlab.filter.find_label_issues`` given one candidate per row (plcore's pick,
-  as a cleanlab user would reduce a set) and the same out-of-fold probabilities; its flags'
-  precision / recall and the AUROC of ``1 - get_label_quality_scores``.
+- **each engine** of ``clean``'s pool (``plcore.run.protocols._clean.POOL``), first round: the
+  log-likelihood of the candidate sets under its fitted noise model (the label-free criterion),
+  the fitted eta, the accuracy of ``label`` on the rows whose truth is in their set, the AUROC of
+  ``suspect`` for the rows whose truth was removed, the flagged share and the ECE of ``confidence``;
+- **auto**: what ``python -m plcore clean`` does without ``+learner=``: the engine of the largest
+  log-likelihood, then its second round (kept only where the log-likelihood improves);
+- **cleanlab pipeline**: PL-KNN's transductive pseudo-labels, a logistic regression's out-of-fold
+  probabilities on them (the same folds), ``cleanlab.filter.find_label_issues``; a flagged row's
+  label is the regression's best candidate, its suspect score ``1 - get_label_quality_scores``;
+- **downstream** (3 outer folds): a logistic regression trained on ``clean``'s labels of the
+  training folds (auto's engine, flagged rows dropped) against the best of the pool's learners
+  trained on the raw candidate sets, accuracy on the held-out fold's true labels.
 
-    python benchmarks/clean.py --engines plknn plknn_cenda --out docs/results/clean.md   # the page
-    python benchmarks/clean.py --quick            # digits only (a smoke check)
+    python benchmarks/clean.py --out docs/results/clean.md     # the page (about an hour, one core)
+    python benchmarks/clean.py --quick                         # digits at one setting (a smoke check)
 
 Needs the shared data sets (``PLCORE_DATA_HOME``) for lost, msrc-v2, ecoli and satimage, and
 cleanlab (pinned in requirements.lock; not a runtime dependency of plcore).
@@ -31,13 +36,14 @@ import warnings
 
 import numpy as np
 
-#: the classic learners whose transductive accuracy is the "best learner" column
-LEARNERS = ("plknn", "plknn_cenda", "aknn", "ipal", "plsvm", "dstpll")
-TASKS = [("lost", None), ("msrc-v2", None)] + [(d, eta) for d in ("digits", "ecoli", "satimage") for eta in (0.1, 0.3)]
-Q = 0.25
+#: (q, eta) of the noisy candidate sets
+SETTINGS = ((0.25, 0.1), (0.25, 0.3), (0.3, 0.3), (0.5, 0.2))
+TASKS = [("lost", None, None), ("msrc-v2", None, None)] + [
+    (d, q, eta) for d in ("digits", "ecoli", "satimage") for q, eta in SETTINGS]
+OUTER_FOLDS = 3
 
 
-def _data(name, eta, seed):
+def _data(name, q, eta, seed):
     from plcore.datasets import load_dataset
     from plcore.registry import get_registry
     from plcore.run.protocols import apply_bags
@@ -45,169 +51,320 @@ def _data(name, eta, seed):
 
     ds = load_dataset(name, noisy=True)
     if eta is not None:
-        ds = apply_bags(ds, get_registry().create("bags", "noisy", q=Q, eta=eta, random_state=seed), seed)
+        ds = apply_bags(ds, get_registry().create("bags", "noisy", q=q, eta=eta, random_state=seed), seed)
     return ds, dense_candidates(ds.S)
 
 
-def _best_learner(X, S, y, inside, seed):
-    """The best transductive accuracy of :data:`LEARNERS` on the rows whose truth is in their set
-    (a learner's unset ``random_state`` fixed to ``seed``)."""
+def _pool(seed, engines=None) -> dict:
+    """``{name: pipeline}`` of ``clean``'s pool (those installed), or of its ``engines`` only."""
+    from plcore.run.pipeline import build_pipeline
+    from plcore.run.protocols._clean import engine_pool
+
+    return {name: build_pipeline([learner], "standardize") for name, learner in engine_pool(seed).items()
+            if engines is None or name in engines}
+
+
+def _auroc(removed, score):
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score(removed, score)) if 0 < removed.sum() < removed.size else float("nan")
+
+
+def _scores(label, suspect, flag, confidence, y, S, seconds, **extra) -> dict:
+    from plcore.metrics import expected_calibration_error
+
+    inside = S[np.arange(y.size), y]
+    right = label == y
+    return {"label_acc": float(right[inside].mean()), "auroc": _auroc(~inside, suspect),
+            "flagged": float(flag.mean()), "ece": float(expected_calibration_error(confidence, right))
+            if confidence is not None else float("nan"), "seconds": seconds, **extra}
+
+
+def _of(found, y, S, seconds, engine) -> dict:
+    return _scores(found.label, found.suspect, found.flag, found.confidence, y, S, seconds, engine=engine,
+                   ll=found.noise["log_likelihood"], eta_fit=found.noise["eta"])
+
+
+def engines_and_auto(X, S, y, seed, engines=None) -> tuple[list, dict]:
+    """Each pool engine's first round, then auto (the largest log-likelihood and its second round);
+    auto's seconds are the whole command's (every engine and the second round)."""
+    from plcore.run.label_cleaning import clean_labels, second_round
+
+    pool, rows, found = _pool(seed, engines), [], {}
+    for name, pipe in pool.items():
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            found[name] = clean_labels(pipe, X, S, random_state=seed)
+        rows.append(_of(found[name], y, S, time.perf_counter() - t0, name))
+    best = max(rows, key=lambda r: r["ll"])
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        again, kept = second_round(pool[best["engine"]], X, S, found[best["engine"]], random_state=seed)
+    seconds = sum(r["seconds"] for r in rows) + time.perf_counter() - t0
+    return rows, _of(again, y, S, seconds, best["engine"]) | {"second_round": kept}
+
+
+def cleanlab_pipeline(X, S, y, seed, n_splits=5) -> dict:
+    """A cleanlab user's pipeline: PL-KNN's pseudo-labels, a logistic regression's out-of-fold
+    probabilities on them (``clean``'s folds), then cleanlab's issues and label quality."""
+    from cleanlab.filter import find_label_issues
+    from cleanlab.rank import get_label_quality_scores
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import KFold
+    from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
     from plcore.registry import get_registry
 
-    Z = StandardScaler().fit_transform(X)
-    best = (0.0, "")
-    for name in LEARNERS:
-        est = get_registry().create("learner", name)
-        if "random_state" in est.get_params(deep=False) and est.get_params(deep=False)["random_state"] is None:
-            est.set_params(random_state=seed)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            est.fit(Z, S)
-        pick = np.asarray(est.confidences_).argmax(axis=1)
-        acc = float(np.mean(pick[inside] == y[inside]))
-        best = max(best, (acc, name))
-    return best
-
-
-def _cleanlab(P, S, pick, removed):
-    from cleanlab.filter import find_label_issues
-    from cleanlab.rank import get_label_quality_scores
-    from sklearn.metrics import roc_auc_score
-
-    probs = np.clip(P, 1e-12, None)
-    probs = probs / probs.sum(axis=1, keepdims=True)
+    t0 = time.perf_counter()
+    knn = get_registry().create("learner", "plknn").fit(StandardScaler().fit_transform(X), S)
+    pseudo = np.asarray(knn.confidences_).argmax(axis=1)
+    P = np.zeros(S.shape)
+    for train, test in KFold(n_splits, shuffle=True, random_state=seed).split(X):
+        model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)).fit(X[train], pseudo[train])
+        P[np.ix_(test, model.classes_)] = model.predict_proba(X[test])
+    P = np.clip(P, 1e-12, None)
+    P /= P.sum(axis=1, keepdims=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        issues = find_label_issues(labels=pick, pred_probs=probs)
-        quality = get_label_quality_scores(labels=pick, pred_probs=probs)
-    return {"auroc": roc_auc_score(removed, 1 - quality) if 0 < removed.sum() < removed.size else float("nan"),
-            "precision": float(removed[issues].mean()) if issues.any() else float("nan"),
-            "recall": float(issues[removed].mean()) if removed.any() else float("nan"),
-            "flagged": float(issues.mean())}
+        issues = find_label_issues(labels=pseudo, pred_probs=P)
+        quality = get_label_quality_scores(labels=pseudo, pred_probs=P)
+    label = np.where(issues, np.where(S, P, -1.0).argmax(axis=1), pseudo)
+    return _scores(label, 1 - quality, issues, None, y, S, time.perf_counter() - t0, engine="cleanlab pipeline")
 
 
-def run_task(name, eta, engine, seed=0) -> dict:
-    from sklearn.metrics import roc_auc_score
+def downstream(X, S, y, engine, seed, engines=None) -> dict:
+    """Held-out accuracy (:data:`OUTER_FOLDS` folds) of a logistic regression on ``clean``'s labels of
+    the training folds (``engine``, its second round where kept, flagged rows dropped) and of each
+    pool learner fitted on the raw candidate sets; ``best_raw`` is the best of those on average."""
+    from sklearn.base import clone
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import KFold
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
 
-    from plcore.metrics import expected_calibration_error
-    from plcore.registry import get_registry
-    from plcore.run.label_cleaning import clean_labels
-    from plcore.run.pipeline import build_pipeline
+    from plcore.run.label_cleaning import clean_labels, second_round
 
-    ds, S = _data(name, eta, seed)
+    pool = _pool(seed, engines)
+    cleaned, raw = [], {name: [] for name in pool}
+    for train, test in KFold(OUTER_FOLDS, shuffle=True, random_state=seed).split(X):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            first = clean_labels(pool[engine], X[train], S[train], random_state=seed)
+            found, _ = second_round(pool[engine], X[train], S[train], first, random_state=seed)
+            keep = ~found.flag
+            clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
+            clf.fit(X[train][keep], found.label[keep])
+            cleaned.append(float(np.mean(clf.predict(X[test]) == y[test])))
+            for name, pipe in pool.items():
+                raw[name].append(float(np.mean(clone(pipe).fit(X[train], S[train]).predict(X[test]) == y[test])))
+    means = {name: float(np.mean(v)) for name, v in raw.items()}
+    best = max(means, key=means.get)
+    return {"cleaned_lr": float(np.mean(cleaned)), "best_raw": means[best], "best_raw_name": best, "raw": means}
+
+
+def run_task(name, q, eta, seed=0, with_downstream=True, engines=None) -> dict:
+    """Every figure of one task (``engines``: a part of the pool, for a quick look)."""
+    ds, S = _data(name, q, eta, seed)
     y = ds.y_true
-    inside = S[np.arange(y.size), y]
-    removed = ~inside
-    t0 = time.perf_counter()
-    found = clean_labels(build_pipeline([get_registry().create("learner", engine)]), ds.X, S, random_state=seed)
-    seconds = time.perf_counter() - t0
-    right = found.label == y
-    row = {"task": name if eta is None else f"{name} eta={eta}", "engine": engine, "rows": y.size,
-           "removed": float(removed.mean()), "eta_fit": found.noise["eta"],
-           "disambiguation": float(right[inside].mean()), "ece": expected_calibration_error(found.confidence, right),
-           "seconds": seconds}
-    if 0 < removed.sum() < y.size:
-        row.update(auroc=roc_auc_score(removed, found.suspect), precision=float(removed[found.flag].mean())
-                   if found.flag.any() else float("nan"), recall=float(found.flag[removed].mean()))
-    row["flagged"] = float(found.flag.mean())
-    row["best_learner"], row["best_name"] = _best_learner(ds.X, S, y, inside, seed)
-    row["cleanlab"] = _cleanlab(found.oof, S, found.label, removed)
-    return row
-
-
-PAGE = """# Clean labels out: plcore beside the single learners and cleanlab
-
-Regenerated by `{command}` (2 cores; timings are this machine's).
-`python -m plcore clean` ([Use your own data](../own_data.md#clean-your-labels)) on data with known
-truth: lost and msrc-v2 with their own candidate sets, and digits, ecoli and satimage with PiCO+'s
-noisy candidate sets (each false label a candidate with probability q = {q}, the true label left out
-of its set with probability eta). Each row of the table is one task and one engine (the learner
-behind `clean`); the method is in `plcore/run/label_cleaning.py`.
-
-- **truth removed**: the share of rows whose candidate set misses the truth; **eta fitted**: the
-  noise rate `clean` estimated from the candidate sets alone.
-- **label acc (truth in set)**: `label` against the truth, on the rows whose truth is in their set;
-  **best learner (transductive)**: the best classic learner's disambiguation (`confidences_`,
-  fitted on every row's own set) on the same rows, and which learner that was.
-- **suspect AUROC**, **flagged**, **flag precision / recall**: `suspect` and `flag` (suspect >= 0.5)
-  for the rows whose truth was removed (none in lost and msrc-v2: "–"; every flag there is a false
-  alarm, so "flagged" is the false-alarm rate).
-- **ECE**: of `confidence` against "label is right", every row (15 bins).
-- **cleanlab**: `find_label_issues` and `get_label_quality_scores` (cleanlab 2.9) given one candidate
-  per row (plcore's `label`, as a cleanlab user would reduce a set) and the same out-of-fold
-  probabilities.
-
-{table}
-
-What the table says, and how it was made:
-
-- How the method was chosen: four label-free ways to turn the out-of-fold probabilities into
-  a confidence and a suspect score (the candidate-restricted posterior, the unrestricted one, a
-  two-component mixture on the suspect score, and the generator's likelihood used here) were
-  compared by their calibration on segment, glass and wine with noisy sets, and on digits, which
-  is also in this table (the issue's own figure is on digits). Nothing was changed after this
-  table was made; the flag's threshold (0.5) is the posterior's own. The default engine (PL-KNN,
-  the default learner of every run) was kept; PL-KNN-CENDA is shown beside it because it
-  disambiguates lost far better, and a default chosen from this table would not be a held-out
-  figure.
-- `label` reads out-of-fold probabilities, so it never uses a row's own set to learn; a learner
-  fitted transductively on every set disambiguates a little better where its own neighbours carry
-  the information (the "best learner" column).
-- On the noisy tasks the fitted eta is within 3.2 points of the removed share with PL-KNN (5.1
-  with PL-KNN-CENDA on ecoli), and `suspect` ranks the rows whose truth was removed above the
-  others (AUROC) at least as well as cleanlab's label quality given the same probabilities (higher
-  on 11 of the 12 noisy rows, equal to three decimals on one); the flags trade precision and
-  recall differently from cleanlab's. On lost and msrc-v2 `clean` fits a small eta (2 to 6%) where
-  none was removed, and flags a few rows: false alarms, as cleanlab's flags there are.
-- On lost and msrc-v2 (sets of their own, every truth inside) PL-KNN's out-of-fold probabilities
-  are weak: `label` is about as right as PL-KNN's own transductive disambiguation (0.61) but
-  `confidence` is over-confident (ECE 0.12). With `+learner=plknn_cenda` lost's labels reach
-  0.89 (ECE 0.05); msrc-v2 stays near 0.61, below IPAL's transductive 0.71.
-"""
+    rows, auto = engines_and_auto(ds.X, S, y, seed, engines)
+    out = {"task": name if eta is None else f"{name} q={q} eta={eta}", "rows": int(y.size), "classes": S.shape[1],
+           "removed": float(1 - S[np.arange(y.size), y].mean()), "engines": rows, "auto": auto,
+           "cleanlab": cleanlab_pipeline(ds.X, S, y, seed)}
+    if with_downstream:
+        out["downstream"] = downstream(ds.X, S, y, auto["engine"], seed, engines)
+    return out
 
 
 def _f(v, digits=3):
     return "–" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{v:.{digits}f}"
 
 
-def table(rows) -> str:
-    head = ["task", "engine", "rows", "truth removed", "eta fitted", "label acc (truth in set)",
-            "best learner (transductive)", "suspect AUROC", "flagged", "flag precision", "flag recall", "ECE",
-            "cleanlab AUROC", "cleanlab flagged", "cleanlab precision", "cleanlab recall", "seconds"]
+def table(results) -> str:
+    """One line per task and engine, then auto's and the cleanlab pipeline's."""
+    head = ["task", "engine", "log-lik. of the sets", "eta fitted", "label acc (truth in set)", "suspect AUROC",
+            "flagged", "ECE", "seconds"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for r in rows:
-        c = r["cleanlab"]
-        lines.append("| " + " | ".join([r["task"], r["engine"], str(r["rows"]), _f(r["removed"]), _f(r["eta_fit"]),
-                                        _f(r["disambiguation"]), f"{_f(r['best_learner'])} ({r['best_name']})",
-                                        _f(r.get("auroc")), _f(r["flagged"]), _f(r.get("precision")),
-                                        _f(r.get("recall")), _f(r["ece"]), _f(c["auroc"]), _f(c["flagged"]),
-                                        _f(c["precision"]), _f(c["recall"]),
-                                        f"{r['seconds']:.1f}"]) + " |")
+    for t in results:
+        task = f"{t['task']} ({_f(t['removed'])} removed)"
+        for r in t["engines"]:
+            lines.append(f"| {task} | {r['engine']} | {r['ll']:.1f} | {_f(r['eta_fit'])} | {_f(r['label_acc'])} | "
+                         f"{_f(r['auroc'])} | {_f(r['flagged'])} | {_f(r['ece'])} | {r['seconds']:.1f} |")
+        a, c = t["auto"], t["cleanlab"]
+        lines.append(f"| {task} | **auto: {a['engine']}**{' + 2nd round' if a['second_round'] else ''} | "
+                     f"{a['ll']:.1f} | {_f(a['eta_fit'])} | **{_f(a['label_acc'])}** | **{_f(a['auroc'])}** | "
+                     f"{_f(a['flagged'])} | {_f(a['ece'])} | {a['seconds']:.1f} |")
+        lines.append(f"| {task} | cleanlab pipeline | – | – | {_f(c['label_acc'])} | {_f(c['auroc'])} | "
+                     f"{_f(c['flagged'])} | – | {c['seconds']:.1f} |")
     return "\n".join(lines)
+
+
+def verdicts(results) -> str:
+    """Per task: auto against the best engine and the cleanlab pipeline (the issue's done-when)."""
+    head = ["task", "auto", "best engine (label acc)", "auto - best", "auto - cleanlab (label acc)",
+            "auto - cleanlab (AUROC)"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for t in results:
+        a, c = t["auto"], t["cleanlab"]
+        best = max(t["engines"], key=lambda r: r["label_acc"])
+        lines.append(f"| {t['task']} | {a['engine']} | {best['engine']} ({_f(best['label_acc'])}) | "
+                     f"{100 * (a['label_acc'] - best['label_acc']):+.1f} | "
+                     f"{100 * (a['label_acc'] - c['label_acc']):+.1f} | "
+                     + (f"{a['auroc'] - c['auroc']:+.3f} |" if not np.isnan(a["auroc"]) else "– |"))
+    return "\n".join(lines)
+
+
+def summary(results) -> str:
+    """The issue's test on the noisy tasks (some truth removed), counted from the rows."""
+    noisy = [t for t in results if t["removed"] > 0]
+    near, over_acc, over_auroc = [], [], []
+    for t in noisy:
+        a, c = t["auto"], t["cleanlab"]
+        best = max(r["label_acc"] for r in t["engines"])
+        near.append((t["task"], a["label_acc"] >= best - 0.01, 100 * (a["label_acc"] - best)))
+        over_acc.append((t["task"], a["label_acc"] > c["label_acc"], 100 * (a["label_acc"] - c["label_acc"])))
+        over_auroc.append((t["task"], a["auroc"] > c["auroc"], a["auroc"] - c["auroc"]))
+
+    def line(what, found, unit):
+        misses = [f"{task} ({v:+.{3 if unit == '' else 1}f}{unit})" for task, ok, v in found if not ok]
+        return (f"- {what}: {sum(ok for _, ok, _ in found)} of {len(found)} noisy tasks"
+                + (f"; not on {', '.join(misses)}" if misses else ""))
+
+    return "\n".join([line("auto within 1 point of the pool's best engine in label accuracy", near, " points"),
+                      line("auto above the cleanlab pipeline in label accuracy", over_acc, " points"),
+                      line("auto above the cleanlab pipeline in suspect AUROC", over_auroc, "")])
+
+
+def downstream_table(results) -> str:
+    head = ["task", "logistic regression on clean's labels (flagged dropped)", "best pool learner on raw sets",
+            "difference (points)"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for t in results:
+        d = t.get("downstream")
+        if d:
+            lines.append(f"| {t['task']} | {_f(d['cleaned_lr'])} | {_f(d['best_raw'])} ({d['best_raw_name']}) | "
+                         f"{100 * (d['cleaned_lr'] - d['best_raw']):+.1f} |")
+    return "\n".join(lines)
+
+
+PAGE = """# Clean labels out: each engine, the one chosen, and a cleanlab pipeline
+
+Regenerated by `{command}` (one core; timings are this machine's).
+`python -m plcore clean` ([Use your own data](../own_data.md#clean-your-labels)) on data with known
+truth: lost and msrc-v2 with their own candidate sets (every truth inside its set), and digits,
+ecoli and satimage with PiCO+'s noisy candidate sets (each false label a candidate with probability
+q, the true label left out of its set with probability eta). The method is in
+`plcore/run/label_cleaning.py`, the pool and the choice in `plcore/run/protocols/_clean.py`.
+
+- **engine**: the learner behind `clean`, first round; **log-lik. of the sets**: the log-likelihood
+  of the candidate sets under the noise model fitted to that engine's out-of-fold probabilities,
+  the label-free criterion `clean` chooses by; **eta fitted**: the noise rate estimated from the sets.
+- **auto**: what `python -m plcore clean` does without `+learner=`: the engine of the largest
+  log-likelihood, then its second round (the first round's flagged rows left out of the fits),
+  kept only where the log-likelihood improves; its seconds are the whole command's.
+- **label acc (truth in set)**: `label` against the truth on the rows whose truth is in their set;
+  **suspect AUROC**: `suspect` ranking the rows whose truth was removed (none in lost and
+  msrc-v2: "–"); **flagged**: the share with `suspect >= 0.5` (on lost and msrc-v2 every flag is a
+  false alarm); **ECE**: of `confidence` against "label is right", every row (15 bins).
+- **cleanlab pipeline**: what a cleanlab user would build: PL-KNN's transductive pseudo-labels, a
+  logistic regression's out-of-fold probabilities on them (the same five folds), cleanlab 2.9's
+  `find_label_issues`; a flagged row takes the regression's best candidate, the suspect score is
+  `1 - get_label_quality_scores`.
+
+{verdicts}
+
+{summary}
+
+{table}
+
+## What cleaning buys
+
+{outer} outer folds: `clean` on the training folds (auto's engine and its second round), a logistic
+regression on its labels with the flagged rows dropped; beside it the best of the pool's learners
+trained on the raw candidate sets (the best on average over the folds, chosen after the fact:
+a bound in the raw sets' favour). Accuracy on the held-out fold's true labels.
+
+{downstream}
+
+## Where the choice fails, and why
+
+- On the small or soft tasks the criterion cannot tell the engines apart: on ecoli (336 rows) at
+  q = 0.5 the five engines' log-likelihoods lie within 16 of each other (about 0.05 per row) while
+  their label accuracies span 0.56 to 0.82, and the engine chosen is not the best.
+- Where an engine's out-of-fold probabilities are soft, the noise model explains the noisy sets by
+  a flatter distribution instead of by eta: on satimage at eta = 0.3 the linear engine and IPAL fit
+  eta = 0 (no row flagged, ECE 0.15-0.17) and the linear one has the largest likelihood, so auto
+  takes it. The fitted temperature and eta are confounded there; the same was seen on wine (178 rows)
+  while developing. Telling these apart needs more than the candidate sets' likelihood (for example
+  the sets' agreement between engines); it is left open, not tuned on this table.
+- On the sets of their own (lost, msrc-v2: no truth removed) auto is 5.0 and 7.0 points below the
+  best engine: on lost IPAL's likelihood and PL-KNN-CENDA's are 4 apart; on msrc-v2 PRODEN's network
+  explains the sets best by far but disambiguates below IPAL, and its confidence is over-confident
+  (ECE 0.23).
+- Where an engine's fit is sound, the second round adds most: digits at q = 0.3, eta = 0.3 goes from
+  0.895 (the best first round) to 0.959, satimage at q = 0.5 from 0.853 to 0.899.
+
+## How the choice was made, and what was seen
+
+- The criterion (the likelihood of the candidate sets under the fitted noise model, eq. 1 of
+  `label_cleaning.py`) reads no true label; it was settled while building the pool on lost, whose
+  figures here were therefore seen before the criterion was fixed, and on segment, glass and wine
+  (not in this table). The pool, the second round and the flag's threshold (0.5, the posterior's
+  own) were not changed after this table was made.
+- The cleanlab pipeline's logistic regression is inductive and is trained on pseudo-labels, so its
+  labels and scores differ from the issue's earlier figures for "cleanlab given plcore's
+  probabilities" (the previous page's comparison).
+- A gradient-boosted engine (HistGradientBoosting on iterated pseudo-labels) was measured and left
+  out of the pool: on lost its labels reached 0.614 in 451 s against IPAL's 0.836 in 8 s.
+"""
+
+
+def _task(name, q, eta, args) -> dict:
+    """``run_task``, or its JSON file in ``args.results`` where an earlier run left one (written whole
+    or not at all)."""
+    import json
+    from pathlib import Path
+
+    from plcore.utils.files import atomic_write
+
+    path = None if args.results is None else Path(args.results) / f"{name}-{q}-{eta}-seed{args.seed}.json"
+    if path is not None and path.exists():
+        return json.loads(path.read_text())
+    t0 = time.perf_counter()
+    found = run_task(name, q, eta, seed=args.seed, with_downstream=not args.no_downstream)
+    print(f"{found['task']}: done in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_write(path) as tmp:
+            tmp.write_text(json.dumps(found, indent=1))
+    return found
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--engines", nargs="+", default=["plknn"], help="learners behind clean (default plknn)")
-    ap.add_argument("--quick", action="store_true", help="digits only")
+    ap.add_argument("--quick", action="store_true", help="digits at q=0.25, eta=0.3 only")
+    ap.add_argument("--tasks", nargs="+", default=None, help="only these data sets")
+    ap.add_argument("--no-downstream", action="store_true", help="leave out the held-out classifier test")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None, help="write the results page here (docs/results/clean.md)")
+    ap.add_argument("--results", default=None,
+                    help="a folder of one JSON file per task: a task found there is read, not run again (resume)")
     args = ap.parse_args(argv)
-    tasks = [t for t in TASKS if t[0] == "digits"] if args.quick else TASKS
-    rows = []
-    for name, eta in tasks:
-        for engine in args.engines:
-            rows.append(run_task(name, eta, engine, seed=args.seed))
-            print(f"{rows[-1]['task']} ({engine}): done in {rows[-1]['seconds']:.1f} s", file=sys.stderr, flush=True)
-    print(table(rows))
+    tasks = [("digits", 0.25, 0.3)] if args.quick else [t for t in TASKS if args.tasks is None or t[0] in args.tasks]
+    results = []
+    for name, q, eta in tasks:
+        results.append(_task(name, q, eta, args))
+    print(verdicts(results), summary(results), table(results), downstream_table(results), sep="\n\n")
     if args.out:
         from pathlib import Path
 
-        command = "python benchmarks/clean.py" + (f" --engines {' '.join(args.engines)}" if args.engines != ["plknn"]
-                                                   else "") + (f" --seed {args.seed}" if args.seed else "")
-        Path(args.out).write_text(PAGE.format(command=f"{command} --out {args.out}", table=table(rows), q=Q))
+        command = " ".join(["python benchmarks/clean.py", *(["--seed", str(args.seed)] if args.seed else []),
+                            "--out", args.out])
+        Path(args.out).write_text(PAGE.format(command=command, verdicts=verdicts(results), table=table(results),
+                                              summary=summary(results),
+                                              downstream=downstream_table(results), outer=OUTER_FOLDS))
     return 0
 
 

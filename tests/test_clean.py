@@ -319,9 +319,10 @@ def test_an_empty_candidate_set_and_an_unknown_protocol_are_one_line(tmp_path, p
     assert not (tmp_path / "clean.csv").exists()
 
 
-def test_the_benchmark_runs_plcore_beside_cleanlab_on_one_task():
-    """benchmarks/clean.py's row for digits with 30% of the sets missing their truth: every column
-    filled, plcore's figures where the page states them, cleanlab given the same probabilities."""
+def test_the_benchmark_runs_the_pool_the_choice_and_cleanlab_on_one_task():
+    """benchmarks/clean.py on digits (q = 0.25, 30% of the sets missing their truth) with two of the
+    pool's engines: every column filled, auto is the engine of the largest log-likelihood and its
+    second round, the figures where the page states them, the downstream test on held-out folds."""
     import importlib.util
     from pathlib import Path
 
@@ -329,13 +330,25 @@ def test_the_benchmark_runs_plcore_beside_cleanlab_on_one_task():
     spec = importlib.util.spec_from_file_location("clean_benchmark", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    row = bench.run_task("digits", 0.3, "plknn")
-    assert row["task"] == "digits eta=0.3" and row["rows"] == 1797 and 0.25 < row["removed"] < 0.32
-    assert abs(row["eta_fit"] - row["removed"]) < 0.03 and row["disambiguation"] > 0.9 and row["auroc"] > 0.95
-    assert row["ece"] < 0.05 and 0.9 < row["best_learner"] <= 1 and row["best_name"] in bench.LEARNERS
-    c = row["cleanlab"]
-    assert 0.5 < c["auroc"] <= 1 and 0 < c["precision"] <= 1 and 0 < c["recall"] <= 1
-    assert "| digits eta=0.3 | plknn | 1797 |" in bench.table([row])
+    t = bench.run_task("digits", 0.25, 0.3, engines=("plknn", "ipal"))
+    assert t["task"] == "digits q=0.25 eta=0.3" and t["rows"] == 1797 and 0.25 < t["removed"] < 0.32
+    by = {r["engine"]: r for r in t["engines"]}
+    assert set(by) == {"plknn", "ipal"}
+    for r in by.values():
+        assert abs(r["eta_fit"] - t["removed"]) < 0.04 and r["label_acc"] > 0.9 and r["auroc"] > 0.95
+        assert r["ece"] < 0.05 and 0 < r["flagged"] < 0.4
+    auto = t["auto"]
+    assert auto["engine"] == max(by, key=lambda n: by[n]["ll"])
+    assert auto["second_round"] == (auto["ll"] > by[auto["engine"]]["ll"])
+    assert auto["label_acc"] >= by[auto["engine"]]["label_acc"] - 0.01
+    c = t["cleanlab"]
+    assert 0.9 < c["label_acc"] <= 1 and 0.9 < c["auroc"] <= 1 and 0 < c["flagged"] < 0.5
+    d = t["downstream"]
+    assert 0.8 < d["cleaned_lr"] <= 1 and set(d["raw"]) == {"plknn", "ipal"}
+    assert d["best_raw"] == max(d["raw"].values())
+    assert f"| digits q=0.25 eta=0.3 ({t['removed']:.3f} removed) | plknn |" in bench.table([t])
+    assert "| digits q=0.25 eta=0.3 | " + auto["engine"] in bench.verdicts([t])
+    assert f"{d['cleaned_lr']:.3f}" in bench.downstream_table([t])
 
 
 def test_an_id_column_named_like_an_output_column_is_refused(tmp_path, plcore_cli):
