@@ -22,6 +22,7 @@ from plcore.datasets.bags import (
     DropTrueBags,
     FixedSizeBags,
     FlipBags,
+    HierarchicalBags,
     InstanceDependentBags,
     NoisyBags,
     UniformBags,
@@ -662,6 +663,38 @@ def test_flip_adds_each_false_label_with_probability_p(p):
     mean_sd = np.sqrt(p * (1 - p) * (Q - 1) / N_BIG)
     assert abs(sizes.mean() - (1 + p * (Q - 1))) <= K_SIGMA * mean_sd  # the mean bag the rate implies
     assert len(np.unique(sizes)) > 1  # sizes vary, unlike uniform / fixed_size
+
+
+@pytest.mark.parametrize("p", [0.2, 0.5])
+def test_hierarchical_adds_each_false_label_of_the_superclass_with_probability_p(p):
+    """Groups {0, 1, 2} and {3, 4}: a label of another group never joins, each of the true label's
+    group joins at rate p (a binomial count within K_SIGMA), the true label always."""
+    groups = np.array([0, 0, 0, 1, 1])
+    y = make_labels(N_BIG, Q, seed=5)
+    S = HierarchicalBags(p=p, groups=groups, random_state=0).generate(y, n_classes=Q)
+    assert S[np.arange(N_BIG), y].all()
+    same = groups[y][:, None] == groups[None, :]
+    assert not (S & ~same).any()
+    false = same.copy()
+    false[np.arange(N_BIG), y] = False
+    n_false = false.sum()
+    assert abs(S[false].sum() - p * n_false) <= K_SIGMA * np.sqrt(p * (1 - p) * n_false)
+    again = HierarchicalBags(p=p, groups=groups, random_state=0).generate(y, n_classes=Q)
+    assert np.array_equal(S, again)
+
+
+def test_hierarchical_on_cifar100_keeps_each_set_inside_its_superclass():
+    from plcore.datasets.loaders.cifar import cifar100_class_groups
+
+    y = make_labels(4000, 100, seed=6)
+    S = HierarchicalBags(p=0.5, random_state=1).generate(y, n_classes=100)
+    groups = cifar100_class_groups()
+    rows, cols = np.nonzero(S)
+    assert (groups[cols] == groups[y[rows]]).all()
+    sizes = S.sum(axis=1)
+    assert sizes.max() <= 5 and abs(sizes.mean() - (1 + 0.5 * 4)) < 0.1
+    with pytest.raises(ValueError, match="groups gives 100 classes a group, the labels have 10 classes"):
+        HierarchicalBags(random_state=0).generate(make_labels(50, 10), n_classes=10)
 
 
 def test_flip_extremes():

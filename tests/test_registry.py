@@ -25,7 +25,7 @@ def test_builtins_come_through_the_hook():
     reg = Registry().load(entry_points=False)
     assert reg.names("learner") == ["conformal_sets", "plknn"]
     assert set(reg.names("bags")) == {"uniform", "fixed_size", "cluster_noisy", "drop_true", "flip", "uniform_sets",
-                                      "instance_dependent", "noisy"}
+                                      "instance_dependent", "noisy", "hierarchical"}
     assert "fashion-mnist" in reg.names("dataset")
     assert {"digits", "lost", "msrc-v2", "satimage", "msrc-v2-plc-splits"} <= set(reg.names("dataset"))
     assert set(reg.names("protocol")) == {"kfold", "holdout", "online", "clustering", "plench", "clean"}

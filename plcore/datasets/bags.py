@@ -22,8 +22,8 @@ def _at_most(generator, name, high, what):
     if value > high:
         raise DataValidationError(f"{type(generator).__name__}: {name} must be <= {high} ({what}), got {value}")
 
-__all__ = ["UniformBags", "FixedSizeBags", "ClusterNoisyBags", "DropTrueBags", "FlipBags", "NoisyBags",
-           "UniformSetBags", "InstanceDependentBags", "random_distinct_others"]
+__all__ = ["UniformBags", "FixedSizeBags", "ClusterNoisyBags", "DropTrueBags", "FlipBags", "HierarchicalBags",
+           "NoisyBags", "UniformSetBags", "InstanceDependentBags", "random_distinct_others"]
 
 
 def random_distinct_others(y, n_others, n_classes, rng):
@@ -187,6 +187,42 @@ class FlipBags(BaseBagGenerator):
 
     def _generate(self, y, n_classes, rng, X=None, S=None):
         out = rng.random_sample((y.shape[0], n_classes)) < self.p
+        out[np.arange(y.shape[0]), y] = True
+        return out
+
+
+class HierarchicalBags(BaseBagGenerator):
+    """Each false label *of the true label's superclass* joins the bag independently with
+    probability ``p``; labels of other superclasses never do (PiCO's CIFAR-100-H, Wang et al.,
+    ICLR 2022, section 5; RECORDS). ``groups``: ``"cifar100"`` (CIFAR-100's 20 superclasses of five,
+    classes in the official order) or one group index per class. ``p`` is below 1 (``p = 1`` would
+    put the whole superclass in every bag: nothing to tell its classes apart by)."""
+
+    _parameter_constraints = {"p": [Interval(Real, 0.0, 1.0, closed="left")], "groups": [str, "array-like"],
+                              "random_state": ["random_state"]}
+
+    def __init__(self, p=0.5, groups="cifar100", random_state=None):
+        self.p = p
+        self.groups = groups
+        self.random_state = random_state
+
+    def _group_of(self, n_classes: int) -> np.ndarray:
+        if isinstance(self.groups, str):
+            if self.groups != "cifar100":
+                raise ValueError(f"groups must be 'cifar100' or one group index per class, got {self.groups!r}")
+            from plcore.datasets.loaders.cifar import cifar100_class_groups
+
+            groups = cifar100_class_groups()
+        else:
+            groups = np.asarray(self.groups).reshape(-1)
+        if groups.shape != (n_classes,):
+            raise ValueError(f"groups gives {groups.size} classes a group, the labels have {n_classes} classes")
+        return groups
+
+    def _generate(self, y, n_classes, rng, X=None, S=None):
+        groups = self._group_of(n_classes)
+        same = groups[y][:, None] == groups[None, :]
+        out = (rng.random_sample((y.shape[0], n_classes)) < self.p) & same
         out[np.arange(y.shape[0]), y] = True
         return out
 

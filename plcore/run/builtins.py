@@ -6,7 +6,7 @@ that listing and composing import none of them (:class:`plcore.registry.Componen
 
 from __future__ import annotations
 
-from plcore.datasets.catalog import IDX_DATASETS, PALM_DATASETS, SKLEARN_DATASETS, UCI_DATASETS
+from plcore.datasets.catalog import CIFAR_DATASETS, IDX_DATASETS, PALM_DATASETS, SKLEARN_DATASETS, UCI_DATASETS
 from plcore.datasets.formats import TableOptions, suffixes
 from plcore.registry.hookspecs import hookimpl
 from plcore.run.defaults import PROTOCOL_DEFAULTS, PROTOCOL_DESCRIPTIONS, protocol_defaults
@@ -70,6 +70,10 @@ def plcore_components():
         ComponentSpec("bags", "flip", f"{bags}:FlipBags", config={"p": 0.3, "random_state": None},
                       description="Each false label joins the bag independently with probability ``p`` "
                                   "(deep-PLL benchmarks)."),
+        ComponentSpec("bags", "hierarchical", f"{bags}:HierarchicalBags",
+                      config={"p": 0.5, "groups": "cifar100", "random_state": None},
+                      description="Each false label of the true label's superclass joins with probability ``p`` "
+                                  "(PiCO's CIFAR-100-H; ``groups``: cifar100 or one group per class)."),
         ComponentSpec("bags", "instance_dependent", f"{bags}:InstanceDependentBags",
                       config={"hidden_layer_sizes": (64,), "max_iter": 100, "rate": 0.4, "random_state": None},
                       description="Instance-dependent bags (VALEN/POP recipe): false labels a helper network "
@@ -87,6 +91,12 @@ def plcore_components():
     for name, info in IDX_DATASETS.items():
         specs.append(_dataset(name, f"image data set {name} (IDX files: Debian's {info['package']} or the data "
                                     f"home; exact labels)"))
+    for name, info in CIFAR_DATASETS.items():
+        what = (f"PLENCH's human candidate sets ({info['aggregation']}) on CIFAR-10's images" if "file" in info
+                else "exact labels")
+        specs.append(_dataset(name, f"image data set {name} ({info['folder']}/ in the data home, or "
+                                    f"dataset.name_or_path=an .npz of x and y; {what})",
+                              **(_NOISY if "file" in info else {})))
     specs.append(ComponentSpec(
         "dataset", "file", _LOADER,
         config={"_target_": "plcore.datasets.load_dataset", "name_or_path": "???", "data_home": _DATA_HOME,

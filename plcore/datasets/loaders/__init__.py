@@ -16,9 +16,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from plcore.data import PLDataset
-from plcore.datasets.catalog import IDX_DATASETS, PALM_DATASETS, SKLEARN_DATASETS, UCI_DATASETS
+from plcore.datasets.catalog import CIFAR_DATASETS, IDX_DATASETS, PALM_DATASETS, SKLEARN_DATASETS, UCI_DATASETS
 from plcore.datasets.formats import TableOptions, format_of, names, suffixes
 from plcore.datasets.loaders.arff import load_arff
+from plcore.datasets.loaders.cifar import cifar_kind, find_cifar_folder, load_cifar, load_image_npz
 from plcore.datasets.loaders.csvfile import load_csv
 from plcore.datasets.loaders.home import (PALM_URL, UCI_URL, _data_home_contents, find_dataset_file, get_data_home,
                                           known_names)
@@ -40,6 +41,9 @@ __all__ = [
     "find_dataset_file",
     "find_idx_folder",
     "load_idx",
+    "load_cifar",
+    "load_image_npz",
+    "find_cifar_folder",
     "load_dataset",
     "load_palm",
     "load_arff",
@@ -61,7 +65,9 @@ def load_dataset(name_or_path, data_home=None, class_coverage=None, *, noisy: bo
     Paths are read by their suffix (:data:`~plcore.datasets.formats.FORMATS`): ``.mat`` as PALM
     files, ``.arff`` as ARFF, ``.csv`` as CSV (:func:`load_csv`), ``.parquet`` as Parquet
     (:func:`load_parquet`) and ``.npz`` as NPZ (keys ``X``, optional ``S``, ``y``); a folder
-    holding ``train-images-idx3-ubyte[.gz]`` and its companions as an IDX image set.
+    holding ``train-images-idx3-ubyte[.gz]`` and its companions as an IDX image set; ``cifar10``,
+    ``cifar100``, ``plcifar10`` (and ``plcifar10-vaguest``), or a folder in CIFAR's python layout, as
+    images (:func:`load_cifar`; an ``.npz`` of images ``x``, ``y``: :func:`load_image_npz`).
     ``label_column``, ``candidate_column``, ``separator`` and ``indicator_columns`` say how a CSV
     or Parquet file holds its labels (default: exact labels in the last column); ``id_column``
     names a column of row ids, read as no feature and kept in ``ids``
@@ -102,13 +108,18 @@ def _load(name_or_path, data_home, noisy, options: TableOptions) -> PLDataset:
         return load_arff(find_dataset_file(key, data_home), name=key, categorical=options.categorical)
     if key in IDX_DATASETS:
         return load_idx(find_idx_folder(key, data_home), name=key, classes=IDX_DATASETS[key]["classes"])
+    if key in CIFAR_DATASETS:
+        return load_cifar(key, data_home=data_home, noisy=noisy)
     if path.is_dir() and _idx_file(path, _IDX_PARTS[0]):
         return load_idx(path)
+    if path.is_dir() and cifar_kind(path):
+        return load_cifar(cifar_kind(path), folder=path)
     if fmt is None:
         known = suffixes()
         raise DataValidationError(
             f"cannot load {key!r}: not a known data set name ({', '.join(known_names())}) "
-            f"nor a path ending in {', '.join(known[:-1])} or {known[-1]} nor a folder of IDX files; "
+            f"nor a path ending in {', '.join(known[:-1])} or {known[-1]} nor a folder of IDX files or "
+            f"of CIFAR's python version; "
             f"{_data_home_contents(get_data_home(data_home))}"
         )
     return fmt.reader()(_existing_file(path), noisy=noisy, options=options)

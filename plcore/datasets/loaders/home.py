@@ -12,7 +12,7 @@ import os
 import re
 from pathlib import Path
 
-from plcore.datasets.catalog import IDX_DATASETS, PALM_DATASETS, SKLEARN_DATASETS, UCI_DATASETS
+from plcore.datasets.catalog import CIFAR_DATASETS, IDX_DATASETS, PALM_DATASETS, SKLEARN_DATASETS, UCI_DATASETS
 from plcore.datasets.formats import suffixes
 from plcore.exceptions import DataValidationError, DatasetNotFoundError
 
@@ -84,4 +84,5 @@ def find_dataset_file(name: str, data_home=None) -> Path:
 
 
 def known_names() -> list[str]:
-    return list(PALM_DATASETS) + list(UCI_DATASETS) + list(SKLEARN_DATASETS) + list(IDX_DATASETS)
+    return (list(PALM_DATASETS) + list(UCI_DATASETS) + list(SKLEARN_DATASETS) + list(IDX_DATASETS)
+            + list(CIFAR_DATASETS))

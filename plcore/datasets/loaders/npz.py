@@ -27,7 +27,8 @@ def load_npz(path, name: str | None = None, *, noisy: bool = False) -> PLDataset
         with np.load(path, allow_pickle=False) as z:
             keys = list(z.keys())
             if "X" not in keys:
-                raise DataValidationError(f"{path}: NPZ must contain key 'X' (found {keys})")
+                raise DataValidationError(f"{path}: NPZ must contain key 'X' (features; or 'x' and 'y' for images), "
+                                          f"found {keys}")
             for key in ("X", "S", "y", "classes"):
                 if key not in keys:
                     continue
@@ -50,5 +51,9 @@ def load_npz(path, name: str | None = None, *, noisy: bool = False) -> PLDataset
 
 
 def read_dataset(path, *, name: str | None = None, noisy: bool = False, options: TableOptions = TableOptions()):
-    """The suffix table's reader of ``.npz`` files (:data:`plcore.datasets.formats.FORMATS`)."""
-    return load_npz(path, name, noisy=noisy)
+    """The suffix table's reader of ``.npz`` files (:data:`plcore.datasets.formats.FORMATS`): an
+    archive of images (keys ``x``, ``y``: :func:`~plcore.datasets.loaders.cifar.load_image_npz`) or of
+    features (``X``, optional ``S``, ``y``: :func:`load_npz`)."""
+    from plcore.datasets.loaders.cifar import is_image_npz, load_image_npz
+
+    return load_image_npz(path, name) if is_image_npz(path) else load_npz(path, name, noisy=noisy)
