@@ -41,7 +41,8 @@ from torch import nn
 
 from plcore_deep._candidate_losses import cc_loss
 from plcore_deep._methods import Method
-from plcore_deep._networks import Twin, build_network
+from plcore_deep._image_networks import set_input_statistics
+from plcore_deep._networks import Twin, make_network
 from plcore_deep._views import make_view
 
 __all__ = ["CroSel", "selection", "co_mix_loss"]
@@ -112,8 +113,9 @@ class CroSel(Method):
             second = copy.deepcopy(first)
         else:
             config = state.config
-            second = build_network(state.X.shape[1], state.S.shape[1], config.hidden_layer_sizes,
-                                   config.batch_norm).to(state.X.device)
+            second = make_network(config.network, state.X.shape[1], state.S.shape[1], config.hidden_layer_sizes,
+                                  config.batch_norm).to(state.X.device)
+            set_input_statistics(second, state.X)
         state.model = Twin(first, second)
         n, q = state.S.shape
         self.history = [[], []]              # per bank: the last three epochs' (n, q) probabilities

@@ -73,7 +73,7 @@ _SCORES = {"covering_rate": _covering_rate, "partial_log_likelihood": _partial_l
 #: the constraints of the one view interface (:mod:`plcore_deep._views`, ``"auto"`` and its
 #: ``VIEWS``) that every learner with views declares: PiCO, ALIM, ABLE, DIRK, CRDPLL
 VIEW_CONSTRAINTS = {"noise_scale": [Interval(Real, 0, None, closed="left")],
-                    "augmentation": [StrOptions({"auto", "identity", "gaussian", "image"})]}
+                    "augmentation": [StrOptions({"auto", "identity", "gaussian", "image", "strong"})]}
 
 
 class DeepLearner(BaseLearner):
@@ -85,9 +85,12 @@ class DeepLearner(BaseLearner):
 
     Parameters
     ----------
-    network : {"mlp", "lenet"}, default="mlp"
+    network : {"mlp", "lenet", "resnet18", "wrn28_2", "resnet32"}, default="mlp"
         ``"lenet"``: LeNet-5 for rows of square one-channel images (784 pixels: 28 x 28, e.g.
-        ``dataset=fashion-mnist``); ``hidden_layer_sizes`` and ``batch_norm`` are then unused.
+        ``dataset=fashion-mnist``); ``"resnet18"``, ``"wrn28_2"``, ``"resnet32"``: the CIFAR
+        backbones (:mod:`plcore_deep._image_networks`) for rows of colour images in ``[0, 1]``
+        (``dataset=cifar10``, with ``preprocessing=none``); ``hidden_layer_sizes`` and
+        ``batch_norm`` shape the MLP only.
     hidden_layer_sizes : tuple of int, default=(500,)
         Widths of the MLP's hidden ReLU layers; ``()`` is the linear model.
     batch_norm : bool, default=False
@@ -103,8 +106,9 @@ class DeepLearner(BaseLearner):
     optimizer : {"adam", "sgd"}, default="adam"
     momentum : float, default=0.9
         SGD only.
-    lr_schedule : {"constant", "one_cycle"}, default="constant"
-        ``"one_cycle"``: PyTorch's ``OneCycleLR`` up to ``learning_rate``, stepped per batch.
+    lr_schedule : {"constant", "one_cycle", "cosine"}, default="constant"
+        ``"one_cycle"``: PyTorch's ``OneCycleLR`` up to ``learning_rate``, stepped per batch;
+        ``"cosine"``: PiCO's cosine decay per epoch down to ``learning_rate / 1000``.
     early_stopping : bool, default=False
         Hold out ``validation_fraction`` of the rows, keep the epoch with the best ``scoring``
         on their candidate sets, stop after ``n_iter_no_change`` epochs without improvement.
@@ -133,7 +137,7 @@ class DeepLearner(BaseLearner):
     _stacks = False
 
     _parameter_constraints = {
-        "network": [StrOptions({"mlp", "lenet"})],
+        "network": [StrOptions({"mlp", "lenet", "resnet18", "wrn28_2", "resnet32"})],
         "hidden_layer_sizes": ["array-like"],
         "batch_norm": ["boolean"],
         "n_epochs": [Interval(Integral, 1, None, closed="left")],
@@ -142,7 +146,7 @@ class DeepLearner(BaseLearner):
         "weight_decay": [Interval(Real, 0, None, closed="left")],
         "optimizer": [StrOptions({"adam", "sgd"})],
         "momentum": [Interval(Real, 0, 1, closed="left")],
-        "lr_schedule": [StrOptions({"constant", "one_cycle"})],
+        "lr_schedule": [StrOptions({"constant", "one_cycle", "cosine"})],
         "early_stopping": ["boolean"],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
@@ -179,11 +183,16 @@ class DeepLearner(BaseLearner):
         """The loop's settings (:class:`plcore_deep._loop.LoopConfig`) for a fit on ``X``."""
         from plcore_deep import _loop, _networks
 
-        if self.network == "lenet":
-            try:
+        from plcore_deep._image_networks import IMAGE_NETWORKS, image_shape
+
+        try:
+            if self.network == "lenet":
                 _networks.lenet_side(X.shape[1])
-            except ValueError as err:
-                raise InvalidParameterError(str(err)) from None
+            elif self.network in IMAGE_NETWORKS:
+                image_shape(X.shape[1])
+        except ValueError as err:
+            raise InvalidParameterError(str(err) if self.network == "lenet" else f"network={self.network!r}: {err}") \
+                from None
         return _loop.LoopConfig(
             hidden_layer_sizes=self._hidden(), n_epochs=int(self.n_epochs), batch_size=self.batch_size,
             learning_rate=float(self.learning_rate), weight_decay=float(self.weight_decay), optimizer=self.optimizer,

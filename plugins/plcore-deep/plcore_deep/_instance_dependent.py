@@ -65,7 +65,8 @@ from torch import nn
 
 from plcore.exceptions import DataValidationError
 from plcore_deep._methods import Method, candidate_posterior, ramp, weighted_nll
-from plcore_deep._networks import build_lenet, build_network
+from plcore_deep._image_networks import set_input_statistics
+from plcore_deep._networks import make_network
 
 __all__ = ["Valen", "Idgp", "batch_adjacency", "dirichlet_kl", "knn_indices", "valen_reconstruction",
            "bernoulli_nll", "idgp_f_targets", "idgp_g_loss", "idgp_consistency"]
@@ -233,8 +234,9 @@ class Idgp(Method):
 
     def setup(self, state) -> list:
         config, n_features, q = state.config, state.X.shape[1], state.S.shape[1]
-        self.g = (build_lenet(n_features, q) if config.network == "lenet" else
-                  build_network(n_features, q, config.hidden_layer_sizes, config.batch_norm)).to(state.X.device)
+        self.g = make_network(config.network, n_features, q, config.hidden_layer_sizes,
+                              config.batch_norm).to(state.X.device)
+        set_input_statistics(self.g, state.X[state.train])
         self.B = state.S.clone()
         self.step = 0
         self.total_steps = state.n_epochs * math.ceil(len(state.train) / state.batch_size)

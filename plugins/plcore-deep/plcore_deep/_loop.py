@@ -19,7 +19,9 @@ import torch
 from torch import nn
 
 from plcore_deep._methods import candidate_posterior
-from plcore_deep._networks import build_lenet, build_network
+from plcore_deep._image_networks import IMAGE_NETWORKS, set_input_statistics
+from plcore_deep._networks import make_network
+from plcore_deep._views import ImageShiftFlip
 from plcore_deep._threads import step_flops
 from plcore_deep.plugin import SHARED
 
@@ -137,9 +139,18 @@ def _schedule(opt, name: str, learning_rate: float, n_epochs: int, steps_per_epo
     the whole run, stepped after every batch (PyTorch's defaults: 30% warm-up, cosine
     annealing, from and to ``learning_rate / 25`` and ``/ 1e4``; with Adam its beta1 cycles
     between 0.85 and 0.95, as in the published recipe; SGD keeps the given ``momentum``);
-    ``"constant"``: none."""
+    ``"cosine"``: PiCO's per-epoch cosine decay, ``lr_t = m + (lr - m) (1 + cos(pi t / n_epochs)) / 2`` at
+    epoch ``t`` with ``m = lr / 1000`` (its ``adjust_learning_rate`` with ``--cosine``, decay rate
+    0.1 cubed); ``"constant"``: none."""
     if name == "constant":
         return None
+    if name == "cosine":
+        per_epoch = max(1, steps_per_epoch)
+
+        def factor(step):
+            epoch = min(step // per_epoch, n_epochs)
+            return 1e-3 + (1 - 1e-3) * (1 + math.cos(math.pi * epoch / n_epochs)) / 2
+        return torch.optim.lr_scheduler.LambdaLR(opt, factor)
     return torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=learning_rate, epochs=n_epochs,
                                                steps_per_epoch=max(1, steps_per_epoch),
                                                cycle_momentum=isinstance(opt, torch.optim.Adam))
@@ -217,10 +228,10 @@ def prepare(X: np.ndarray, S: np.ndarray, method, config: LoopConfig):
     gen = torch.Generator().manual_seed(int(rng.randint(2**31 - 1)))
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(rng.randint(2**31 - 1)))
-        model = (build_lenet(X.shape[1], q) if config.network == "lenet" else
-                 build_network(X.shape[1], q, config.hidden_layer_sizes, config.batch_norm))
+        model = make_network(config.network, X.shape[1], q, config.hidden_layer_sizes, config.batch_norm)
     model.to(device)
     Xt = torch.from_numpy(X.astype(np.float32)).to(device)
+    set_input_statistics(model, Xt)                  # an image network's channel statistics
     St = torch.from_numpy(S.astype(np.float32)).to(device)
     given = St.clone()
     rows = np.arange(n)
@@ -273,6 +284,7 @@ def _train(X, S, method, config: LoopConfig, iterations, desc, on_epoch) -> Resu
     schedule = LrSchedule(opt, config, math.ceil(n_train / batch_size))
     early = EarlyStopping(config)
     smallest = 2 if config.batch_norm else 1
+    weak = ImageShiftFlip() if config.network in IMAGE_NETWORKS else None   # the papers' training view
     result = Result(model=model, confidences=None, candidates=None)
     best_state = None
     for epoch in iterations(range(n_epochs), desc):
@@ -291,6 +303,8 @@ def _train(X, S, method, config: LoopConfig, iterations, desc, on_epoch) -> Resu
                 schedule.on_batch_end()
                 continue
             xb, sb = Xt[idx], St[idx]
+            if weak is not None:
+                xb = weak(xb, gen)
             loss, logits = method.batch_loss(state, idx, xb, sb)
             opt.zero_grad(set_to_none=True)
             loss.backward()

@@ -1,5 +1,6 @@
-"""The networks the deep learners train (PyTorch): an MLP or linear model, LeNet-5, and how a
-fitted one is stored (architecture + NumPy weights) and applied in batches."""
+"""The networks the deep learners train (PyTorch): an MLP or linear model, LeNet-5, the CIFAR
+backbones (:mod:`plcore_deep._image_networks`), and how a fitted one is stored (architecture +
+NumPy weights) and applied in batches."""
 
 from __future__ import annotations
 
@@ -9,8 +10,24 @@ import numpy as np
 import torch
 from torch import nn
 
-__all__ = ["build_network", "build_lenet", "Twin", "lenet_side", "resolve_device", "network_state",
+__all__ = ["NETWORKS", "make_network", "build_network", "build_lenet", "Twin", "lenet_side", "resolve_device", "network_state",
            "network_from_state", "predict_logits"]
+
+
+#: the values of a learner's ``network``
+NETWORKS = ("mlp", "lenet", "resnet18", "wrn28_2", "resnet32")
+
+
+def make_network(network: str, n_features: int, n_classes: int, hidden_layer_sizes=(), batch_norm=False) -> nn.Module:
+    """The network ``network`` (:data:`NETWORKS`) for rows of ``n_features`` and ``n_classes``
+    outputs; ``hidden_layer_sizes`` and ``batch_norm`` shape the MLP only."""
+    from plcore_deep._image_networks import IMAGE_NETWORKS, build_image_network
+
+    if network == "lenet":
+        return build_lenet(n_features, n_classes)
+    if network in IMAGE_NETWORKS:
+        return build_image_network(network, n_features, n_classes)
+    return build_network(n_features, n_classes, tuple(hidden_layer_sizes), bool(batch_norm))
 
 
 def build_network(n_features: int, n_classes: int, hidden_layer_sizes, batch_norm: bool = False) -> nn.Sequential:
@@ -41,10 +58,8 @@ class Twin(nn.Module):
 
 def _build(arch: dict) -> nn.Module:
     """The network an ``architecture`` dict describes (:func:`network_state`)."""
-    if arch["network"] == "lenet":
-        return build_lenet(arch["n_features"], arch["n_classes"])
-    return build_network(arch["n_features"], arch["n_classes"], tuple(arch["hidden_layer_sizes"]),
-                         bool(arch["batch_norm"]))
+    return make_network(arch["network"], arch["n_features"], arch["n_classes"], arch["hidden_layer_sizes"],
+                        arch["batch_norm"])
 
 
 def lenet_side(n_features: int) -> int:

@@ -47,7 +47,11 @@ def stacking_pays(config, n_rows: int, n_features: int, n_classes: int) -> bool:
     :data:`plcore_deep._threads.SMALL_STEP_FLOPS`, the size under which a step is per-call
     overhead. Above it the step is arithmetic, which stacking does not shorten, and the K copies'
     optimiser state leaves the cache (Fashion-MNIST's MLP, 305 MFLOP a step: four stacked
-    configurations 0.7x their four single fits; docs/performance.md)."""
+    configurations 0.7x their four single fits; docs/performance.md). Never for the CIFAR networks."""
+    from plcore_deep._image_networks import IMAGE_NETWORKS
+
+    if config.network in IMAGE_NETWORKS:     # convolutions: arithmetic, and the training view is the loop's
+        return False
     if config.device.type != "cpu":
         return True
     from plcore_deep._loop import plan

@@ -33,6 +33,10 @@ def _macs_per_row(network: str, n_features: int, n_classes: int, hidden: tuple) 
         flat = 16 * (pooled // 2) ** 2
         return (side * side * 6 * 25 + pooled * pooled * 16 * 6 * 25
                 + flat * 120 + 120 * 84 + 84 * n_classes)
+    from plcore_deep._image_networks import IMAGE_NETWORKS, image_macs
+
+    if network in IMAGE_NETWORKS:
+        return image_macs(network, n_features)
     widths = (n_features, *hidden, n_classes)
     return sum(a * b for a, b in zip(widths, widths[1:]))
 

@@ -9,21 +9,24 @@ name.
   return the same row as the weak, strong and distillation view);
 * ``"gaussian"``: ``x + noise_scale * N(0, I)``, the field's tabular recipe for PiCO (Fuchs &
   Kalinke, UAI 2025);
-* ``"image"``: for rows of square one-channel images (``network="lenet"``): a random shift of up
-  to 4 pixels (zero padding 4, then a random crop back to the side, as ``RandomCrop(side, 4)``)
-  and a horizontal flip with probability 1/2, each row drawn independently.
+* ``"image"``: for rows of square images (``network="lenet"``, one channel; the CIFAR networks,
+  three): a random shift of up to 4 pixels (zero padding 4, then a random crop back to the side,
+  as ``RandomCrop(side, 4)``) and a horizontal flip with probability 1/2, each row drawn
+  independently (:class:`plcore_deep._image_views.WeakView`);
+* ``"strong"``: for the CIFAR networks, the papers' strong augmentation (a random resized crop,
+  a flip, RandAugment and Cutout: :class:`plcore_deep._image_views.StrongView`), the default there.
+
+With a CIFAR network every method also trains on the ``"image"`` view of each batch (the papers'
+and PLENCH's training transform): the loop applies it, and a method's second view is drawn from it.
 """
 
 from __future__ import annotations
 
-import math
-
 import torch
-import torch.nn.functional as F
 
 __all__ = ["VIEWS", "make_view", "identity", "GaussianNoise", "ImageShiftFlip"]
 
-VIEWS = ("identity", "gaussian", "image")
+VIEWS = ("identity", "gaussian", "image", "strong")
 
 
 def identity(x: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
@@ -49,29 +52,28 @@ class ImageShiftFlip:
         self.pad = int(pad)
 
     def __call__(self, x: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
-        n, d = x.shape
-        side, p = math.isqrt(d), self.pad
-        images = F.pad(x.reshape(n, 1, side, side), (p, p, p, p))
-        dy = torch.randint(0, 2 * p + 1, (n,), generator=generator).to(x.device)
-        dx = torch.randint(0, 2 * p + 1, (n,), generator=generator).to(x.device)
-        flip = (torch.rand(n, generator=generator) < 0.5).to(x.device)
-        rows = (dy[:, None] + torch.arange(side, device=x.device)[None, :])            # (n, side)
-        cols = (dx[:, None] + torch.arange(side, device=x.device)[None, :])
-        cols = torch.where(flip[:, None], cols.flip(1), cols)
-        out = images[torch.arange(n, device=x.device)[:, None, None], 0, rows[:, :, None], cols[:, None, :]]
-        return out.reshape(n, d)
+        from plcore_deep._image_networks import image_shape
+        from plcore_deep._image_views import WeakView
+
+        return WeakView(image_shape(x.shape[1]), self.pad)(x, generator)
 
 
 def make_view(name: str, *, network: str = "mlp", noise_scale: float = 0.1):
-    """The view ``name`` (:data:`VIEWS`); ``"auto"`` is ``"image"`` for ``network="lenet"`` and
-    ``"gaussian"`` otherwise (the view plcore's published PiCO figures were measured with;
-    PLENCH's tabular runs are ``"identity"``)."""
+    """The view ``name`` (:data:`VIEWS`); ``"auto"`` is ``"strong"`` for the CIFAR networks,
+    ``"image"`` for ``network="lenet"`` and ``"gaussian"`` otherwise (the view plcore's published
+    PiCO figures were measured with; PLENCH's tabular runs are ``"identity"``)."""
+    from plcore_deep._image_networks import IMAGE_NETWORKS
+
     if name == "auto":
-        name = "image" if network == "lenet" else "gaussian"
+        name = "strong" if network in IMAGE_NETWORKS else "image" if network == "lenet" else "gaussian"
     if name == "identity":
         return identity
     if name == "gaussian":
         return GaussianNoise(noise_scale)
     if name == "image":
         return ImageShiftFlip()
+    if name == "strong":
+        from plcore_deep._image_views import StrongView
+
+        return StrongView()
     raise ValueError(f"augmentation must be one of {('auto',) + VIEWS}, got {name!r}")

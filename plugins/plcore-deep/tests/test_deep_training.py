@@ -329,6 +329,34 @@ def test_lenet_on_rows_that_are_not_square_images_is_a_one_line_parameter_error(
         CcLearner(network="lenet", device="cpu").fit(X, S)
 
 
+def test_cosine_decays_per_epoch_as_picos_adjust_learning_rate(monkeypatch):
+    """32 rows in batches of 16: 2 steps per epoch, 10 epochs; every batch of epoch t trains at
+    m + (lr - m) (1 + cos(pi t / 10)) / 2 with m = lr / 1000 (PiCO's schedule, set per epoch)."""
+    import math
+
+    seen = []
+    real = loop._schedule
+
+    def spy(opt, name, lr, n_epochs, steps):
+        sched = real(opt, name, lr, n_epochs, steps)
+        step = sched.step
+
+        def recorded():
+            step()
+            seen.append(opt.param_groups[0]["lr"])
+        sched.step = recorded
+        seen.append(opt.param_groups[0]["lr"])
+        return sched
+
+    monkeypatch.setattr(loop, "_schedule", spy)
+    X, S, _ = make_pl_data(n_samples=32, n_classes=3, random_state=0)
+    ProdenLearner(hidden_layer_sizes=(8,), optimizer="sgd", lr_schedule="cosine", learning_rate=0.01,
+                  batch_size=16, n_epochs=10, device="cpu", random_state=0).fit(X, S)
+    m = 0.01 / 1000
+    expected = [m + (0.01 - m) * (1 + math.cos(math.pi * (b // 2) / 10)) / 2 for b in range(20)]
+    assert seen[:20] == pytest.approx(expected)
+
+
 def test_one_cycle_cycles_adams_beta1_and_leaves_sgds_momentum_alone():
     net = torch.nn.Linear(2, 2)
     sgd = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.3)
