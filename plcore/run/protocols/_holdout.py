@@ -34,7 +34,8 @@ from plcore.validation import Integral, Interval, Real
 
 
 def holdout(setup: Setup, dataset: PLDataset, *, test_size: float = 0.2, n_repeats: int = 1,
-            preprocessing: str = "standardize", stratify: bool = False, official_split: bool = False, reduced_preprocessing: str = "none",
+            preprocessing: str = "standardize", stratify: bool = False, official_split: bool = False,
+            reduced_preprocessing: str = "none",
             exact_labels: str = "auto", refit: bool = True, select: dict | None = None, n_jobs: int = 1,
             random_state=0, progress: bool = True, callback: Callable | None = None) -> ProtocolResult:
     """Repeated random train/test splits (``n_repeats`` seeds from ``random_state``).
@@ -60,7 +61,8 @@ def holdout(setup: Setup, dataset: PLDataset, *, test_size: float = 0.2, n_repea
     if select["method"] == "oracle":
         return oracle(holdout, setup, dataset, select, score_key="accuracy_mean", callback=callback, refit=refit,
                       test_size=test_size, n_repeats=n_repeats, preprocessing=preprocessing, stratify=stratify,
-                      official_split=official_split, reduced_preprocessing=reduced_preprocessing, exact_labels=exact_labels, n_jobs=n_jobs,
+                      official_split=official_split, reduced_preprocessing=reduced_preprocessing,
+                      exact_labels=exact_labels, n_jobs=n_jobs,
                       random_state=random_state)
     rng = np.random.RandomState(random_state)
     seeds = rng.randint(np.iinfo(np.int32).max, size=n_repeats)

@@ -10,8 +10,8 @@ import numpy as np
 import torch
 from torch import nn
 
-__all__ = ["NETWORKS", "make_network", "build_network", "build_lenet", "Twin", "lenet_side", "resolve_device", "network_state",
-           "network_from_state", "predict_logits"]
+__all__ = ["NETWORKS", "make_network", "build_network", "build_lenet", "Twin", "lenet_side", "resolve_device",
+           "network_state", "network_from_state", "predict_logits"]
 
 
 #: the values of a learner's ``network``

@@ -244,10 +244,9 @@ def test_auto_batch_size_is_the_recipes_rule(n_train, expected):
     assert loop.batch_size_for(100, n_train) == 100
 
 
-def test_one_cycle_is_stepped_once_per_batch_over_the_whole_run(monkeypatch):
-    """33 rows in batches of 16 (the last of one row, skipped under batch norm): 3 steps per
-    epoch, 60 in all; the schedule starts at lr / 25, peaks at lr and ends at lr / 25 / 1e4 (PyTorch's
-    OneCycleLR defaults), and a step too many would raise."""
+def _record_learning_rates(monkeypatch) -> list:
+    """The learning rate of every batch of the next fit (and the one after its last step), read off
+    the optimiser each time the loop's schedule steps."""
     seen = []
     real = loop._schedule
 
@@ -263,6 +262,14 @@ def test_one_cycle_is_stepped_once_per_batch_over_the_whole_run(monkeypatch):
         return sched
 
     monkeypatch.setattr(loop, "_schedule", spy)
+    return seen
+
+
+def test_one_cycle_is_stepped_once_per_batch_over_the_whole_run(monkeypatch):
+    """33 rows in batches of 16 (the last of one row, skipped under batch norm): 3 steps per
+    epoch, 60 in all; the schedule starts at lr / 25, peaks at lr and ends at lr / 25 / 1e4 (PyTorch's
+    OneCycleLR defaults), and a step too many would raise."""
+    seen = _record_learning_rates(monkeypatch)
     X, S, _ = make_pl_data(n_samples=33, n_classes=3, random_state=0)
     ProdenLearner(hidden_layer_sizes=(8,), batch_norm=True, lr_schedule="one_cycle", learning_rate=0.01,
                   batch_size=16, n_epochs=20, device="cpu", random_state=0).fit(X, S)
@@ -334,21 +341,7 @@ def test_cosine_decays_per_epoch_as_picos_adjust_learning_rate(monkeypatch):
     m + (lr - m) (1 + cos(pi t / 10)) / 2 with m = lr / 1000 (PiCO's schedule, set per epoch)."""
     import math
 
-    seen = []
-    real = loop._schedule
-
-    def spy(opt, name, lr, n_epochs, steps):
-        sched = real(opt, name, lr, n_epochs, steps)
-        step = sched.step
-
-        def recorded():
-            step()
-            seen.append(opt.param_groups[0]["lr"])
-        sched.step = recorded
-        seen.append(opt.param_groups[0]["lr"])
-        return sched
-
-    monkeypatch.setattr(loop, "_schedule", spy)
+    seen = _record_learning_rates(monkeypatch)
     X, S, _ = make_pl_data(n_samples=32, n_classes=3, random_state=0)
     ProdenLearner(hidden_layer_sizes=(8,), optimizer="sgd", lr_schedule="cosine", learning_rate=0.01,
                   batch_size=16, n_epochs=10, device="cpu", random_state=0).fit(X, S)
