@@ -38,3 +38,12 @@ def data_home() -> Path:
         + "); set PLCORE_DATA_HOME to the folder holding palm/ and uci/"
     )
 
+
+
+@pytest.fixture(scope="session")
+def image_subsets(data_home) -> Path:
+    """The folder of the two real CIFAR-10 subsets (``images/`` of the shared data sets)."""
+    folder = data_home / "images"
+    if not (folder / "cifar10-subset-a.npz").is_file():
+        pytest.skip(f"the CIFAR-10 subsets are not in {folder}")
+    return folder

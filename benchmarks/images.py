@@ -5,7 +5,7 @@ and PLENCH's ``strong_transform``: RandomResizedCrop, flip, RandAugment(3), Cuto
     python benchmarks/images.py                      # the CPU: ResNet-32 and ResNet-18, batch 64
     python benchmarks/images.py --device cuda --batch-size 256 --networks resnet18 wrn28_2 resnet32
 
-Reads one of the CIFAR-10 subsets (``--data``, default ``../shared/datasets/images/cifar10-subset-a.npz``).
+Reads one of the CIFAR-10 subsets (``--data``, default ``$PLCORE_DATA_HOME/images/cifar10-subset-a.npz``).
 Prints one table: per learner and network the training images per second (weak view, and PiCO's
 strong view, included), and per view images per second batched on the device against per image in PIL.
 """
@@ -19,7 +19,13 @@ from pathlib import Path
 
 import numpy as np
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "images" / "cifar10-subset-a.npz"
+def _default_data() -> Path:
+    """``$PLCORE_DATA_HOME/images/cifar10-subset-a.npz``, else the one in ``../shared/datasets``."""
+    import os
+
+    home = os.environ.get("PLCORE_DATA_HOME")
+    base = Path(home).expanduser() if home else Path(__file__).resolve().parents[2] / "shared" / "datasets"
+    return base / "images" / "cifar10-subset-a.npz"
 
 
 def _data(path, n):
@@ -119,7 +125,7 @@ def view_rates(X, device, batch_size, repeats=5) -> list[tuple[str, float, float
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=str(DEFAULT_DATA))
+    ap.add_argument("--data", default=str(_default_data()))
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--networks", nargs="+", default=["resnet32", "resnet18"])
     ap.add_argument("--learners", nargs="+", default=["proden", "pico"])

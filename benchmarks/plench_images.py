@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -32,7 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-IMAGES = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "images"
+IMAGES = Path(os.environ["PLCORE_DATA_HOME"]).expanduser() / "images" if os.environ.get("PLCORE_DATA_HOME") else \
+    Path(__file__).resolve().parents[2] / "shared" / "datasets" / "images"
 #: plcore learner -> (PLENCH algorithm, plcore parameters that state PLENCH's settings in plcore's units)
 LEARNERS = {"proden": ("PRODEN", {}), "cc": ("CC", {}), "pico": ("PiCO", {"prot_start": 12}),
             "idgp": ("IDGP", {"warm_up": 10})}

@@ -2,7 +2,6 @@
 python layout written here in miniature, PLENCH's annotation file, the image .npz, the refusals."""
 
 import pickle
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,9 +11,6 @@ from plcore.datasets.catalog import CIFAR100_SUPERCLASSES, CIFAR10_CLASSES
 from plcore.datasets.loaders.cifar import cifar100_class_groups
 from plcore.exceptions import DataValidationError, DatasetNotFoundError
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "images"
-needs_subsets = pytest.mark.skipif(not (SHARED / "cifar10-subset-a.npz").is_file(),
-                                   reason="the CIFAR-10 subsets of ../shared/datasets/images")
 
 
 def _dump(path, obj):
@@ -140,10 +136,9 @@ def test_a_missing_set_says_where_to_put_what_in_one_line(tmp_path, name, where)
     assert where in str(err.value) and "nothing is downloaded" in str(err.value) and "\n" not in str(err.value)
 
 
-@needs_subsets
-def test_the_shared_cifar10_subset_loads_as_channel_major_rows():
-    raw = np.load(SHARED / "cifar10-subset-a.npz")
-    ds = load_dataset(SHARED / "cifar10-subset-a.npz")
+def test_the_shared_cifar10_subset_loads_as_channel_major_rows(image_subsets):
+    raw = np.load(image_subsets / "cifar10-subset-a.npz")
+    ds = load_dataset(image_subsets / "cifar10-subset-a.npz")
     assert ds.X.shape == (1000, 3072) and ds.meta["image_shape"] == (3, 32, 32)
     assert np.bincount(ds.y_true).tolist() == [100] * 10 and ds.classes.tolist() == list(CIFAR10_CLASSES)
     image = ds.X[7].reshape(3, 32, 32)                                   # channel-major rows

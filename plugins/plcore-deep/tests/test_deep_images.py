@@ -1,19 +1,15 @@
 """The CIFAR networks and image views (plcore_deep._image_networks, _image_views), and every deep
 learner fitting a few steps on real CIFAR-10 images (../shared/datasets/images) on the CPU."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
 from PIL import Image, ImageEnhance, ImageOps
 
-from plcore_deep._image_networks import IMAGE_NETWORKS, ImageInput, build_image_network, set_input_statistics
+from plcore_deep._image_networks import ImageInput, build_image_network, set_input_statistics
 from plcore_deep._image_views import StrongView, WeakView, _op
 from plcore_deep._views import make_view
 
-SUBSET = Path(__file__).resolve().parents[4] / "shared" / "datasets" / "images" / "cifar10-subset-a.npz"
-needs_subset = pytest.mark.skipif(not SUBSET.is_file(), reason="the CIFAR-10 subsets of ../shared/datasets/images")
 
 
 @pytest.mark.parametrize("name, n_params", [("resnet18", 11_173_962), ("wrn28_2", 1_467_610),
@@ -101,13 +97,13 @@ def test_the_strong_view_is_seeded_in_range_and_differs_per_image():
     assert len({tuple(row[:64].tolist()) for row in out}) == 8      # each image drawn on its own
 
 
-def _subset(n=96, p=0.3):
+def _subset(folder, n=96, p=0.3):
     from plcore.datasets import load_dataset
     from plcore.registry import get_registry
     from plcore.run.protocols import apply_bags
     from plcore.utils import dense_candidates
 
-    ds = load_dataset(SUBSET)
+    ds = load_dataset(folder / "cifar10-subset-a.npz")
     rows = np.random.RandomState(0).permutation(ds.n_samples)[:n]
     ds = apply_bags(ds.subset(rows), get_registry().create("bags", "flip", p=p, random_state=0), 0)
     return ds.X, dense_candidates(ds.S), ds.y_true
@@ -121,14 +117,13 @@ def _deep_learners():
                   if c.kind == "learner" and c.distribution == "plcore-deep")
 
 
-@needs_subset
 @pytest.mark.parametrize("name", _deep_learners())
-def test_every_deep_learner_fits_a_few_steps_on_cifar10_images(name):
+def test_every_deep_learner_fits_a_few_steps_on_cifar10_images(name, image_subsets):
     """Every deep learner with PLENCH's ResNet-32 on 96 real CIFAR-10 images (flip p = 0.3), three
     steps of 32: it fits, its probabilities are rows that sum to 1, its confidences stay on the sets."""
     from plcore.registry import get_registry
 
-    X, S, _ = _subset()
+    X, S, _ = _subset(image_subsets)
     est = get_registry().create("learner", name)
     est.set_params(network="resnet32", n_epochs=1, batch_size=32, device="cpu", random_state=0)
     est.fit(X, S)
@@ -138,8 +133,7 @@ def test_every_deep_learner_fits_a_few_steps_on_cifar10_images(name):
     assert np.allclose(conf.sum(axis=1), 1) and not (conf[~S] > 1e-6).any()
 
 
-@needs_subset
-def test_a_resnet_learns_where_the_answer_is_known_and_survives_saving():
+def test_a_resnet_learns_where_the_answer_is_known_and_survives_saving(image_subsets):
     """Real CIFAR-10 images, the class made visible: class k has its channel k brightened by 0.4.
     PRODEN on ResNet-32, 150 training images with flip sets (p = 0.3), 8 epochs: the 60 held-out
     images are classified far above chance (1/3); the network stored as plain arrays (its input
@@ -148,7 +142,7 @@ def test_a_resnet_learns_where_the_answer_is_known_and_survives_saving():
 
     from plcore_deep import ProdenLearner
 
-    X, _, _ = _subset(n=210)
+    X, _, _ = _subset(image_subsets, n=210)
     k = np.arange(210) % 3
     images = X.reshape(210, 3, 1024).copy()
     images[np.arange(210), k] = np.clip(images[np.arange(210), k] + 0.4, 0, 1)
