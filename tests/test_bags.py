@@ -693,6 +693,8 @@ def test_hierarchical_on_cifar100_keeps_each_set_inside_its_superclass():
     assert (groups[cols] == groups[y[rows]]).all()
     sizes = S.sum(axis=1)
     assert sizes.max() <= 5 and abs(sizes.mean() - (1 + 0.5 * 4)) < 0.1
+    halves = HierarchicalBags(p=0.5, groups=2, random_state=1).generate(make_labels(400, 10), n_classes=10)
+    assert not halves[:, :5][make_labels(400, 10) >= 5].any() and not halves[:, 5:][make_labels(400, 10) < 5].any()
     with pytest.raises(ValueError, match="groups gives 100 classes a group, the labels have 10 classes"):
         HierarchicalBags(random_state=0).generate(make_labels(50, 10), n_classes=10)
 

@@ -195,10 +195,12 @@ class HierarchicalBags(BaseBagGenerator):
     """Each false label *of the true label's superclass* joins the bag independently with
     probability ``p``; labels of other superclasses never do (PiCO's CIFAR-100-H, Wang et al.,
     ICLR 2022, section 5; RECORDS). ``groups``: ``"cifar100"`` (CIFAR-100's 20 superclasses of five,
-    classes in the official order) or one group index per class. ``p`` is below 1 (``p = 1`` would
+    classes in the official order), one group index per class, or a count ``k``: the classes in
+    ``k`` contiguous groups of (nearly) equal size. ``p`` is below 1 (``p = 1`` would
     put the whole superclass in every bag: nothing to tell its classes apart by)."""
 
-    _parameter_constraints = {"p": [Interval(Real, 0.0, 1.0, closed="left")], "groups": [str, "array-like"],
+    _parameter_constraints = {"p": [Interval(Real, 0.0, 1.0, closed="left")],
+                              "groups": [str, "array-like", Interval(Integral, 1, None, closed="left")],
                               "random_state": ["random_state"]}
 
     def __init__(self, p=0.5, groups="cifar100", random_state=None):
@@ -213,6 +215,8 @@ class HierarchicalBags(BaseBagGenerator):
             from plcore.datasets.loaders.cifar import cifar100_class_groups
 
             groups = cifar100_class_groups()
+        elif isinstance(self.groups, (int, np.integer)):
+            groups = np.arange(n_classes) * int(self.groups) // n_classes
         else:
             groups = np.asarray(self.groups).reshape(-1)
         if groups.shape != (n_classes,):

@@ -73,7 +73,8 @@ def plcore_components():
         ComponentSpec("bags", "hierarchical", f"{bags}:HierarchicalBags",
                       config={"p": 0.5, "groups": "cifar100", "random_state": None},
                       description="Each false label of the true label's superclass joins with probability ``p`` "
-                                  "(PiCO's CIFAR-100-H; ``groups``: cifar100 or one group per class)."),
+                                  "(PiCO's CIFAR-100-H; ``groups``: cifar100, one group per class, or a count).",
+                      test_params={"groups": 2}),
         ComponentSpec("bags", "instance_dependent", f"{bags}:InstanceDependentBags",
                       config={"hidden_layer_sizes": (64,), "max_iter": 100, "rate": 0.4, "random_state": None},
                       description="Instance-dependent bags (VALEN/POP recipe): false labels a helper network "
