@@ -82,28 +82,34 @@ def _scores(label, suspect, flag, confidence, y, S, seconds, **extra) -> dict:
 
 def _of(found, y, S, seconds, engine) -> dict:
     return _scores(found.label, found.suspect, found.flag, found.confidence, y, S, seconds, engine=engine,
-                   ll=found.noise["log_likelihood"], eta_fit=found.noise["eta"])
+                   ll=found.noise["log_likelihood"], missing_fit=found.noise["missing"])
 
 
 def engines_and_auto(X, S, y, seed, engines=None) -> tuple[list, dict]:
-    """Each pool engine's first round, then auto (the largest log-likelihood and its second round);
-    auto's seconds are the whole command's (every engine and the second round)."""
-    from plcore.run.label_cleaning import clean_labels, second_round
+    """Each pool engine's first round, then auto: ``choose_engine``'s steps on the same out-of-fold
+    probabilities (the engines' ensemble selection on the likelihood of the sets, then the
+    mixture's second round); auto's seconds are the whole command's (every engine, the selection
+    and the second round)."""
+    from plcore.run.label_cleaning import Mixture, from_proba, out_of_fold_proba, second_round, select_mixture
 
-    pool, rows, found = _pool(seed, engines), [], {}
+    pool, rows, probas, scores = _pool(seed, engines), [], {}, {}
     for name, pipe in pool.items():
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            found[name] = clean_labels(pipe, X, S, random_state=seed)
-        rows.append(_of(found[name], y, S, time.perf_counter() - t0, name))
-    best = max(rows, key=lambda r: r["ll"])
+            probas[name] = out_of_fold_proba(pipe, X, S, random_state=seed)
+            found = from_proba(probas[name], S)
+        scores[name] = found.noise["log_likelihood"]
+        rows.append(_of(found, y, S, time.perf_counter() - t0, name))
     t0 = time.perf_counter()
+    weights, _ = select_mixture(probas, S, scores=scores)
+    mix = Mixture({name: pool[name] for name in weights}, weights)
+    first = from_proba(sum(w * probas[name] for name, w in weights.items()), S)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        again, kept = second_round(pool[best["engine"]], X, S, found[best["engine"]], random_state=seed)
+        again, kept = second_round(mix, X, S, first, random_state=seed)
     seconds = sum(r["seconds"] for r in rows) + time.perf_counter() - t0
-    return rows, _of(again, y, S, seconds, best["engine"]) | {"second_round": kept}
+    return rows, _of(again, y, S, seconds, mix.name) | {"second_round": kept, "weights": weights}
 
 
 def cleanlab_pipeline(X, S, y, seed, n_splits=5) -> dict:
@@ -135,9 +141,10 @@ def cleanlab_pipeline(X, S, y, seed, n_splits=5) -> dict:
     return _scores(label, 1 - quality, issues, None, y, S, time.perf_counter() - t0, engine="cleanlab pipeline")
 
 
-def downstream(X, S, y, engine, seed, engines=None) -> dict:
+def downstream(X, S, y, weights, seed, engines=None) -> dict:
     """Held-out accuracy (:data:`OUTER_FOLDS` folds) of a logistic regression on ``clean``'s labels of
-    the training folds (``engine``, its second round where kept, flagged rows dropped) and of each
+    the training folds (the mixture ``weights`` of auto's engines, its second round where kept,
+    flagged rows dropped) and of each
     pool learner fitted on the raw candidate sets; ``best_raw`` is the best of those on average."""
     from sklearn.base import clone
     from sklearn.linear_model import LogisticRegression
@@ -145,15 +152,16 @@ def downstream(X, S, y, engine, seed, engines=None) -> dict:
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    from plcore.run.label_cleaning import clean_labels, second_round
+    from plcore.run.label_cleaning import Mixture, clean_labels, second_round
 
     pool = _pool(seed, engines)
+    mix = Mixture({name: pool[name] for name in weights}, weights)
     cleaned, raw = [], {name: [] for name in pool}
     for train, test in KFold(OUTER_FOLDS, shuffle=True, random_state=seed).split(X):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            first = clean_labels(pool[engine], X[train], S[train], random_state=seed)
-            found, _ = second_round(pool[engine], X[train], S[train], first, random_state=seed)
+            first = clean_labels(mix, X[train], S[train], random_state=seed)
+            found, _ = second_round(mix, X[train], S[train], first, random_state=seed)
             keep = ~found.flag
             clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
             clf.fit(X[train][keep], found.label[keep])
@@ -174,7 +182,7 @@ def run_task(name, q, eta, seed=0, with_downstream=True, engines=None) -> dict:
            "removed": float(1 - S[np.arange(y.size), y].mean()), "engines": rows, "auto": auto,
            "cleanlab": cleanlab_pipeline(ds.X, S, y, seed)}
     if with_downstream:
-        out["downstream"] = downstream(ds.X, S, y, auto["engine"], seed, engines)
+        out["downstream"] = downstream(ds.X, S, y, auto["weights"], seed, engines)
     return out
 
 
@@ -184,17 +192,17 @@ def _f(v, digits=3):
 
 def table(results) -> str:
     """One line per task and engine, then auto's and the cleanlab pipeline's."""
-    head = ["task", "engine", "log-lik. of the sets", "eta fitted", "label acc (truth in set)", "suspect AUROC",
+    head = ["task", "engine", "log-lik. of the sets", "missing fitted", "label acc (truth in set)", "suspect AUROC",
             "flagged", "ECE", "seconds"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for t in results:
         task = f"{t['task']} ({_f(t['removed'])} removed)"
         for r in t["engines"]:
-            lines.append(f"| {task} | {r['engine']} | {r['ll']:.1f} | {_f(r['eta_fit'])} | {_f(r['label_acc'])} | "
+            lines.append(f"| {task} | {r['engine']} | {r['ll']:.1f} | {_f(r['missing_fit'])} | {_f(r['label_acc'])} | "
                          f"{_f(r['auroc'])} | {_f(r['flagged'])} | {_f(r['ece'])} | {r['seconds']:.1f} |")
         a, c = t["auto"], t["cleanlab"]
         lines.append(f"| {task} | **auto: {a['engine']}**{' + 2nd round' if a['second_round'] else ''} | "
-                     f"{a['ll']:.1f} | {_f(a['eta_fit'])} | **{_f(a['label_acc'])}** | **{_f(a['auroc'])}** | "
+                     f"{a['ll']:.1f} | {_f(a['missing_fit'])} | **{_f(a['label_acc'])}** | **{_f(a['auroc'])}** | "
                      f"{_f(a['flagged'])} | {_f(a['ece'])} | {a['seconds']:.1f} |")
         lines.append(f"| {task} | cleanlab pipeline | – | – | {_f(c['label_acc'])} | {_f(c['auroc'])} | "
                      f"{_f(c['flagged'])} | – | {c['seconds']:.1f} |")

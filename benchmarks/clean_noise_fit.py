@@ -25,7 +25,8 @@ SIZES = [(2000, 10), (11000, 10), (2000, 500)]
 
 
 def joint_fit(P, S) -> float:
-    """The previous fit: Nelder-Mead on all three parameters from (T, eta) in {1, 0.3} x {0.05, 0.2}."""
+    """The previous fit: Nelder-Mead on all three parameters from (T, eta) in {1, 0.3} x {0.05, 0.2}, of
+    the same eq. 1' (eq. 1 over the chance of a non-empty set)."""
     size, Q = S.sum(axis=1), S.shape[1]
 
     def nll(theta):
@@ -34,7 +35,7 @@ def joint_fit(P, S) -> float:
         with np.errstate(divide="ignore", invalid="ignore"):
             inside = np.log1p(-eta) + (size - 1) * np.log(q) + (Q - size) * np.log1p(-q) + log_in
             outside = np.log(eta) + size * np.log(q) + (Q - size - 1) * np.log1p(-q) + log_out
-            value = -float(np.logaddexp(inside, outside).sum())
+            value = -float(np.logaddexp(inside, outside).sum()) + size.size * np.log1p(-eta * (1 - q) ** (Q - 1))
         return value if np.isfinite(value) else np.inf
 
     q0 = np.log((size.mean() - 1 + 0.5) / max(Q - size.mean(), 0.5))

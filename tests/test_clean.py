@@ -16,11 +16,14 @@ from plcore.run.label_cleaning import clean_labels, fit_noise_model, out_of_fold
 
 def _noisy_sets(y, n_classes, q, eta, rng):
     """PiCO+'s noisy partial labels: each false label joins with probability q, the true one is
-    left out with probability eta (a set left empty gets one random label)."""
-    S = rng.random((y.size, n_classes)) < q
-    S[np.arange(y.size), y] = rng.random(y.size) >= eta
-    empty = ~S.any(axis=1)
-    S[np.flatnonzero(empty), rng.integers(0, n_classes, empty.sum())] = True
+    left out with probability eta (a set left empty is drawn again, as ``bags=noisy`` does)."""
+    S = np.zeros((y.size, n_classes), dtype=bool)
+    empty = np.ones(y.size, dtype=bool)
+    while empty.any():
+        rows = np.flatnonzero(empty)
+        S[rows] = rng.random((rows.size, n_classes)) < q
+        S[rows, y[rows]] = rng.random(rows.size) >= eta
+        empty = ~S.any(axis=1)
     return S
 
 
@@ -35,11 +38,13 @@ def test_the_noise_model_recovers_its_generator_from_candidate_sets_alone():
     P_soft = softmax(logits / 2.0, axis=1)  # the model's probabilities, too soft by a factor 2
     noise = fit_noise_model(P_soft[keep], S[keep])
     assert noise["q"] == pytest.approx(0.4, abs=0.015) and noise["eta"] == pytest.approx(0.2, abs=0.03)
+    assert noise["missing"] == pytest.approx(1 - S[keep][np.arange(keep.sum()), y[keep]].mean(), abs=0.03)
     assert noise["temperature"] == pytest.approx(0.5, rel=0.1)  # undoes the softening
 
 
 def _textbook_noise_fit(P, S):
-    """eq. 1 maximised by Nelder-Mead over (log T, logit q, logit eta) jointly, from 9 starts."""
+    """eq. 1' (eq. 1 over the chance of a non-empty set) maximised by Nelder-Mead over (log T,
+    logit q, logit eta) jointly, from 9 starts."""
     from scipy.optimize import minimize
     from scipy.special import expit
 
@@ -51,7 +56,7 @@ def _textbook_noise_fit(P, S):
         m_in = (pt * S).sum(axis=1)
         like = ((1 - eta) * q ** (size - 1) * (1 - q) ** (Q - size) * m_in
                 + eta * q ** size * (1 - q) ** (Q - size - 1) * (1 - m_in))
-        return -np.sum(np.log(like))
+        return -np.sum(np.log(like / (1 - eta * (1 - q) ** (Q - 1))))
 
     fits = [minimize(nll, [np.log(t), 0.0, np.log(e / (1 - e))], method="Nelder-Mead",
                      options={"maxiter": 8000, "xatol": 1e-8, "fatol": 1e-10})
@@ -76,7 +81,7 @@ def test_the_profiled_noise_fit_reaches_the_textbook_optimum(seed):
 
 
 def test_the_q_eta_gradient_is_the_likelihoods():
-    """The objective the fit descends is eq. 1 written out, and its gradient is its derivative."""
+    """The objective the fit descends is eq. 1' written out, and its gradient is its derivative."""
     from scipy.optimize import check_grad
     from scipy.special import expit
 
@@ -92,8 +97,8 @@ def test_the_q_eta_gradient_is_the_likelihoods():
 
     def textbook(theta):
         q, eta = expit(theta[0]), expit(theta[1])
-        return -np.sum(np.log((1 - eta) * q ** (size - 1) * (1 - q) ** (4 - size) * m_in
-                              + eta * q ** size * (1 - q) ** (3 - size) * (1 - m_in)))
+        return -np.sum(np.log(((1 - eta) * q ** (size - 1) * (1 - q) ** (4 - size) * m_in
+                               + eta * q ** size * (1 - q) ** (3 - size) * (1 - m_in)) / (1 - eta * (1 - q) ** 3)))
 
     for theta in ([0.3, -1.2], [-1.0, -3.0], [1.5, 0.5]):
         theta = np.array(theta)
@@ -204,7 +209,7 @@ def test_digits_with_noisy_sets_meets_the_issues_figures():
     assert roc_auc_score(~inside, found.suspect) >= 0.90
     assert expected_calibration_error(found.confidence, found.label == y) <= 0.05
     assert np.all(S[np.arange(y.size), found.label])  # the label is always a candidate
-    assert found.noise["eta"] == pytest.approx(1 - inside.mean(), abs=0.03)
+    assert found.noise["missing"] == pytest.approx(1 - inside.mean(), abs=0.03)
 
 
 def _crowd(tmp_path, n=200, seed=0):
@@ -321,8 +326,8 @@ def test_an_empty_candidate_set_and_an_unknown_protocol_are_one_line(tmp_path, p
 
 def test_the_benchmark_runs_the_pool_the_choice_and_cleanlab_on_one_task():
     """benchmarks/clean.py on digits (q = 0.25, 30% of the sets missing their truth) with two of the
-    pool's engines: every column filled, auto is the engine of the largest log-likelihood and its
-    second round, the figures where the page states them, the downstream test on held-out folds."""
+    pool's engines: every column filled, auto is ensemble selection from the engine of the largest
+    log-likelihood and its second round, the figures where the page states them, the downstream test."""
     import importlib.util
     from pathlib import Path
 
@@ -335,12 +340,14 @@ def test_the_benchmark_runs_the_pool_the_choice_and_cleanlab_on_one_task():
     by = {r["engine"]: r for r in t["engines"]}
     assert set(by) == {"plknn", "ipal"}
     for r in by.values():
-        assert abs(r["eta_fit"] - t["removed"]) < 0.04 and r["label_acc"] > 0.9 and r["auroc"] > 0.95
+        assert abs(r["missing_fit"] - t["removed"]) < 0.04 and r["label_acc"] > 0.9 and r["auroc"] > 0.95
         assert r["ece"] < 0.05 and 0 < r["flagged"] < 0.4
-    auto = t["auto"]
-    assert auto["engine"] == max(by, key=lambda n: by[n]["ll"])
-    assert auto["second_round"] == (auto["ll"] > by[auto["engine"]]["ll"])
-    assert auto["label_acc"] >= by[auto["engine"]]["label_acc"] - 0.01
+    auto, first = t["auto"], max(by, key=lambda n: by[n]["ll"])
+    assert first in auto["weights"] and set(auto["weights"]) <= set(by)
+    assert sum(auto["weights"].values()) == pytest.approx(1.0) and auto["engine"] == "+".join(
+        sorted(auto["weights"], key=lambda n: (-auto["weights"][n], n)))
+    assert auto["ll"] >= by[first]["ll"]  # the mixture's, or its second round's: never below the best engine's
+    assert auto["label_acc"] >= by[first]["label_acc"] - 0.01
     c = t["cleanlab"]
     assert 0.9 < c["label_acc"] <= 1 and 0.9 < c["auroc"] <= 1 and 0 < c["flagged"] < 0.5
     d = t["downstream"]
@@ -521,10 +528,10 @@ def test_the_engine_is_the_one_whose_probabilities_explain_the_sets_best():
     X, S, y = X[keep], S[keep], y[keep]
     lines = []
     folds = []
-    name, found, scores = choose_engine({"uniform": _Uniform(), "plknn": PlKnnLearner(k=5)}, X, S, echo=lines.append,
-                                        on_fold=lambda k, test, proba: folds.append(k))
+    chosen, found, scores = choose_engine({"uniform": _Uniform(), "plknn": PlKnnLearner(k=5)}, X, S,
+                                          echo=lines.append, on_fold=lambda k, test, proba: folds.append(k))
     alone = clean_labels(PlKnnLearner(k=5), X, S)
-    assert name == "plknn" and scores["plknn"] > scores["uniform"]
+    assert chosen.name == "plknn" and chosen.weights == {"plknn": 1.0} and scores["plknn"] > scores["uniform"]
     assert scores == {"uniform": pytest.approx(clean_labels(_Uniform(), X, S).noise["log_likelihood"]),
                       "plknn": pytest.approx(alone.noise["log_likelihood"])}
     assert np.array_equal(found.label, alone.label) and np.mean(found.label == y) > 0.85
@@ -539,8 +546,8 @@ def test_clean_without_a_learner_chooses_its_engine_and_says_so(tmp_path, plcore
     auto, fixed = plcore_cli_batch([(common, tmp_path / "a", None), ([*common, "+learner=plknn"], tmp_path / "b", None)],
                                    tmp_path)
     assert auto.returncode == 0 and fixed.returncode == 0, auto.stderr + fixed.stderr
-    chosen = [line for line in auto.stdout.splitlines() if " chosen (largest log-likelihood of the candidate sets" in line]
-    assert len(chosen) == 1 and "plknn " in chosen[0] and "ipal " in chosen[0]
+    chosen = [line for line in auto.stdout.splitlines() if "(the candidate sets' log-likelihood under each engine: " in line]
+    assert len(chosen) == 1 and " chosen" in chosen[0] and "plknn " in chosen[0] and "ipal " in chosen[0]
     assert "chosen" not in fixed.stdout and (tmp_path / "b" / "cleaned.csv").is_file()
 
 
@@ -604,3 +611,68 @@ def test_clean_writes_each_classs_probability_where_asked(tmp_path, plcore_cli):
     np.testing.assert_allclose(P.sum(axis=1), 1, atol=1e-5)
     chosen = P[np.arange(len(out)), [names.index(f"p:{label}") for label in out["label"]]]
     np.testing.assert_allclose(chosen, out["confidence"], atol=1e-5)
+
+
+def _textbook_selection(probas, S, price):
+    """Caruana et al.'s ensemble selection written out: every bag reachable by one more engine,
+    the best kept while it gains more than ``price``."""
+    bag = [max(probas, key=lambda n: fit_noise_model(probas[n], S)["log_likelihood"])]
+    score = fit_noise_model(probas[bag[0]], S)["log_likelihood"]
+    for _ in range(10):
+        tries = [(fit_noise_model(np.mean([probas[b] for b in bag + [n]], axis=0), S)["log_likelihood"], n)
+                 for n in probas]
+        best, name = max(tries)
+        if best <= score + price:
+            break
+        bag, score = bag + [name], best
+    return {n: bag.count(n) / len(bag) for n in set(bag)}, score
+
+
+def test_the_mixture_is_ensemble_selection_on_the_likelihood_of_the_sets():
+    """``select_mixture``: two engines each right on half the rows (and lost on the other half) are
+    worth more together than either; a copy of an engine adds nothing (the mean is the engine, no
+    gain over ``log(n) / 2``): the textbook greedy's bag and likelihood either way."""
+    from plcore.run.label_cleaning import select_mixture
+
+    rng = np.random.default_rng(4)
+    n, Q = 600, 5
+    y = rng.integers(0, Q, n)
+    S = _noisy_sets(y, Q, q=0.3, eta=0.2, rng=rng)
+    truth = np.eye(Q)[y]
+    half = np.arange(n) < n // 2
+    a = np.where(half[:, None], 0.8 * truth + 0.04, rng.dirichlet(np.ones(Q), n))
+    b = np.where(half[:, None], rng.dirichlet(np.ones(Q), n), 0.8 * truth + 0.04)
+    probas = {"a": a, "b": b}
+    weights, score = select_mixture(probas, S)
+    expected, expected_score = _textbook_selection(probas, S, 0.5 * np.log(n))
+    assert weights == pytest.approx(expected) and score == pytest.approx(expected_score)
+    assert set(weights) == {"a", "b"} and score > max(fit_noise_model(p, S)["log_likelihood"] for p in (a, b))
+    same, _ = select_mixture({"a": a, "copy": a.copy()}, S)
+    assert len(same) == 1 and list(same.values()) == [1.0]
+
+
+def test_a_mixtures_probabilities_are_its_engines_weighted_and_its_second_round_refits_each():
+    """``out_of_fold_proba`` of a :class:`Mixture` is the weighted sum of its engines' on the same
+    folds, ``on_fold`` seeing the mixture's; its second round fits every engine without the
+    flagged rows."""
+    from plcore.learners import PlKnnLearner
+    from plcore.run.label_cleaning import Mixture, second_round
+
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 3, 150)
+    X = rng.normal(size=(150, 2)) + 3.0 * y[:, None]
+    S = _noisy_sets(y, 3, q=0.3, eta=0.3, rng=rng)
+    mix = Mixture({"rec": _Recorder(), "knn": PlKnnLearner(k=9)}, {"rec": 0.25, "knn": 0.75})
+    seen = []
+    P = out_of_fold_proba(mix, X, S, on_fold=lambda k, test, proba: seen.append((test, proba)))
+    expected = 0.25 * out_of_fold_proba(_Recorder(), X, S) + 0.75 * out_of_fold_proba(PlKnnLearner(k=9), X, S)
+    np.testing.assert_allclose(P, expected)
+    assert len(seen) == 5 and all(np.allclose(proba, P[test]) for test, proba in seen)
+    assert mix.name == "knn+rec" and mix.describe() == "knn 0.75, rec 0.25"
+    first = clean_labels(mix, X, S)
+    assert first.flag.any()
+    _Recorder.fitted_on = []
+    found, kept = second_round(mix, X, S, first)
+    flagged = {tuple(r) for r in X[first.flag]}
+    assert len(_Recorder.fitted_on) == 5 and not any(fit & flagged for fit in _Recorder.fitted_on)
+    assert kept == (found.noise["log_likelihood"] > first.noise["log_likelihood"])

@@ -13,9 +13,13 @@ that is, and whether its candidate set probably misses the truth.
 
        P(S | x) = (1 - eta) q^(s-1) (1 - q)^(Q-s) m_in(x, S) + eta q^s (1 - q)^(Q-s-1) m_out(x, S),
 
-   with ``m_in = sum_{j in S} p_T(j | x)`` and ``m_out = 1 - m_in``. ``T``, ``q`` and ``eta`` maximise
-   the sum of ``log P(S_i | x_i)`` over the rows (:func:`fit_noise_model`): candidate sets are all
-   it reads.
+   with ``m_in = sum_{j in S} p_T(j | x)`` and ``m_out = 1 - m_in``. A set is never empty, so
+   the likelihood of an observed set is eq. 1 divided by the chance of a non-empty draw,
+   ``1 - eta (1 - q)^(Q-1)`` (eq. 1'; without it the fit pays for empty sets nobody observes and
+   pushes ``eta`` to 0 on soft probabilities). ``T``, ``q`` and ``eta`` maximise the sum of
+   ``log P(S_i | x_i, S_i non-empty)`` over the rows (:func:`fit_noise_model`): candidate sets are
+   all it reads. The share of sets that miss their truth is then
+   ``eta (1 - (1 - q)^(Q-1)) / (1 - eta (1 - q)^(Q-1))`` (``missing``).
 3. **The posterior of each row's true label** given its features and its set (eq. 2):
 
        P(y = j | x, S) = p_T(j | x) w_j / sum_l p_T(l | x) w_l,   w_j = 1 (j in S), rho (j not in S),
@@ -25,6 +29,12 @@ that is, and whether its candidate set probably misses the truth.
    argmax of ``p_T(j | x)`` (the set hidden) and ``suspect`` the posterior mass outside the set,
    ``P(y not in S | x, S)``. A row is flagged where ``suspect >= 0.5``: the truth is more likely
    outside its set than inside, a threshold no true label chose.
+
+4. **The engine** (:func:`choose_engine`): each engine's out-of-fold probabilities scored by eq. 1',
+   then Caruana et al.'s ensemble selection (2004) on that score: starting from the best engine,
+   the engine whose addition to the mean (with replacement) raises the log-likelihood most is added
+   while the gain exceeds ``log(n) / 2`` (BIC's price of one parameter: on a few hundred rows
+   chance differences between engines are not taken for skill), at most ten times.
 
 The model is an assumption (false labels that join independently of each other); where the data's
 own candidate sets come from elsewhere (crowds, native PLL data), ``eta`` and ``rho`` are the
@@ -44,11 +54,13 @@ from sklearn.model_selection import KFold
 from plcore.exceptions import ConfigError, DataValidationError
 from plcore.utils import dense_candidates
 
-__all__ = ["Cleaned", "out_of_fold_proba", "fit_noise_model", "posterior", "clean_labels", "choose_engine",
-           "second_round", "FLAG_AT"]
+__all__ = ["Cleaned", "Mixture", "out_of_fold_proba", "fit_noise_model", "posterior", "from_proba", "clean_labels",
+           "select_mixture", "choose_engine", "second_round", "FLAG_AT"]
 
 #: a row is flagged where the posterior probability that its truth is outside its set is at least this
 FLAG_AT = 0.5
+#: ensemble selection: at most this many additions to the first engine
+MAX_ADDITIONS = 10
 _TINY = 1e-12
 
 
@@ -70,6 +82,28 @@ class Cleaned:
     threshold: float = FLAG_AT
 
 
+@dataclass
+class Mixture:
+    """Engines whose out-of-fold probabilities are averaged with ``weights`` (``{name: weight}``,
+    summing to 1; ``pipelines``: ``{name: pipeline}``). :func:`out_of_fold_proba` and
+    :func:`second_round` take one where they take a pipeline."""
+
+    pipelines: dict
+    weights: dict
+
+    def _order(self) -> list:
+        return sorted(self.weights, key=lambda n: (-self.weights[n], n))
+
+    @property
+    def name(self) -> str:
+        """``plknn_cenda+ipal`` (the heaviest first); one engine: its name."""
+        return "+".join(self._order())
+
+    def describe(self) -> str:
+        """``plknn_cenda 0.67, ipal 0.33``."""
+        return ", ".join(f"{n} {self.weights[n]:.2f}" for n in self._order())
+
+
 def _learner_name(pipeline) -> str:
     """The pipeline's learner as a user names it: ``learner 'ipal' (IpalLearner)``."""
     from plcore.registry import get_registry
@@ -89,9 +123,18 @@ def out_of_fold_proba(pipeline, X, S, *, n_splits: int = 5, random_state=0, on_f
     A pipeline with ``predict_proba`` is fitted on the other folds' rows and predicts the fold's.
     One without (a transductive learner: IPAL, PL-SVM, the A-kNN rules) is fitted on every row with
     the fold's sets replaced by every class, and gives the fold's rows its per-row ``confidences_``
-    (the same rule as its disambiguation, the sets hidden). A learner with neither is one line naming it."""
+    (the same rule as its disambiguation, the sets hidden). A learner with neither is one line naming it.
+    A :class:`Mixture`: its engines' probabilities (on the same folds), weighted; ``on_fold`` then
+    sees the mixture's, after every engine has run."""
     from plcore.run.pipeline import final_step
 
+    if isinstance(pipeline, Mixture):
+        P = sum(w * out_of_fold_proba(pipeline.pipelines[name], X, S, n_splits=n_splits, random_state=random_state,
+                                      leave_out=leave_out) for name, w in pipeline.weights.items())
+        for k, (_, test) in enumerate(KFold(n_splits, shuffle=True, random_state=random_state).split(X)):
+            if on_fold is not None:
+                on_fold(k, test, P[test])
+        return P
     S = dense_candidates(S)
     n, q = S.shape
     if not 2 <= n_splits <= n:
@@ -143,17 +186,22 @@ def _set_terms(size, n_classes, q, eta):
 
 
 def _q_eta_objective(theta, log_in, log_out, size, n_classes) -> tuple[float, np.ndarray]:
-    """Eq. 1's negative log-likelihood at ``theta = (logit q, logit eta)`` (a fixed temperature's
+    """Eq. 1' negative log-likelihood at ``theta = (logit q, logit eta)`` (a fixed temperature's
     masses ``log_in``, ``log_out``) and its gradient: with ``w`` each row's posterior weight of
-    "truth outside", d/d logit(eta) = sum(w - eta), d/d logit(q) = sum(s - 1 + w - (Q - 1) q)."""
+    "truth outside", eq. 1 gives d/d logit(eta) = sum(w - eta), d/d logit(q) = sum(s - 1 + w - (Q - 1) q);
+    the non-empty draw's ``-n log Z``, ``Z = 1 - eta e``, ``e = (1 - q)^(Q-1)``, adds
+    ``n eta (1 - eta) e / Z`` and ``-n (Q - 1) q eta e / Z`` to the log-likelihood's."""
     q, eta = expit(theta[0]), expit(theta[1])
     inside, outside = _set_terms(size, n_classes, q, eta)
     inside, outside = inside + log_in, outside + log_out
     total = np.logaddexp(inside, outside)
     with np.errstate(invalid="ignore"):
         w = np.where(np.isfinite(outside), np.exp(outside - total), 0.0)
-    grad = np.array([np.sum(size - 1 + w - (n_classes - 1) * q), np.sum(w - eta)])
-    value = -float(total.sum())
+    n, empty = size.size, np.exp((n_classes - 1) * np.log1p(-q))
+    z = 1.0 - eta * empty
+    grad = np.array([np.sum(size - 1 + w - (n_classes - 1) * q) - n * (n_classes - 1) * q * eta * empty / z,
+                     np.sum(w - eta) + n * eta * (1 - eta) * empty / z])
+    value = -float(total.sum()) + n * float(np.log(z))
     return (value, -grad) if np.isfinite(value) else (np.inf, np.zeros(2))
 
 
@@ -166,7 +214,7 @@ def _fit_q_eta(log_in, log_out, size, n_classes, start) -> tuple[float, np.ndarr
 
 
 def fit_noise_model(P, S) -> dict:
-    """``{"temperature", "q", "eta", "rho", "log_likelihood"}`` maximising eq. 1 of the module
+    """``{"temperature", "q", "eta", "rho", "missing", "log_likelihood"}`` maximising eq. 1' of the module
     over the rows: the likelihood profiled over the temperature (at each ``T``, ``q`` and ``eta`` by
     :func:`_fit_q_eta`, O(n)), ``log T`` searched on a grid of 31 points over [0.01, 100] and refined
     by a bounded Brent search around the grid's best (the profile need not be unimodal). Each ``T``
@@ -196,7 +244,10 @@ def fit_noise_model(P, S) -> dict:
     T, (a, b) = float(np.exp(best["log_t"])), best["theta"]
     q, eta = float(expit(a)), float(expit(b))
     rho = eta * q / max((1.0 - eta) * (1.0 - q), _TINY)
-    return {"temperature": T, "q": q, "eta": eta, "rho": rho, "log_likelihood": -float(best["value"])}
+    empty = (1.0 - q) ** (n_classes - 1)
+    missing = eta * (1.0 - empty) / (1.0 - eta * empty)
+    return {"temperature": T, "q": q, "eta": eta, "rho": rho, "missing": float(missing),
+            "log_likelihood": -float(best["value"])}
 
 
 def posterior(P, S, noise: dict) -> np.ndarray:
@@ -207,19 +258,13 @@ def posterior(P, S, noise: dict) -> np.ndarray:
     return np.exp(log_softmax(logp + logw, axis=1))
 
 
-def clean_labels(pipeline, X, S, *, n_splits: int = 5, random_state=0, on_fold=None, echo=None,
-                 leave_out=None) -> Cleaned:
-    """Every row's label, confidence, out-of-fold model label, suspect score and flag (the
-    module's steps 1-3) from ``pipeline`` (any estimator with ``predict_proba``, fitted on
-    candidate sets); ``echo``: a line when the noise model is fitted; ``leave_out``: rows whose
-    sets no model learns from (:func:`out_of_fold_proba`)."""
-    S = dense_candidates(S)
-    if not S.any(axis=1).all():
-        raise DataValidationError(f"{int((~S.any(axis=1)).sum())} row(s) have an empty candidate set")
-    P = out_of_fold_proba(pipeline, X, S, n_splits=n_splits, random_state=random_state, on_fold=on_fold,
-                          leave_out=leave_out)
+def from_proba(P, S, *, echo=None) -> Cleaned:
+    """Steps 2-3 of the module on out-of-fold probabilities ``P``: the noise model fitted to the
+    sets, each row's posterior, label, confidence, suspect score and flag; ``echo``: a line when
+    the noise model is fitted."""
     import time
 
+    S = np.asarray(S, dtype=bool)
     t0 = time.perf_counter()
     noise = fit_noise_model(P, S)
     if echo is not None:
@@ -234,12 +279,51 @@ def clean_labels(pipeline, X, S, *, n_splits: int = 5, random_state=0, on_fold=N
                    flag=suspect >= FLAG_AT, noise=noise, oof=P, posterior=B)
 
 
+def clean_labels(pipeline, X, S, *, n_splits: int = 5, random_state=0, on_fold=None, echo=None,
+                 leave_out=None) -> Cleaned:
+    """Every row's label, confidence, out-of-fold model label, suspect score and flag (the
+    module's steps 1-3) from ``pipeline`` (any estimator with ``predict_proba`` or per-row
+    ``confidences_``, fitted on candidate sets, or a :class:`Mixture`); ``echo``: a line when the
+    noise model is fitted; ``leave_out``: rows whose sets no model learns from (:func:`out_of_fold_proba`)."""
+    S = dense_candidates(S)
+    if not S.any(axis=1).all():
+        raise DataValidationError(f"{int((~S.any(axis=1)).sum())} row(s) have an empty candidate set")
+    P = out_of_fold_proba(pipeline, X, S, n_splits=n_splits, random_state=random_state, on_fold=on_fold,
+                          leave_out=leave_out)
+    return from_proba(P, S, echo=echo)
+
+
+def select_mixture(probas: dict, S, *, scores: dict | None = None,
+                   max_additions: int = MAX_ADDITIONS) -> tuple[dict, float]:
+    """``({name: weight}, log-likelihood)``: step 4 of the module on ``probas`` (``{name: (n, q)
+    out-of-fold probabilities}``): ensemble selection with replacement (Caruana et al., 2004),
+    scored by eq. 1' (:func:`fit_noise_model`), an addition kept while it gains more than
+    ``log(n) / 2``. One engine: its name, weight 1. ``scores``: each engine's own log-likelihood,
+    where already fitted."""
+    S = np.asarray(S, dtype=bool)
+    single = scores or {name: fit_noise_model(P, S)["log_likelihood"] for name, P in probas.items()}
+    bag = [max(single, key=single.get)]
+    current, price = single[bag[0]], 0.5 * np.log(S.shape[0])
+    total = probas[bag[0]].copy()
+    for _ in range(max_additions if len(probas) > 1 else 0):
+        gains = {name: fit_noise_model((total + P) / (len(bag) + 1), S)["log_likelihood"]
+                 for name, P in probas.items()}
+        name = max(gains, key=gains.get)
+        if gains[name] <= current + price:
+            break
+        bag.append(name)
+        total += probas[name]
+        current = gains[name]
+    return {name: bag.count(name) / len(bag) for name in dict.fromkeys(bag)}, float(current)
+
+
 def second_round(pipeline, X, S, first: Cleaned, *, n_splits: int = 5, random_state=0, on_fold=None,
                  echo=None) -> tuple[Cleaned, bool]:
     """``(Cleaned, kept)``: :func:`clean_labels` again with the first round's flagged rows left out of
     every fit (their sets are the likeliest to mislead the model; they are still scored), kept only
-    where its out-of-fold probabilities explain the candidate sets better (a larger eq. 1
-    log-likelihood: no true label is read). Nothing flagged, or a fold left without some class: the
+    where its out-of-fold probabilities explain the candidate sets better (a larger eq. 1'
+    log-likelihood: no true label is read). ``pipeline`` may be a :class:`Mixture` (each of its
+    engines again, the same weights). Nothing flagged, or a fold left without some class: the
     first round, not kept."""
     if not first.flag.any():
         return first, False
@@ -259,37 +343,43 @@ def second_round(pipeline, X, S, first: Cleaned, *, n_splits: int = 5, random_st
 
 
 def choose_engine(engines: dict, X, S, *, n_splits: int = 5, random_state=0, on_fold=None, echo=None, tick=None):
-    """``(name, Cleaned, {name: log-likelihood})``: :func:`clean_labels` with each of ``engines``
-    (``{name: pipeline}``), the one whose out-of-fold probabilities explain the candidate sets best
-    under its fitted noise model (the largest eq. 1 log-likelihood: the sets are all it reads, no
-    true label). An engine that fails is left out with a line naming the error. Each engine's
-    warnings are held back and only the chosen one's are given once the choice is made;
-    ``on_fold(k, rows, proba)`` then replays the chosen engine's folds; ``tick(name)`` after every
-    engine's every fold (a progress bar)."""
+    """``(Mixture, Cleaned, {name: log-likelihood})``: each of ``engines`` (``{name: pipeline}``)
+    out of fold, scored by the log-likelihood of the candidate sets under its fitted noise model
+    (eq. 1': the sets are all it reads, no true label), then :func:`select_mixture` over them: the
+    best engine, or the mean of several where together they explain the sets better by more than
+    chance. An engine that fails is left out with a line naming the error. Each engine's warnings
+    are held back and only the chosen ones' are given once the choice is made; ``on_fold(k, rows,
+    proba)`` then replays the choice's folds; ``tick(name)`` after every engine's every fold (a
+    progress bar)."""
     import warnings
 
-    found, scores, said, folds = {}, {}, {}, {}
+    S = dense_candidates(S)
+    if not S.any(axis=1).all():
+        raise DataValidationError(f"{int((~S.any(axis=1)).sum())} row(s) have an empty candidate set")
+    probas, scores, said = {}, {}, {}
     for name, pipe in engines.items():
-        folds[name] = []
         with warnings.catch_warnings(record=True) as said[name]:
             warnings.simplefilter("always")
             try:
-                found[name] = clean_labels(
-                    pipe, X, S, n_splits=n_splits, random_state=random_state, echo=echo,
-                    on_fold=lambda k, test, proba, name=name: (folds[name].append((k, test, proba)),
-                                                               tick is not None and tick(name)))
+                probas[name] = out_of_fold_proba(
+                    pipe, X, S, n_splits=n_splits, random_state=random_state,
+                    on_fold=lambda k, test, proba, name=name: tick is not None and tick(name))
             except (ConfigError, DataValidationError, ValueError, RuntimeError) as err:
                 if echo is not None:
                     echo(f"engine {name} left out: {type(err).__name__}: {err}")
                 continue
-        scores[name] = found[name].noise["log_likelihood"]
+        scores[name] = from_proba(probas[name], S, echo=echo).noise["log_likelihood"]
         if echo is not None:
             echo(f"engine {name}: log-likelihood of the candidate sets {scores[name]:.1f}")
     if not scores:
         raise ConfigError(f"clean: none of the engines {', '.join(engines)} could score the rows")
-    best = max(scores, key=scores.get)
-    for w in said[best]:
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    for k, test, proba in folds[best] if on_fold is not None else ():
-        on_fold(k, test, proba)
-    return best, found[best], scores
+    weights, _ = select_mixture(probas, S, scores=scores)
+    chosen = Mixture({name: engines[name] for name in weights}, weights)
+    P = sum(w * probas[name] for name, w in weights.items())
+    for name in weights:
+        for w in said[name]:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    for k, (_, test) in enumerate(KFold(n_splits, shuffle=True, random_state=random_state).split(X)):
+        if on_fold is not None:
+            on_fold(k, test, P[test])
+    return chosen, from_proba(P, S), scores

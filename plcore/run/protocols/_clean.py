@@ -67,8 +67,9 @@ def clean(setup: Setup, dataset: PLDataset, *, n_splits: int = 5, preprocessing:
     flags' precision and recall, the suspect score's AUROC and the confidence's ECE.
 
     ``engine="auto"`` (``python -m plcore clean`` without ``+learner=``): each installed engine of
-    :data:`POOL` in the learner's place, the one chosen whose out-of-fold probabilities explain
-    the candidate sets best under its fitted noise model (:func:`plcore.run.label_cleaning.choose_engine`).
+    :data:`POOL` in the learner's place, the one whose out-of-fold probabilities explain the
+    candidate sets best under its fitted noise model, or the mean of several where together they
+    explain them better (:func:`plcore.run.label_cleaning.choose_engine`).
     Then a second round with the flagged rows left out of the fits, kept where it explains the sets
     better (:func:`plcore.run.label_cleaning.second_round`). ``probabilities``: one column per
     class, each row's posterior ``p:<class>``. A bar on a terminal counts the folds."""
@@ -109,14 +110,17 @@ def clean(setup: Setup, dataset: PLDataset, *, n_splits: int = 5, preprocessing:
                 engines, ds.X, S, n_splits=n_splits, random_state=random_state, echo=echo,
                 on_fold=lambda k, test, proba: rounds[1].append((k, test, proba)),
                 tick=lambda name: (bar.set_postfix_str(name), bar.update()))
-            tqdm.write(f"[clean {ds.name}] engine {chosen} chosen (largest log-likelihood of the candidate sets of "
-                       f"{', '.join(f'{n} {v:.1f}' for n, v in scores.items())})")
+            each = ", ".join(f"{n} {v:.1f}" for n, v in scores.items())
+            what = (f"engine {chosen.name} chosen" if len(chosen.weights) == 1 else
+                    f"engines {chosen.name} chosen, their probabilities averaged ({chosen.describe()}; together "
+                    f"{found.noise['log_likelihood']:.1f})")
+            tqdm.write(f"[clean {ds.name}] {what} (the candidate sets' log-likelihood under each engine: {each})")
         else:
-            chosen = None
+            chosen = engines[None]
             found = clean_labels(engines[None], ds.X, S, n_splits=n_splits, random_state=random_state,
                                  on_fold=fold_of(1), echo=echo)
         bar.set_postfix_str("second round")
-        found, kept = second_round(engines[chosen], ds.X, S, found, n_splits=n_splits, random_state=random_state,
+        found, kept = second_round(chosen, ds.X, S, found, n_splits=n_splits, random_state=random_state,
                                    on_fold=fold_of(2), echo=echo)
     steps = []
     for k, test, proba in rounds[2 if kept else 1]:  # the fold's covering rate: its rows' model labels in their sets
@@ -130,16 +134,18 @@ def clean(setup: Setup, dataset: PLDataset, *, n_splits: int = 5, preprocessing:
         _write(table, target)
         print(f"{target}: {ds.n_samples} rows (label, confidence, model_label, suspect, flag"
               f"{', one probability per class' if probabilities else ''}); flagged where suspect >= {found.threshold}: "
-              f"{int(found.flag.sum())} row(s); fitted noise rate eta = {found.noise['eta']:.3f}", flush=True)
+              f"{int(found.flag.sum())} row(s); fitted share of sets missing their truth "
+              f"{found.noise['missing']:.3f}", flush=True)
     noise = found.noise
     return ProtocolResult(
         "clean", steps=steps, summary=summary, predictions=table,
         params={"flag_threshold": found.threshold, "noise.temperature": round(noise["temperature"], 6),
                 "noise.q": round(noise["q"], 6), "noise.eta": round(noise["eta"], 6),
+                "noise.missing": round(noise["missing"], 6),
                 "noise.log_likelihood": round(noise["log_likelihood"], 3), "second_round": kept,
                 "rows": ds.n_samples, **({"out": str(target)} if target is not None else {}),
-                **({"engine": chosen, **{f"engine.{n}.log_likelihood": round(v, 3) for n, v in scores.items()}}
-                   if scores else {})},
+                **({"engine": chosen.name, **{f"engine.{n}.weight": round(w, 3) for n, w in chosen.weights.items()},
+                    **{f"engine.{n}.log_likelihood": round(v, 3) for n, v in scores.items()}} if scores else {})},
         tags={"training_labels": "candidate sets (out of fold)"})
 
 
@@ -182,10 +188,10 @@ def _table(ds: PLDataset, S, found, probabilities: bool = False) -> list:
 
 
 def _summary(ds: PLDataset, S, found) -> dict:
-    """Rows, mean confidence, flagged fraction and the fitted noise rate; with true labels, how
-    right all that is."""
+    """Rows, mean confidence, flagged fraction and the fitted noise rate (the share of sets that
+    miss their truth under the fitted model); with true labels, how right all that is."""
     out = {"rows": float(ds.n_samples), "mean_confidence": float(found.confidence.mean()),
-           "flagged_fraction": float(found.flag.mean()), "noise_rate": float(found.noise["eta"])}
+           "flagged_fraction": float(found.flag.mean()), "noise_rate": float(found.noise["missing"])}
     if ds.y_true is None:
         return out
     from sklearn.metrics import roc_auc_score
