@@ -117,7 +117,9 @@ def plench_worker(argv) -> int:
 
     hparams = hparams_registry.default_hparams(args.algorithm, "PLCIFAR10_Aggregate")
     hparams.update(batch_size=BATCH, max_steps=args.steps, output_dir=tempfile.mkdtemp())
-    algorithm = algorithms.get_algorithm_class(args.algorithm)(x.shape, S, hparams)
+    # its own copy: on the CPU torch.from_numpy shares S's memory and .to("cpu") copies nothing, so
+    # IDGP's in-place update of its b_array would rewrite the candidate sets the batches read
+    algorithm = algorithms.get_algorithm_class(args.algorithm)(x.shape, S.copy(), hparams)
     loader = torch.utils.data.DataLoader(Data(), batch_size=BATCH, shuffle=True, drop_last=True, num_workers=0)
     batches = iter(loader)
     t0 = time.perf_counter()
@@ -246,10 +248,16 @@ figure (PLENCH trains 60,000 steps on 45,000 images); the comparison is of the t
 same small task, not of either against the papers. "s/step" is a fit's wall time over its steps on
 one core: plcore's includes its final pass over the training rows, PLENCH's its per-image PIL views.
 
-IDGP is the open difference (first seen in this run, not explained yet): plcore's sits well above
-PLENCH's on images while the two agree on tabular data (docs/results/plench_tabular.md). Both warm
-up 10 epochs (150 steps here) and ramp the consistency weight over the first 20% of the steps; where
-they part after the warm-up is for the next look.
+IDGP was 3.7 pooled sd apart (plcore 0.373, PLENCH 0.220) in this page's first version; the cause
+was this script's, not either code's: on the CPU, PLENCH's `torch.from_numpy` shares the candidate
+array the batches are read from, and `.to("cpu")` copies nothing, so IDGP's in-place update of its
+`b_array` rewrote the candidate sets under it (on a GPU `.to("cuda")` copies, so PLENCH's own runs are
+not affected). PLENCH is now given its own copy; only IDGP was run again (PRODEN's, CC's and PiCO's
+PLENCH code builds new tensors from the sets and does not write into them).
+IDGP's rerun shared the machine with a test run, so its PLENCH s/step (1.81) is slower than the
+first version's 1.43. All four plcore means sit below PLENCH's (0.7 to 1.6 pooled sd): within the
+test, but one sign; one known difference common to every method is the input scaling (plcore
+standardises by the training images' channel statistics, PLENCH by CIFAR-10's fixed ones).
 """
 
 
