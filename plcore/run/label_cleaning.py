@@ -356,7 +356,7 @@ def choose_engine(engines: dict, X, S, *, n_splits: int = 5, random_state=0, on_
     S = dense_candidates(S)
     if not S.any(axis=1).all():
         raise DataValidationError(f"{int((~S.any(axis=1)).sum())} row(s) have an empty candidate set")
-    probas, scores, said = {}, {}, {}
+    probas, scores, said, alone = {}, {}, {}, {}
     for name, pipe in engines.items():
         with warnings.catch_warnings(record=True) as said[name]:
             warnings.simplefilter("always")
@@ -368,7 +368,8 @@ def choose_engine(engines: dict, X, S, *, n_splits: int = 5, random_state=0, on_
                 if echo is not None:
                     echo(f"engine {name} left out: {type(err).__name__}: {err}")
                 continue
-        scores[name] = from_proba(probas[name], S, echo=echo).noise["log_likelihood"]
+        alone[name] = from_proba(probas[name], S, echo=echo)
+        scores[name] = alone[name].noise["log_likelihood"]
         if echo is not None:
             echo(f"engine {name}: log-likelihood of the candidate sets {scores[name]:.1f}")
     if not scores:
@@ -382,4 +383,5 @@ def choose_engine(engines: dict, X, S, *, n_splits: int = 5, random_state=0, on_
     for k, (_, test) in enumerate(KFold(n_splits, shuffle=True, random_state=random_state).split(X)):
         if on_fold is not None:
             on_fold(k, test, P[test])
-    return chosen, from_proba(P, S), scores
+    found = alone[next(iter(weights))] if len(weights) == 1 else from_proba(P, S)  # one engine: its own fit
+    return chosen, found, scores
