@@ -13,7 +13,7 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.metrics import adjusted_rand_score
 from threadpoolctl import threadpool_limits
 
@@ -790,3 +790,72 @@ def test_instance_dependent_helper_learns_from_fit_rows_only():
     np.testing.assert_array_equal(a.probabilities_[fit], b.probabilities_[fit])
     with pytest.raises(DataValidationError, match="needs the features X"):
         InstanceDependentBags().generate(y, n_classes=3)
+
+
+class _FixedProba(ClassifierMixin, BaseEstimator):
+    """A helper whose probabilities are given: row i's are ``table[i]`` (features: the row index)."""
+
+    def __init__(self, table=None):
+        self.table = table
+
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict_proba(self, X):
+        return np.asarray(self.table)[np.asarray(X[:, 0], dtype=int)][:, self.classes_]
+
+
+def test_instance_dependent_recipe_on_a_given_helper():
+    """The recipe of VALEN/POP on known helper probabilities, by hand: p[true] = 0, p / max(p),
+    rate * p / mean(p) over all q entries, clipped to 1; the bags drawn from exactly those."""
+    table = np.array([[0.5, 0.3, 0.15, 0.05], [0.1, 0.1, 0.1, 0.7], [0.25, 0.25, 0.25, 0.25], [0.4, 0.4, 0.1, 0.1]])
+    y = np.array([0, 3, 2, 1])
+    X = np.arange(4.0)[:, None]
+    gen = InstanceDependentBags(rate=0.5, estimator=_FixedProba(table), random_state=0)
+    S = gen.generate(y, X, n_classes=4)
+    expected = np.empty((4, 4))
+    for i in range(4):
+        p = table[i].copy()
+        p[y[i]] = 0.0
+        p = p / p.max()
+        expected[i] = np.minimum(1.0, 0.5 * p / p.mean())
+    np.testing.assert_allclose(gen.probabilities_, expected)
+    assert S[np.arange(4), y].all()
+    # row 0: p / max = (0, 1, 1/2, 1/6), mean 5/12: 0.5 * p * 12/5 = (0, 1.2 -> 1, 0.6, 0.2)
+    np.testing.assert_allclose(expected[0], [0.0, 1.0, 0.6, 0.2])
+    assert S[0, 1]  # drawn with probability 1
+
+
+def test_instance_dependent_helper_may_be_a_pll_learner_fitted_on_singletons():
+    """A plcore learner as the helper is fitted on singleton sets of the true labels (the MLP's
+    labels): its probabilities are the generator's before the recipe, and the draws are seeded."""
+    from plcore import PlKnnLearner
+
+    X, y = _three_blobs(n=300)
+    gen = InstanceDependentBags(rate=0.4, estimator=PlKnnLearner(k=5), random_state=0)
+    S = gen.generate(y, X, n_classes=3)
+    helper = clone(PlKnnLearner(k=5)).fit(X, np.eye(3, dtype=bool)[y])
+    p = helper.predict_proba(X)
+    p[np.arange(300), y] = 0.0
+    p = p / np.where(p.max(axis=1, keepdims=True) > 0, p.max(axis=1, keepdims=True), 1)
+    mean = p.mean(axis=1, keepdims=True)
+    np.testing.assert_allclose(gen.probabilities_, np.minimum(1, 0.4 * np.divide(p, mean, out=np.zeros_like(p),
+                                                                                   where=mean > 0)))
+    np.testing.assert_array_equal(S, InstanceDependentBags(rate=0.4, estimator=PlKnnLearner(k=5),
+                                                           random_state=0).generate(y, X, n_classes=3))
+    assert S[y == 0, 1].mean() > S[y == 0, 2].mean()
+
+
+def test_instance_dependent_helper_named_on_the_command_line_is_the_registered_learner():
+    from omegaconf import OmegaConf
+
+    from plcore import PlKnnLearner
+    from plcore.run.resolve import build_setup
+
+    cfg = OmegaConf.create({"seed": 3, "bags": {"_target_": "plcore.datasets.bags.InstanceDependentBags",
+                                                "rate": 0.4, "estimator": "plknn", "random_state": None}})
+    setup = build_setup(cfg)
+    assert isinstance(setup.bags.estimator, PlKnnLearner) and setup.bags.random_state == 3
+    with pytest.raises(Exception, match="fit"):
+        InstanceDependentBags(estimator="plknn").generate(np.array([0, 1]), np.zeros((2, 1)), n_classes=2)

@@ -13,7 +13,7 @@ from sklearn.cluster import KMeans
 from plcore.base import BaseBagGenerator
 from plcore.exceptions import DataValidationError
 from plcore.utils import dense_candidates
-from plcore.validation import Integral, Interval, Real
+from plcore.validation import HasMethods, Integral, Interval, Real
 
 
 def _at_most(generator, name, high, what):
@@ -311,19 +311,26 @@ class InstanceDependentBags(BaseBagGenerator):
     """Instance-dependent candidate sets, the recipe of VALEN (Xu et al., NeurIPS 2021,
     ``feature_partialize``) and POP (Xu et al., ICML 2023, ``utils/data_factory.py``).
 
-    A helper network (scikit-learn's ``MLPClassifier`` on z-scored features, seeded) is trained on
-    the true labels of ``fit_rows`` (the protocols pass the training part; a class absent there
-    never becomes a candidate); for every row ``p = softmax(f(x))``,
+    A helper network (scikit-learn's ``MLPClassifier`` on z-scored features, seeded; or ``estimator``)
+    is trained on the true labels of ``fit_rows`` (the protocols pass the training part; a class absent
+    there never becomes a candidate); for every row ``p = softmax(f(x))``,
     ``p[true] = 0``, ``p <- p / max(p)``, ``p <- rate * p / mean(p)`` (the mean over all q
     entries), clipped to 1; each false label joins the bag with probability ``p_j``. Labels the
     helper confuses with the true one become candidates more often: the bags depend on ``x``.
     ``probabilities_`` (n, q) holds the ``p`` of the last call. At most ``rate * q`` false labels
     on average (exactly that where nothing is clipped).
+
+    ``estimator``: the helper in the MLP's place, cloned and seeded from the generator's seed where its
+    ``random_state`` is None: a scikit-learn classifier (fitted on the labels) or a plcore learner
+    (fitted on singleton sets of the labels: a PLL loss on exact labels is supervised training), for
+    images a network of plcore-deep as VALEN and PLENCH make their CIFAR sets
+    (``bags.estimator=cc bags.estimator.network=resnet18``, docs/images.md).
     """
 
     _parameter_constraints = {"rate": [Interval(Real, 0.0, None, closed="left")],
                               "hidden_layer_sizes": ["array-like"],
                               "max_iter": [Interval(Integral, 1, None, closed="left")],
+                              "estimator": [HasMethods(["fit", "predict_proba"]), None],
                               "random_state": ["random_state"]}
 
     def __sklearn_tags__(self):
@@ -332,31 +339,48 @@ class InstanceDependentBags(BaseBagGenerator):
         tags.pll_tags.learns_from_labels = True
         return tags
 
-    def __init__(self, rate=0.4, hidden_layer_sizes=(64,), max_iter=100, random_state=None):
+    def __init__(self, rate=0.4, hidden_layer_sizes=(64,), max_iter=100, estimator=None, random_state=None):
         self.rate = rate
         self.hidden_layer_sizes = hidden_layer_sizes
         self.max_iter = max_iter
+        self.estimator = estimator
         self.random_state = random_state
 
-    def _generate(self, y, n_classes, rng, X=None, S=None, fit_rows=None):
+    def _helper_proba(self, X, y, rows, n_classes, seed) -> np.ndarray:
+        """``(n, q)``: the helper, fitted on ``rows``' labels, on every row (a class it never saw: 0)."""
         import warnings
 
+        from sklearn.base import clone
         from sklearn.exceptions import ConvergenceWarning
         from sklearn.neural_network import MLPClassifier
-
-        n = y.shape[0]
-        rows = np.arange(n) if fit_rows is None else fit_rows
         from sklearn.pipeline import make_pipeline
         from sklearn.preprocessing import StandardScaler
 
-        helper = make_pipeline(StandardScaler(), MLPClassifier(
-            hidden_layer_sizes=tuple(self.hidden_layer_sizes), max_iter=int(self.max_iter),
-            random_state=int(rng.randint(np.iinfo(np.int32).max))))
+        from plcore.base import BaseLearner
+
+        if self.estimator is None:
+            helper = make_pipeline(StandardScaler(), MLPClassifier(
+                hidden_layer_sizes=tuple(self.hidden_layer_sizes), max_iter=int(self.max_iter), random_state=seed))
+        else:
+            helper = clone(self.estimator)
+            if helper.get_params(deep=False).get("random_state", 0) is None:
+                helper.set_params(random_state=seed)
+        p = np.zeros((y.shape[0], n_classes))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)  # a helper, not a model: a fixed budget
-            helper.fit(X[rows], y[rows])
-        p = np.zeros((n, n_classes))
-        p[:, helper.classes_] = helper.predict_proba(X)  # a class absent from the fit rows: never a candidate
+            if isinstance(helper, BaseLearner):
+                seen = np.unique(y[rows])
+                helper.fit(X[rows], _singletons(y[rows], n_classes)[:, seen])
+                p[:, seen] = helper.predict_proba(X)
+            else:
+                helper.fit(X[rows], y[rows])
+                p[:, helper.classes_] = helper.predict_proba(X)
+        return p
+
+    def _generate(self, y, n_classes, rng, X=None, S=None, fit_rows=None):
+        n = y.shape[0]
+        rows = np.arange(n) if fit_rows is None else fit_rows
+        p = self._helper_proba(X, y, rows, n_classes, int(rng.randint(np.iinfo(np.int32).max)))
         p[np.arange(n), y] = 0.0
         top = p.max(axis=1, keepdims=True)
         p = np.divide(p, top, out=np.zeros_like(p), where=top > 0)

@@ -76,9 +76,11 @@ def plcore_components():
                                   "(PiCO's CIFAR-100-H; ``groups``: cifar100, one group per class, or a count).",
                       test_params={"groups": 2}),
         ComponentSpec("bags", "instance_dependent", f"{bags}:InstanceDependentBags",
-                      config={"hidden_layer_sizes": (64,), "max_iter": 100, "rate": 0.4, "random_state": None},
+                      config={"hidden_layer_sizes": (64,), "max_iter": 100, "rate": 0.4, "estimator": None,
+                              "random_state": None},
                       description="Instance-dependent bags (VALEN/POP recipe): false labels a helper network "
-                                  "confuses with the true one, at ``rate``."),
+                                  "confuses with the true one, at ``rate`` (``estimator``: the helper, a learner's "
+                                  "name or node; default an MLP)."),
         ComponentSpec("bags", "uniform_sets", f"{bags}:UniformSetBags", config={"random_state": None},
                       description="A bag drawn uniformly from the sets that contain the true label (RC/CC, "
                                   "Feng et al. 2020)."),

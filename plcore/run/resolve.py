@@ -56,8 +56,9 @@ def _instantiate_plain(node, *, what: str, **kwargs):
 
 
 def _named_estimator(node, registry: Registry, seed):
-    """A meta-learner's node whose ``estimator`` names a registered learner
-    (``+learner=conformal_sets learner.estimator=plknn``): that learner's config node in its place,
+    """A meta-learner's (or a bag generator's) node whose ``estimator`` names a registered learner
+    (``+learner=conformal_sets learner.estimator=plknn``, ``bags=instance_dependent bags.estimator=cc``):
+    that learner's config node in its place,
     seeded like the run's components; any other node as it is."""
     from omegaconf import OmegaConf
 
@@ -80,7 +81,7 @@ def build_setup(cfg, registry: Registry | None = None):
         learner=_instantiate_estimator(_named_estimator(cfg.get("learner"), registry, seed), seed),
         reducer=_instantiate_estimator(cfg.get("reducer"), seed),
         clusterer=_instantiate_estimator(cfg.get("clusterer"), seed),
-        bags=_instantiate_estimator(cfg.get("bags"), seed),
+        bags=_instantiate_estimator(_named_estimator(cfg.get("bags"), registry, seed), seed),
     )
     if setup.bags is not None and setup.bags.get_params(deep=False).get("random_state") not in (None, seed):
         raise ConfigError("bags.random_state is not used: every protocol draws candidate sets with seeds derived "

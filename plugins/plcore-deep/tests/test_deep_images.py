@@ -155,3 +155,32 @@ def test_a_resnet_learns_where_the_answer_is_known_and_survives_saving(image_sub
     again = pickle.loads(pickle.dumps(est))
     assert np.allclose(again.predict_proba(X[150:160]), est.predict_proba(X[150:160]))
     assert any(name.endswith("mean") for name in est.__getstate__()["network_"]["weights"])
+
+
+def test_instance_dependent_sets_from_an_image_network_helper(image_subsets):
+    """VALEN's and PLENCH's CIFAR recipe: the helper a ResNet-32 trained on the true labels of 96
+    real CIFAR-10 images (CC's loss on singleton sets: cross-entropy); the generator's probabilities
+    are the recipe applied to that network's own (the same seed, fitted apart), every truth is in its
+    set, labels the network confuses join more often, and the same seed gives the same sets."""
+    from sklearn.base import clone
+
+    from plcore.datasets import InstanceDependentBags
+    from plcore_deep import CcLearner
+
+    X, _, y = _subset(image_subsets)
+    helper = CcLearner(network="resnet32", n_epochs=1, batch_size=48, device="cpu", random_state=0)
+    gen = InstanceDependentBags(rate=0.4, estimator=helper, random_state=0)
+    S = gen.generate(y, X, n_classes=10)
+    assert S[np.arange(y.size), y].all() and S.sum(axis=1).mean() > 1.5
+    seen = np.unique(y)
+    p = np.zeros((y.size, 10))
+    p[:, seen] = clone(helper).fit(X, np.eye(10, dtype=bool)[y][:, seen]).predict_proba(X)
+    p[np.arange(y.size), y] = 0.0
+    p /= p.max(axis=1, keepdims=True)
+    np.testing.assert_allclose(gen.probabilities_, np.minimum(1.0, 0.4 * p / p.mean(axis=1, keepdims=True)),
+                               atol=1e-6)
+    drawn = S.copy()
+    drawn[np.arange(y.size), y] = False
+    assert gen.probabilities_[drawn].mean() > gen.probabilities_[~drawn & (gen.probabilities_ > 0)].mean()
+    again = InstanceDependentBags(rate=0.4, estimator=helper, random_state=0).generate(y, X, n_classes=10)
+    np.testing.assert_array_equal(S, again)
