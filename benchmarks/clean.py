@@ -102,7 +102,7 @@ def engines_and_auto(X, S, y, seed, engines=None) -> tuple[list, dict]:
         scores[name] = found.noise["log_likelihood"]
         rows.append(_of(found, y, S, time.perf_counter() - t0, name))
     t0 = time.perf_counter()
-    weights, _ = select_mixture(probas, S, scores=scores)
+    weights, _ = select_mixture(probas, S)
     mix = Mixture({name: pool[name] for name in weights}, weights)
     first = from_proba(sum(w * probas[name] for name, w in weights.items()), S)
     with warnings.catch_warnings():

@@ -31,10 +31,10 @@ that is, and whether its candidate set probably misses the truth.
    outside its set than inside, a threshold no true label chose.
 
 4. **The engine** (:func:`choose_engine`): each engine's out-of-fold probabilities scored by eq. 1',
-   then Caruana et al.'s ensemble selection (2004) on that score: starting from the best engine,
-   the engine whose addition to the mean (with replacement) raises the log-likelihood most is added
-   while the gain exceeds ``log(n) / 2`` (BIC's price of one parameter: on a few hundred rows
-   chance differences between engines are not taken for skill), at most ten times.
+   then Caruana et al.'s ensemble selection (2004) on that score: starting from the mean of every
+   engine (their sorted initialisation, with the whole library: on a few hundred rows one engine's
+   lead in the likelihood is as often chance as skill), the engine whose addition to the mean (with
+   replacement) raises the log-likelihood most is added while it raises it, at most ten times.
 
 The model is an assumption (false labels that join independently of each other); where the data's
 own candidate sets come from elsewhere (crowds, native PLL data), ``eta`` and ``rho`` are the
@@ -178,6 +178,26 @@ def _parts(P, S, T):
     return logp, log_in, log_out
 
 
+def _masses(log_p, S, T):
+    """:func:`_parts`' log masses from ``log_p = log P`` (taken once per fit) with one ``exp`` per
+    entry: ``exp(log_p / T - row max)`` summed in and out of the set; the rows where a mass falls to
+    where floats lose it (a sharp temperature, the set's best far below the row's) again in log
+    space, exactly."""
+    z = log_p / T
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    inside = np.einsum("ij,ij->i", e, S)
+    outside = np.einsum("ij,ij->i", e, ~S)
+    full = S.all(axis=1)
+    with np.errstate(divide="ignore"):
+        total = np.log(inside + outside)
+        log_in, log_out = np.log(inside) - total, np.log(outside) - total
+    redo = (inside < 1e-280) | ((outside < 1e-280) & ~full)
+    if redo.any():
+        _, log_in[redo], log_out[redo] = _parts(np.exp(log_p[redo]), S[redo], T)
+    log_out[full] = -np.inf
+    return log_in, log_out
+
+
 def _set_terms(size, n_classes, q, eta):
     """The per-row log factors of eq. 1 besides the masses: inside (truth in the set) and outside."""
     inside = np.log1p(-eta) + (size - 1) * np.log(q) + (n_classes - size) * np.log1p(-q)
@@ -213,22 +233,25 @@ def _fit_q_eta(log_in, log_out, size, n_classes, start) -> tuple[float, np.ndarr
     return float(res.fun), res.x
 
 
-def fit_noise_model(P, S) -> dict:
+def fit_noise_model(P, S, *, near: float | None = None) -> dict:
     """``{"temperature", "q", "eta", "rho", "missing", "log_likelihood"}`` maximising eq. 1' of the module
     over the rows: the likelihood profiled over the temperature (at each ``T``, ``q`` and ``eta`` by
     :func:`_fit_q_eta`, O(n)), ``log T`` searched on a grid of 31 points over [0.01, 100] and refined
     by a bounded Brent search around the grid's best (the profile need not be unimodal). Each ``T``
-    costs one pass over the ``(n, q)`` probabilities, about 45 passes in all."""
+    costs one pass over the ``(n, q)`` probabilities, about 45 passes in all. ``near``: a temperature
+    the optimum is expected close to (ensemble selection's current one): Brent within a factor e of it
+    (about 15 passes), the grid only where the optimum comes out on that bracket's edge."""
     from scipy.optimize import minimize_scalar
 
     S = np.asarray(S, dtype=bool)
     size = S.sum(axis=1).astype(float)
     n_classes = S.shape[1]
     q0 = np.log((size.mean() - 1 + 0.5) / max(n_classes - size.mean(), 0.5))  # the sets' mean size, as logit q
+    log_p = np.log(np.clip(P, _TINY, None))
     best = {}
 
     def profile(log_t):
-        _, log_in, log_out = _parts(P, S, float(np.exp(log_t)))
+        log_in, log_out = _masses(log_p, S, float(np.exp(log_t)))
         found = min((_fit_q_eta(log_in, log_out, size, n_classes, np.array([q0, b0]))
                      for b0 in (np.log(0.05 / 0.95), np.log(0.2 / 0.8))), key=lambda r: r[0])
         if found[0] < best.get("value", np.inf):
@@ -236,11 +259,17 @@ def fit_noise_model(P, S) -> dict:
         return found[0]
 
     grid = np.linspace(np.log(0.01), np.log(100.0), 31)
-    values = [profile(t) for t in grid]
-    i = int(np.argmin(values))
-    low, high = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
-    if high > low:
+    done = False
+    if near is not None:
+        low, high = max(np.log(near) - 1.0, grid[0]), min(np.log(near) + 1.0, grid[-1])
         minimize_scalar(profile, bounds=(low, high), method="bounded", options={"xatol": 1e-5})
+        done = low + 1e-3 < best["log_t"] < high - 1e-3  # inside the bracket: no need of the grid
+    if not done:
+        values = [profile(t) for t in grid]
+        i = int(np.argmin(values))
+        low, high = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+        if high > low:
+            minimize_scalar(profile, bounds=(low, high), method="bounded", options={"xatol": 1e-5})
     T, (a, b) = float(np.exp(best["log_t"])), best["theta"]
     q, eta = float(expit(a)), float(expit(b))
     rho = eta * q / max((1.0 - eta) * (1.0 - q), _TINY)
@@ -293,28 +322,25 @@ def clean_labels(pipeline, X, S, *, n_splits: int = 5, random_state=0, on_fold=N
     return from_proba(P, S, echo=echo)
 
 
-def select_mixture(probas: dict, S, *, scores: dict | None = None,
-                   max_additions: int = MAX_ADDITIONS) -> tuple[dict, float]:
+def select_mixture(probas: dict, S, *, max_additions: int = MAX_ADDITIONS) -> tuple[dict, float]:
     """``({name: weight}, log-likelihood)``: step 4 of the module on ``probas`` (``{name: (n, q)
-    out-of-fold probabilities}``): ensemble selection with replacement (Caruana et al., 2004),
-    scored by eq. 1' (:func:`fit_noise_model`), an addition kept while it gains more than
-    ``log(n) / 2``. One engine: its name, weight 1. ``scores``: each engine's own log-likelihood,
-    where already fitted."""
+    out-of-fold probabilities}``): ensemble selection with replacement (Caruana et al., 2004) from
+    the mean of every engine, scored by eq. 1' (:func:`fit_noise_model`, each try started near the
+    current mixture's temperature), an addition kept while it raises the log-likelihood."""
     S = np.asarray(S, dtype=bool)
-    single = scores or {name: fit_noise_model(P, S)["log_likelihood"] for name, P in probas.items()}
-    bag = [max(single, key=single.get)]
-    current, price = single[bag[0]], 0.5 * np.log(S.shape[0])
-    total = probas[bag[0]].copy()
+    bag = list(probas)
+    total = np.sum([probas[name] for name in bag], axis=0)
+    fit = fit_noise_model(total / len(bag), S)
     for _ in range(max_additions if len(probas) > 1 else 0):
-        gains = {name: fit_noise_model((total + P) / (len(bag) + 1), S)["log_likelihood"]
+        tries = {name: fit_noise_model((total + P) / (len(bag) + 1), S, near=fit["temperature"])
                  for name, P in probas.items()}
-        name = max(gains, key=gains.get)
-        if gains[name] <= current + price:
+        name = max(tries, key=lambda k: tries[k]["log_likelihood"])
+        if tries[name]["log_likelihood"] <= fit["log_likelihood"]:
             break
         bag.append(name)
         total += probas[name]
-        current = gains[name]
-    return {name: bag.count(name) / len(bag) for name in dict.fromkeys(bag)}, float(current)
+        fit = tries[name]
+    return {name: bag.count(name) / len(bag) for name in dict.fromkeys(bag)}, fit["log_likelihood"]
 
 
 def second_round(pipeline, X, S, first: Cleaned, *, n_splits: int = 5, random_state=0, on_fold=None,
@@ -346,8 +372,7 @@ def choose_engine(engines: dict, X, S, *, n_splits: int = 5, random_state=0, on_
     """``(Mixture, Cleaned, {name: log-likelihood})``: each of ``engines`` (``{name: pipeline}``)
     out of fold, scored by the log-likelihood of the candidate sets under its fitted noise model
     (eq. 1': the sets are all it reads, no true label), then :func:`select_mixture` over them: the
-    best engine, or the mean of several where together they explain the sets better by more than
-    chance. An engine that fails is left out with a line naming the error. Each engine's warnings
+    mean of the engines, weighted towards those that explain the sets best. An engine that fails is left out with a line naming the error. Each engine's warnings
     are held back and only the chosen ones' are given once the choice is made; ``on_fold(k, rows,
     proba)`` then replays the choice's folds; ``tick(name)`` after every engine's every fold (a
     progress bar)."""
@@ -374,7 +399,7 @@ def choose_engine(engines: dict, X, S, *, n_splits: int = 5, random_state=0, on_
             echo(f"engine {name}: log-likelihood of the candidate sets {scores[name]:.1f}")
     if not scores:
         raise ConfigError(f"clean: none of the engines {', '.join(engines)} could score the rows")
-    weights, _ = select_mixture(probas, S, scores=scores)
+    weights, _ = select_mixture(probas, S)
     chosen = Mixture({name: engines[name] for name in weights}, weights)
     P = sum(w * probas[name] for name, w in weights.items())
     for name in weights:

@@ -67,9 +67,9 @@ def clean(setup: Setup, dataset: PLDataset, *, n_splits: int = 5, preprocessing:
     flags' precision and recall, the suspect score's AUROC and the confidence's ECE.
 
     ``engine="auto"`` (``python -m plcore clean`` without ``+learner=``): each installed engine of
-    :data:`POOL` in the learner's place, the one whose out-of-fold probabilities explain the
-    candidate sets best under its fitted noise model, or the mean of several where together they
-    explain them better (:func:`plcore.run.label_cleaning.choose_engine`).
+    :data:`POOL` in the learner's place, their out-of-fold probabilities averaged with the weights
+    under which their mean explains the candidate sets best (ensemble selection on the log-likelihood
+    of the sets under the fitted noise model, :func:`plcore.run.label_cleaning.choose_engine`).
     Then a second round with the flagged rows left out of the fits, kept where it explains the sets
     better (:func:`plcore.run.label_cleaning.second_round`). ``probabilities``: one column per
     class, each row's posterior ``p:<class>``. A bar on a terminal counts the folds."""
