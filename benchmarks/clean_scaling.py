@@ -61,8 +61,9 @@ def run(n: int, n_classes: int, folder: Path) -> dict:
         raise SystemExit(f"clean failed on {n}x{n_classes}: {done.stderr.strip().splitlines()[-1]}")
     stats = pstats.Stats(str(prof))
     (folder / "out.csv").unlink()
+    said = next((line for line in done.stdout.splitlines() if line.startswith("[clean") and " chosen" in line), "")
     return {"seconds": seconds, "noise": cumulative(stats, "fit_noise_model"),
-            "folds": cumulative(stats, "out_of_fold_proba"), "said": next((line for line in done.stdout.splitlines() if " chosen" in line and "[clean" in line), "")}
+            "folds": cumulative(stats, "out_of_fold_proba"), "said": said}
 
 
 def main(argv=None) -> int:

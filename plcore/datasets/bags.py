@@ -324,7 +324,7 @@ class InstanceDependentBags(BaseBagGenerator):
     ``random_state`` is None: a scikit-learn classifier (fitted on the labels) or a plcore learner
     (fitted on singleton sets of the labels: a PLL loss on exact labels is supervised training), for
     images a network of plcore-deep as VALEN and PLENCH make their CIFAR sets
-    (``bags.estimator=cc bags.estimator.network=resnet18``, docs/images.md).
+    (``'bags.estimator={_target_:plcore_deep.CcLearner,network:resnet18}'``, docs/images.md).
     """
 
     _parameter_constraints = {"rate": [Interval(Real, 0.0, None, closed="left")],

@@ -372,10 +372,10 @@ def choose_engine(engines: dict, X, S, *, n_splits: int = 5, random_state=0, on_
     """``(Mixture, Cleaned, {name: log-likelihood})``: each of ``engines`` (``{name: pipeline}``)
     out of fold, scored by the log-likelihood of the candidate sets under its fitted noise model
     (eq. 1': the sets are all it reads, no true label), then :func:`select_mixture` over them: the
-    mean of the engines, weighted towards those that explain the sets best. An engine that fails is left out with a line naming the error. Each engine's warnings
-    are held back and only the chosen ones' are given once the choice is made; ``on_fold(k, rows,
-    proba)`` then replays the choice's folds; ``tick(name)`` after every engine's every fold (a
-    progress bar)."""
+    mean of the engines, weighted towards those that explain the sets best. An engine that fails is
+    left out with a line naming the error. Each engine's warnings are held back and only the chosen
+    ones' are given once the choice is made; ``on_fold(k, rows, proba)`` then replays the choice's
+    folds; ``tick(name)`` after every engine's every fold (a progress bar)."""
     import warnings
 
     S = dense_candidates(S)
