@@ -847,6 +847,26 @@ def test_instance_dependent_helper_may_be_a_pll_learner_fitted_on_singletons():
     assert S[y == 0, 1].mean() > S[y == 0, 2].mean()
 
 
+def test_instance_dependent_seeds_a_helpers_nested_random_state():
+    """A helper whose ``random_state`` sits inside it (a pipeline) is seeded from the generator's
+    seed: the same seed the same sets, another seed other sets."""
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = _three_blobs(n=300)
+    helper = make_pipeline(StandardScaler(), MLPClassifier(hidden_layer_sizes=(8,), max_iter=30))
+
+    def draw(seed):
+        gen = InstanceDependentBags(estimator=helper, random_state=seed)
+        return gen.generate(y, X, n_classes=3), gen.probabilities_
+
+    (a, pa), (b, pb), (_, pc) = draw(0), draw(0), draw(1)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(pa, pb)
+    assert not np.allclose(pa, pc) and helper.get_params()["mlpclassifier__random_state"] is None
+
+
 def test_instance_dependent_helper_named_on_the_command_line_is_the_registered_learner():
     from omegaconf import OmegaConf
 

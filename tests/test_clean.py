@@ -109,7 +109,7 @@ def test_a_fit_started_near_its_temperature_finds_the_grids_optimum():
     S = _noisy_sets(y, 6, q=0.3, eta=0.2, rng=rng)
     P = softmax(logits / 3.0, axis=1)
     full = fit_noise_model(P, S)
-    for near in (2 * full["temperature"], full["temperature"] / 2, 80.0):
+    for near in (2 * full["temperature"], full["temperature"] / 2, 80.0, 1e4, 1e-5):  # the last two: clamped
         assert fit_noise_model(P, S, near=near)["log_likelihood"] == pytest.approx(full["log_likelihood"], abs=1e-6)
 
 

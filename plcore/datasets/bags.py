@@ -362,9 +362,9 @@ class InstanceDependentBags(BaseBagGenerator):
             helper = make_pipeline(StandardScaler(), MLPClassifier(
                 hidden_layer_sizes=tuple(self.hidden_layer_sizes), max_iter=int(self.max_iter), random_state=seed))
         else:
-            helper = clone(self.estimator)
-            if helper.get_params(deep=False).get("random_state", 0) is None:
-                helper.set_params(random_state=seed)
+            helper = clone(self.estimator)  # every random_state left None, nested ones too, seeded
+            helper.set_params(**{k: seed for k, v in helper.get_params(deep=True).items()
+                                 if (k == "random_state" or k.endswith("__random_state")) and v is None})
         p = np.zeros((y.shape[0], n_classes))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)  # a helper, not a model: a fixed budget

@@ -55,18 +55,19 @@ def _instantiate_plain(node, *, what: str, **kwargs):
         raise
 
 
-def _named_estimator(node, registry: Registry, seed):
+def _named_estimator(node, registry: Registry, seed, *, seed_inner: bool = True):
     """A meta-learner's (or a bag generator's) node whose ``estimator`` names a registered learner
     (``+learner=conformal_sets learner.estimator=plknn``, ``bags=instance_dependent bags.estimator=cc``):
     that learner's config node in its place,
-    seeded like the run's components; any other node as it is."""
+    seeded like the run's components (``seed_inner=False``: left unseeded, for a bag generator that
+    seeds its helper from each repetition's seed); any other node as it is."""
     from omegaconf import OmegaConf
 
     if node is None or not isinstance(node.get("estimator"), str):
         return node
     cfg = OmegaConf.to_container(node, resolve=True) if not isinstance(node, dict) else dict(node)
     inner = registry.get("learner", cfg["estimator"]).config()
-    if "random_state" in inner and inner["random_state"] is None:
+    if seed_inner and "random_state" in inner and inner["random_state"] is None:
         inner["random_state"] = seed
     return {**cfg, "estimator": inner}
 
@@ -81,7 +82,7 @@ def build_setup(cfg, registry: Registry | None = None):
         learner=_instantiate_estimator(_named_estimator(cfg.get("learner"), registry, seed), seed),
         reducer=_instantiate_estimator(cfg.get("reducer"), seed),
         clusterer=_instantiate_estimator(cfg.get("clusterer"), seed),
-        bags=_instantiate_estimator(_named_estimator(cfg.get("bags"), registry, seed), seed),
+        bags=_instantiate_estimator(_named_estimator(cfg.get("bags"), registry, seed, seed_inner=False), seed),
     )
     if setup.bags is not None and setup.bags.get_params(deep=False).get("random_state") not in (None, seed):
         raise ConfigError("bags.random_state is not used: every protocol draws candidate sets with seeds derived "
