@@ -7,7 +7,8 @@ and PLENCH's ``strong_transform``: RandomResizedCrop, flip, RandAugment(3), Cuto
 
 Reads one of the CIFAR-10 subsets (``--data``, default ``$PLCORE_DATA_HOME/images/cifar10-subset-a.npz``).
 Prints one table: per learner and network the training images per second (weak view, and PiCO's
-strong view, included), and per view images per second batched on the device against per image in PIL.
+strong view, included; the median of ``--repeat`` timings and their spread, the range over the
+median), and per view images per second batched on the device against per image in PIL.
 """
 
 from __future__ import annotations
@@ -40,9 +41,11 @@ def _data(path, n):
     return ds.X, dense_candidates(ds.S)
 
 
-def train_rate(learner, network, X, S, *, batch_size, epochs, device) -> tuple[float, float]:
-    """(images per second, seconds per step) of ``epochs`` epochs: a fit of ``1 + epochs`` epochs less
-    one of 1 epoch (the set-up and the final pass cancel out), both after a warm-up fit."""
+def train_rate(learner, network, X, S, *, batch_size, epochs, device, repeat=3) -> tuple[float, float, float]:
+    """(images per second, seconds per step, relative spread) of ``epochs`` epochs: a fit of
+    ``1 + epochs`` epochs less one of 1 epoch (the set-up and the final pass cancel out), after a
+    warm-up fit; the median of ``repeat`` such differences (a shared CPU's figures move between
+    runs), and their range over the median."""
     from plcore.registry import get_registry
 
     def fit(n_epochs):
@@ -53,10 +56,10 @@ def train_rate(learner, network, X, S, *, batch_size, epochs, device) -> tuple[f
         return time.perf_counter() - t0
 
     fit(1)                                       # threads, kernels and caches warmed up
-    one = fit(1)
-    seconds = max(fit(1 + epochs) - one, 1e-9)
+    spans = [max(fit(1 + epochs) - fit(1), 1e-9) for _ in range(repeat)]
+    seconds = float(np.median(spans))
     steps = epochs * int(np.ceil(len(X) / batch_size))
-    return epochs * len(X) / seconds, seconds / steps
+    return epochs * len(X) / seconds, seconds / steps, (max(spans) - min(spans)) / seconds
 
 
 def _pil_strong(images_uint8, rng):
@@ -132,18 +135,20 @@ def main(argv=None) -> int:
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--rows", type=int, default=256, help="training images (default 256)")
     ap.add_argument("--epochs", type=int, default=2, help="timed epochs (default 2)")
+    ap.add_argument("--repeat", type=int, default=3, help="timed differences, their median reported (default 3)")
     args = ap.parse_args(argv)
     import torch
 
     X, S = _data(args.data, args.rows)
     print(f"torch {torch.__version__}, device {args.device}, {torch.get_num_threads()} CPU threads, "
           f"{len(X)} images, batch {args.batch_size}\n")
-    print("| learner | network | training images/s | seconds per step |\n|---|---|---|---|")
+    print(f"| learner | network | training images/s (median of {args.repeat}) | seconds per step | spread |\n"
+          "|---|---|---|---|---|")
     for network in args.networks:
         for learner in args.learners:
-            rate, step = train_rate(learner, network, X, S, batch_size=args.batch_size, epochs=args.epochs,
-                                    device=args.device)
-            print(f"| {learner} | {network} | {rate:.0f} | {step:.3f} |", flush=True)
+            rate, step, spread = train_rate(learner, network, X, S, batch_size=args.batch_size, epochs=args.epochs,
+                                            device=args.device, repeat=args.repeat)
+            print(f"| {learner} | {network} | {rate:.0f} | {step:.3f} | {100 * spread:.0f} % |", flush=True)
     print("\n| view | batched on the device, images/s | per image in PIL, images/s | ratio |\n|---|---|---|---|")
     for name, batched, pil in view_rates(X, args.device, args.batch_size):
         ratio = "–" if np.isnan(pil) else f"{batched / pil:.1f}x"
